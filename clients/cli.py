@@ -1,0 +1,49 @@
+"""The ``cardhall`` command.
+
+Each subcommand lives in its own module under ``clients.commands`` exposing
+``register(subparsers)``, which adds its parser and sets ``func`` to a callable
+``func(args) -> int`` (the exit status). Modules are listed in ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+#: subcommand modules, in the order ``cardhall --help`` lists them.
+COMMANDS = [
+    "clients.commands.phh",
+    "clients.commands.simulate",
+    "clients.commands.bench",
+    "clients.commands.serve",
+    "clients.commands.play",
+    "clients.commands.bot",
+    "clients.commands.loadtest",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand."""
+    parser = argparse.ArgumentParser(prog="cardhall", description="cardhall: live card games over websockets")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # not written yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` and run the subcommand; returns its exit status."""
+    args = build_parser().parse_args(argv)
+    status = args.func(args)
+    return int(status or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

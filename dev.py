@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Developer entry point: needs nothing but Python 3.11+.
+
+    python3 dev.py serve [cardhall serve options]   run the service (in-memory store)
+    python3 dev.py test [pytest options]            run the test suite
+    python3 dev.py cardhall ARGS...                  any other cardhall subcommand
+
+Each command first creates ``.venv`` and installs the project with its test
+extras when that is missing or when ``pyproject.toml`` changed since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".cardhall-installed"
+
+
+def _pyproject_digest() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def ensure_env() -> None:
+    """Create the virtual environment and install the project when needed."""
+    if not (BIN / "python").exists():
+        print("dev.py: creating .venv", file=sys.stderr)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    digest = _pyproject_digest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    print("dev.py: installing cardhall and its test dependencies into .venv", file=sys.stderr)
+    pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    subprocess.run(pip + ["--upgrade", "pip"], check=True)
+    subprocess.run(pip + ["-e", f"{ROOT}[test]"], check=True)
+    STAMP.write_text(digest)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in {"-h", "--help", "help"}:
+        print(__doc__)
+        return 0
+    command, rest = argv[0], argv[1:]
+    ensure_env()
+    if command == "setup":
+        return 0
+    if command == "test":
+        return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
+    if command == "serve":
+        return subprocess.call([str(BIN / "cardhall"), "serve", *rest], cwd=ROOT)
+    if command == "cardhall":
+        return subprocess.call([str(BIN / "cardhall"), *rest], cwd=ROOT)
+    print(f"dev.py: unknown command {command!r}\n{__doc__}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

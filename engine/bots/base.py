@@ -1,0 +1,38 @@
+"""The bot interface shared by every game.
+
+A bot decides from exactly what its seat may see, the same redacted view and
+legal actions a remote client receives (``Engine.view(seat)`` and
+``Engine.legal_actions()``, or a protocol ``snapshot``/``event``), so the
+server's bots and a third-party bot over the public protocol run the same
+strategies and no bot can cheat.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from engine.rng import FairRandom
+
+Data = dict[str, Any]
+
+
+class Bot(ABC):
+    """A strategy for one game. ``rng`` is the bot's own generator (never the
+    match's: bot choices are not part of the provable randomness, G-2)."""
+
+    #: registry name, e.g. ``"random"`` or ``"equity"``.
+    name: str = ""
+
+    def __init__(self, rng: FairRandom) -> None:
+        self.rng = rng
+
+    @abstractmethod
+    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+        """An action map for the seat whose ``view`` this is.
+
+        ``legal``: the legal actions as plain data (``LegalAction.to_data()``),
+        never empty when called. Must return one of them, with an amount in
+        range where it takes one.
+        """

@@ -1,0 +1,73 @@
+"""Pots and side pots by contribution level (RULES FL-6, AL-4).
+
+Amounts are integers: chips for Hold'em and Loco Poker, cards for Alamo.
+
+>>> side_pots({1: 300, 2: 1000, 3: 1000}, live={1, 2, 3})
+[Pot(amount=900, eligible=(1, 2, 3)), Pot(amount=1400, eligible=(2, 3))]
+>>> side_pots({1: 50, 2: 150, 3: 100}, live={1, 2, 3})  # seed 004: B's unmatched 50 is a pot B alone can win
+[Pot(amount=150, eligible=(1, 2, 3)), Pot(amount=100, eligible=(2, 3)), Pot(amount=50, eligible=(2,))]
+>>> split(7, [3, 1], odd_chip_order=[1, 3])
+{1: 4, 3: 3}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import NamedTuple
+
+
+class Pot(NamedTuple):
+    """One pot: ``amount`` (chips or cards) and the seats that may win it."""
+
+    amount: int
+    eligible: tuple[int, ...]
+
+
+def side_pots(contributions: Mapping[int, int], live: Collection[int]) -> list[Pot]:
+    """Split the hand's contributions into the main pot and side pots.
+
+    ``contributions``: seat -> everything it put in this hand (antes, blinds,
+    bets), folded seats included. ``live``: seats still in the hand. Each level
+    of contribution among live seats closes a pot; chips of folded seats count
+    in every level they reach (FL-6). A pot whose eligible set would be empty
+    (everyone at that level folded) joins the previous pot. Uncalled excess is
+    not returned here: callers return it before (seed 001 "Side pots").
+    """
+    levels = sorted({contributions[s] for s in live if contributions.get(s, 0) > 0})
+    pots: list[Pot] = []
+    previous = 0
+    for level in levels:
+        amount = sum(min(c, level) - min(c, previous) for c in contributions.values() if c > previous)
+        eligible = tuple(sorted(s for s in live if contributions.get(s, 0) >= level))
+        if amount:
+            pots.append(Pot(amount, eligible))
+        previous = level
+    leftover = sum(c - previous for c in contributions.values() if c > previous)
+    if leftover:
+        if pots:
+            last = pots[-1]
+            pots[-1] = Pot(last.amount + leftover, last.eligible)
+        else:
+            pots.append(Pot(leftover, tuple(sorted(live))))
+    return pots
+
+
+def split(amount: int, winners: Iterable[int], odd_chip_order: Iterable[int]) -> dict[int, int]:
+    """Share ``amount`` evenly among ``winners``; odd units go one each to the
+    winners in ``odd_chip_order`` (FL-7: lowest seat first; G-6: first left of
+    the button). Seats of the order that did not win are skipped.
+    """
+    winners = set(winners)
+    if not winners:
+        raise ValueError("split needs at least one winner")
+    share, odd = divmod(amount, len(winners))
+    out = {s: share for s in winners}
+    for seat in odd_chip_order:
+        if odd == 0:
+            break
+        if seat in winners:
+            out[seat] += 1
+            odd -= 1
+    if odd:
+        raise ValueError("odd_chip_order must list every winner")
+    return out

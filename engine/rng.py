@@ -1,0 +1,162 @@
+"""Provably fair randomness (RULES G-2).
+
+A match's randomness comes from one deterministic generator keyed by a 32-byte
+server seed drawn from the OS CSPRNG and the players' client seeds. The server
+publishes ``commitment(server_seed)`` before anyone sits down and reveals the
+seed when the match ends; any client can then rebuild this generator and replay
+every shuffle and random choice of the match.
+
+The construction, specified byte for byte in ``protocol/SPEC.md`` ("Randomness"):
+
+* key = SHA-256(``b"cardhall/g2/v1"`` || server_seed || for each client seed in
+  seat order: 4-byte big-endian length || seed bytes)
+* stream = SHA-256(key || 0 as 8-byte big-endian) || SHA-256(key || 1) || ...
+* ``randbelow(n)``: read 8 bytes as a big-endian unsigned integer x; if
+  x >= 2**64 - (2**64 mod n), discard it and read again; else return x mod n.
+* ``shuffle(items)``: Fisher-Yates from the end: for i = len-1 down to 1,
+  j = randbelow(i + 1), swap items[i] and items[j].
+
+>>> rng = FairRandom(bytes(32))
+>>> deck = list(range(5)); rng.shuffle(deck); deck
+[3, 2, 0, 4, 1]
+>>> FairRandom.from_data(rng.to_data()).randbelow(1000) == rng.randbelow(1000)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import MutableSequence, Sequence
+from typing import Any, Protocol
+
+DOMAIN = b"cardhall/g2/v1"
+SEED_BYTES = 32
+_BLOCK = 32
+_TWO64 = 1 << 64
+
+
+class RandomSource(Protocol):
+    """What an engine needs from randomness: uniform integers and shuffles, and
+    its position as plain data so a checkpoint can resume it exactly."""
+
+    def randbelow(self, n: int) -> int:
+        """Uniform integer in ``[0, n)``; ``n >= 1``."""
+
+    def shuffle(self, items: MutableSequence[Any]) -> None:
+        """Shuffle ``items`` in place, uniformly."""
+
+    def to_data(self) -> dict[str, Any]:
+        """The generator's whole state as plain data."""
+
+
+def new_server_seed() -> bytes:
+    """32 bytes from the OS CSPRNG (``secrets``), RULES G-2."""
+    return secrets.token_bytes(SEED_BYTES)
+
+
+def commitment(server_seed: bytes) -> str:
+    """Hex SHA-256 of the server seed, published before the match (G-2)."""
+    return hashlib.sha256(server_seed).hexdigest()
+
+
+def derive_key(server_seed: bytes, client_seeds: Sequence[bytes] = ()) -> bytes:
+    """The generator key from the server seed and the client seeds in seat order."""
+    h = hashlib.sha256(DOMAIN)
+    h.update(server_seed)
+    for seed in client_seeds:
+        h.update(len(seed).to_bytes(4, "big"))
+        h.update(seed)
+    return h.digest()
+
+
+class FairRandom:
+    """SHA-256 counter-mode generator (G-2); deterministic for a given key.
+
+    ``FairRandom(server_seed, client_seeds)`` builds the key as the module
+    docstring says; ``FairRandom.from_key(key)`` takes a key directly (bots and
+    tests derive their own). ``to_data``/``from_data`` carry the exact position
+    in the stream, so a restored generator continues with the same numbers.
+    """
+
+    __slots__ = ("_key", "_block", "_buf", "_pos")
+
+    def __init__(self, server_seed: bytes, client_seeds: Sequence[bytes] = ()) -> None:
+        self._init(derive_key(server_seed, client_seeds), 0)
+
+    @classmethod
+    def from_key(cls, key: bytes, position: int = 0) -> "FairRandom":
+        """A generator with ``key`` (32 bytes), ``position`` bytes already consumed."""
+        self = cls.__new__(cls)
+        self._init(key, position)
+        return self
+
+    def _init(self, key: bytes, position: int) -> None:
+        self._key = key
+        self._block, self._pos = divmod(position, _BLOCK)
+        self._buf = self._block_bytes(self._block)
+
+    def _block_bytes(self, index: int) -> bytes:
+        return hashlib.sha256(self._key + index.to_bytes(8, "big")).digest()
+
+    @property
+    def position(self) -> int:
+        """Bytes of the stream consumed so far."""
+        return self._block * _BLOCK + self._pos
+
+    def read(self, n: int) -> bytes:
+        """The next ``n`` bytes of the stream."""
+        out = bytearray()
+        while n:
+            if self._pos == _BLOCK:
+                self._block += 1
+                self._buf = self._block_bytes(self._block)
+                self._pos = 0
+            take = min(n, _BLOCK - self._pos)
+            out += self._buf[self._pos : self._pos + take]
+            self._pos += take
+            n -= take
+        return bytes(out)
+
+    def randbelow(self, n: int) -> int:
+        """Uniform integer in ``[0, n)`` by rejection sampling; raises ValueError if n < 1."""
+        if n < 1:
+            raise ValueError("randbelow needs n >= 1")
+        if n == 1:
+            return 0
+        limit = _TWO64 - (_TWO64 % n)
+        while True:
+            x = int.from_bytes(self.read(8), "big")
+            if x < limit:
+                return x % n
+
+    def shuffle(self, items: MutableSequence[Any]) -> None:
+        """Fisher-Yates from the end, as the module docstring specifies."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.randbelow(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+    def choice(self, items: Sequence[Any]) -> Any:
+        """One element of a non-empty sequence, uniformly."""
+        return items[self.randbelow(len(items))]
+
+    def spawn(self, label: str) -> "FairRandom":
+        """An independent generator derived from this key and ``label`` (for bots,
+        whose choices are not part of the match's provable randomness)."""
+        return FairRandom.from_key(hashlib.sha256(self._key + b"/" + label.encode()).digest())
+
+    def to_data(self) -> dict[str, Any]:
+        """``{"kind": "fair", "key": hex, "position": bytes consumed}``."""
+        return {"kind": "fair", "key": self._key.hex(), "position": self.position}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> "FairRandom":
+        """Inverse of :meth:`to_data`."""
+        return cls.from_key(bytes.fromhex(data["key"]), data["position"])
+
+
+def random_from_data(data: dict[str, Any]) -> FairRandom:
+    """Rebuild a random source from its ``to_data`` form; raises ValueError for an unknown kind."""
+    if data.get("kind") != "fair":
+        raise ValueError(f"unknown random source kind {data.get('kind')!r}")
+    return FairRandom.from_data(data)

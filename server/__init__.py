@@ -1,0 +1,1 @@
+"""The live service: Starlette app, table actors, sessions, fan-out, checkpoints, bots, clocks."""
