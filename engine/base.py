@@ -13,6 +13,7 @@ Inputs
     ``advance()``            a dealer step that needs no decision (deal the
                              next street, run the showdown, start the next
                              hand); the server calls it after its pause (G-4).
+    ``control(seat, action)`` an input that is not a turn (show or muck).
 
 Questions
     ``to_act``               the seat whose decision is awaited, or None.
@@ -163,6 +164,12 @@ class Engine(ABC):
     @abstractmethod
     def advance(self) -> list[Event]:
         """Take the pending dealer step; raises IllegalAction if none is pending."""
+
+    def control(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        """An input that is not a turn: ``{"type": "show"}`` / ``{"type": "muck"}``
+        (whether ``seat`` shows a hand that cannot win, FL-9). Games without such
+        inputs raise IllegalAction."""
+        raise IllegalAction("unknown_action", f"{self.game} has no {action.get('type')!r} control")
 
     # -- questions ----------------------------------------------------------
     @property
