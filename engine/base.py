@@ -204,6 +204,15 @@ class Engine(ABC):
     def timeout_action(self, seat: int) -> Data:
         """The action played for ``seat`` when its clock runs out (RULES G-3)."""
 
+    def audit(self) -> Data:
+        """Conservation check of the whole state (chips, or every card of the deck).
+
+        Returns ``{"unit": "chips" | "cards", "expected": int, "counted": int,
+        "where": {place: amount}}``; a correct state has ``counted == expected``
+        at every step. Used by property tests and ``cardhall simulate``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement audit()")
+
     def hand_record(self) -> Data | None:
         """The last completed hand in full (hidden cards included) for the
         table's history, or None. Servers store it; it is never sent to a
