@@ -322,6 +322,21 @@ class Avalanche(Engine):
         lowest = min(self._groups(seat), key=RANK_VALUES.__getitem__)
         return {"type": "play", "rank": lowest, "count": 1}
 
+    def audit(self) -> Data:
+        """Card conservation (AV-6 check): ``{"unit": "cards", "expected": 110 or
+        165 (0 before the deal), "counted": sum of "where", "where": {"hands",
+        "deck", "avalanche", "stored", "neutral"}}``. At the end hands, deck
+        and avalanche are 0."""
+        where = {
+            "hands": sum(len(h) for h in self.hands.values()),
+            "deck": len(self.deck),
+            "avalanche": sum(len(p["cards"]) for p in self.avalanche),
+            "stored": sum(len(c) for c in self.stored.values()),
+            "neutral": len(self.neutral),
+        }
+        expected = deck_size(self.decks) if self.started else 0
+        return {"unit": "cards", "expected": expected, "counted": sum(where.values()), "where": where}
+
     def hand_record(self) -> Data | None:
         """The finished game in full, or None before the end: ``seats``,
         ``dealer``, ``decks``, ``deck_order`` (the shuffled deck, top first),
