@@ -155,8 +155,14 @@ class FairRandom:
         return cls.from_key(bytes.fromhex(data["key"]), data["position"])
 
 
-def random_from_data(data: dict[str, Any]) -> FairRandom:
-    """Rebuild a random source from its ``to_data`` form; raises ValueError for an unknown kind."""
+def random_from_data(data: dict[str, Any]) -> RandomSource:
+    """Rebuild a random source from its ``to_data`` form (kinds ``"fair"`` and
+    ``"stacked"``, the scripted deck of ``engine.stacked``); raises ValueError
+    for an unknown kind."""
+    if data.get("kind") == "stacked":
+        from engine.stacked import StackedDeck
+
+        return StackedDeck.from_data(data)
     if data.get("kind") != "fair":
         raise ValueError(f"unknown random source kind {data.get('kind')!r}")
     return FairRandom.from_data(data)
