@@ -1,0 +1,576 @@
+"""One betting round: who acts, what they may do, and what their action does.
+
+Shared by both Hold'em games and by Alamo (RULES AL-5: no-limit counted in
+cards, minimum bet 1). Amounts are integers in abstract units: chips for
+Hold'em, cards for Alamo. The round is plain data plus pure rules: a
+:class:`BettingRound` holds lists indexed by **player index** ``0..n-1`` in
+clockwise table order (for Hold'em: the PHH order, index 0 = first seat left of
+the button), and a frozen :class:`BettingRules` says how betting works.
+
+Units and shapes
+    ``stacks[i]``  chips (or cards) behind, not yet bet.
+    ``bets[i]``    what ``i`` put in during this round (blinds included).
+    ``folded[i]``  True once ``i`` folded (in this or an earlier round).
+    amounts of ``bet``/``raise`` are **raise-to totals** for the round (NL-2).
+    ``call`` amounts are what is added.
+
+Betting structures (rules as data, in the spirit of pokerkit's, our own code)
+    ``limit="fixed"``     bet and raise by the round's ``size`` (FL seed: 10
+                          preflop and flop, 20 turn and river), ``cap``
+                          counted bets per round (FL-2).
+    ``limit="no_limit"``  bet at least ``size`` (the minimum bet, NL-2), raise
+                          by at least the last full bet or raise, up to all-in.
+
+Short all-ins (``reopen``)
+    ``"half_bet"``    FL-3: an all-in raise of at least half a bet counts as a
+                      full raise (reopens, counts toward the cap, next raise =
+                      all-in total + one bet); less does not reopen for players
+                      who already acted, and a player yet to act may complete
+                      to the full bet; several short all-ins that reach half a
+                      bet together reopen (for a player who acted, the total
+                      raised since they acted must reach half a bet).
+    ``"full_raise"``  NL-3 / TDA 47A: a raise that is not a full raise does not
+                      reopen for players who already acted; raises since a
+                      player acted that add up to a full raise do; the minimum
+                      raise stays the last full one.
+    ``"pokerkit"``    the ``phh`` profile: the betting of pokerkit 0.7.7
+                      exactly (its completion amount, acted set and
+                      consecutive short all-ins; blinds do not count as a bet
+                      for the cap or the minimum raise; the amount to call is
+                      the largest bet actually posted).
+
+Turn order (every structure): the players to act form a queue, starting at
+``first``; players who folded or have nothing behind never act. At the start of
+a round a player whose effective stack is 0 (nobody left to bet against) is
+skipped, and a lone player who already matches the largest bet does not act. A
+bet or raise puts every other player with chips back in the queue in clockwise
+order; the round is over when the queue is empty or one player is left.
+
+Typical use (NL 10/20 heads-up preflop; index 0 = big blind, 1 = button/small
+blind, who acts first):
+
+>>> r = BettingRound.begin(NO_LIMIT, stacks=[980, 990], bets=[20, 10], first=1, size=20)
+>>> r.to_act, [a.to_data() for a in r.legal()]
+(1, [{'type': 'fold'}, {'type': 'call', 'min': 10, 'max': 10}, {'type': 'raise', 'min': 40, 'max': 1000}, {'type': 'all_in', 'min': 1000, 'max': 1000, 'as': 'raise'}])
+>>> r.act("raise", 60)
+Move(player=1, kind='raise', added=50, total=60, all_in=False)
+>>> r.act("call")
+Move(player=0, kind='call', added=40, total=60, all_in=False)
+>>> r.done, r.bets, r.stacks
+(True, [60, 60], [940, 940])
+
+Fixed limit, FL-3: 15 over a 10 bet is a full raise; the next raise goes to 25.
+
+>>> r = BettingRound.begin(FIXED_LIMIT, stacks=[100, 15, 100], first=0, size=10, cap=4)
+>>> r.act("bet", 10).total, r.act("all_in")
+(10, Move(player=1, kind='raise', added=15, total=15, all_in=True))
+>>> r.current, r.count, r.legal()[2].to_data()
+(15, 2, {'type': 'raise', 'min': 25, 'max': 25})
+
+Less than half a bet does not reopen for a player who already acted (FL-3):
+
+>>> r = BettingRound.begin(FIXED_LIMIT, stacks=[100, 14, 100], first=0, size=10, cap=4)
+>>> _ = r.act("bet", 10); _ = r.act("all_in"); _ = r.act("call")
+>>> r.to_act, [a.type for a in r.legal()]
+(0, ['fold', 'call'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from engine.base import IllegalAction, LegalAction
+
+Data = dict[str, Any]
+
+FIXED = "fixed"
+UNLIMITED = "no_limit"
+REOPEN_MODES = ("half_bet", "full_raise", "pokerkit")
+
+
+@dataclass(frozen=True, slots=True)
+class BettingRules:
+    """How betting works (fixed across a match).
+
+    ``limit``: ``"fixed"`` or ``"no_limit"``. ``reopen``: ``"half_bet"``
+    (FL-3), ``"full_raise"`` (NL-3, TDA 47A) or ``"pokerkit"`` (the ``phh``
+    profile). ``free_fold``: whether a player may fold when checking is free
+    (False at the tables; pokerkit allows it in cash-game mode, so True under
+    ``phh``). ``amount_rule``, ``reopen_rule``, ``cap_rule``: the RULES tags
+    quoted in :class:`IllegalAction` messages (Alamo passes ``"AL-5"``).
+    The per-round numbers (bet size or minimum bet, cap) are given to
+    :meth:`BettingRound.begin`.
+    """
+
+    limit: str
+    reopen: str
+    free_fold: bool = False
+    amount_rule: str = "NL-2"
+    reopen_rule: str = "NL-3"
+    cap_rule: str = "FL-2"
+
+    def __post_init__(self) -> None:
+        if self.limit not in (FIXED, UNLIMITED):
+            raise ValueError(f"limit must be 'fixed' or 'no_limit', not {self.limit!r}")
+        if self.reopen not in REOPEN_MODES:
+            raise ValueError(f"reopen must be one of {REOPEN_MODES}, not {self.reopen!r}")
+
+    def to_data(self) -> Data:
+        return {
+            "limit": self.limit,
+            "reopen": self.reopen,
+            "free_fold": self.free_fold,
+            "amount_rule": self.amount_rule,
+            "reopen_rule": self.reopen_rule,
+            "cap_rule": self.cap_rule,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> "BettingRules":
+        return cls(**data)
+
+
+#: Fixed-limit Hold'em at the tables (seed 001, FL-2, FL-3).
+FIXED_LIMIT = BettingRules(FIXED, "half_bet", amount_rule="FL-2", reopen_rule="FL-3")
+#: No-limit Hold'em at the tables (seed 004, NL-2, NL-3).
+NO_LIMIT = BettingRules(UNLIMITED, "full_raise")
+#: Fixed-limit under the ``phh`` profile (pokerkit 0.7.7 semantics).
+FIXED_LIMIT_PHH = BettingRules(FIXED, "pokerkit", free_fold=True, amount_rule="phh", reopen_rule="phh", cap_rule="phh")
+#: No-limit under the ``phh`` profile (pokerkit 0.7.7 semantics).
+NO_LIMIT_PHH = BettingRules(UNLIMITED, "pokerkit", free_fold=True, amount_rule="phh", reopen_rule="phh", cap_rule="phh")
+
+
+class Move(NamedTuple):
+    """What an action did: ``player`` (index), ``kind`` (``fold``, ``check``,
+    ``call``, ``bet``, ``raise``; an ``all_in`` input resolves to one of
+    them), ``added`` (chips moved from the stack into the bet), ``total`` (the
+    player's bet this round afterwards), ``all_in`` (nothing left behind)."""
+
+    player: int
+    kind: str
+    added: int
+    total: int
+    all_in: bool
+
+
+class Options(NamedTuple):
+    """The open choices of the player to act (internal shape, also public).
+
+    ``call``: chips a call adds (0: checking is free). ``raise_min`` /
+    ``raise_max``: raise-to totals, or None when betting/raising is closed.
+    ``closed_by``: why raising is closed (an IllegalAction code) or None.
+    """
+
+    call: int
+    raise_min: int | None
+    raise_max: int | None
+    closed_by: str | None
+
+
+_FIELDS = (
+    "stacks", "bets", "folded", "queue", "current", "size", "cap", "count",
+    "full_level", "min_raise", "acted", "shorts", "aggressor",
+)
+
+
+class BettingRound:
+    """The state of one betting round (plain data) and its rules.
+
+    Fields (lists are indexed by player index, clockwise):
+
+    ``stacks``, ``bets``, ``folded``: as in the module docstring.
+    ``queue``: player indices still to act, front first (``to_act`` is
+    ``queue[0]``). ``current``: the total a player must reach to stay in
+    (normally the largest bet; FL-4 keeps it at the full big blind preflop).
+    ``size``: fixed limit: the bet of this round; no limit: the minimum bet.
+    ``cap``: counted bets allowed this round (None: no cap). ``count``: bets
+    and raises counted so far (FL-2: the big blind counts as one preflop at
+    the tables). ``full_level``: the total of the last full bet (``half_bet``).
+    ``min_raise``: the last full raise (``full_raise``) or pokerkit's
+    completion amount (``pokerkit``). ``acted``: per player, the ``current``
+    when they last acted, -1 if they have not (``pokerkit``: 1/0 for
+    pokerkit's acted set). ``shorts``: pokerkit's consecutive short all-in
+    increments. ``aggressor``: the last player to bet or raise, or None.
+
+    Build one with :meth:`begin`; never mutate the fields from outside.
+    """
+
+    __slots__ = ("rules",) + _FIELDS
+
+    rules: BettingRules
+    stacks: list[int]
+    bets: list[int]
+    folded: list[bool]
+    queue: list[int]
+    current: int
+    size: int
+    cap: int | None
+    count: int
+    full_level: int
+    min_raise: int
+    acted: list[int]
+    shorts: list[int]
+    aggressor: int | None
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def begin(
+        cls,
+        rules: BettingRules,
+        stacks: Sequence[int],
+        bets: Sequence[int] | None = None,
+        folded: Sequence[bool] | None = None,
+        *,
+        first: int,
+        size: int,
+        cap: int | None = None,
+        level: int | None = None,
+        count: int = 0,
+    ) -> "BettingRound":
+        """Open a round.
+
+        ``stacks``: chips behind per player; ``bets``: what each already put in
+        this round (blinds; default zeros); ``folded``: default all False.
+        ``first``: index of the first player to act (preflop: left of the big
+        blind, or the button heads-up; later: first left of the button).
+        ``size``: the fixed bet (fixed limit) or minimum bet (no limit), > 0.
+        ``cap``: counted bets allowed (fixed limit; None = no cap). ``level``:
+        the amount to call at the start (default the largest bet; FL-4 passes
+        the full big blind). ``count``: bets already counted (FL-2 passes 1
+        preflop at the tables, the big blind being the opening bet).
+        The lists are copied. Raises ValueError on inconsistent input.
+        """
+        n = len(stacks)
+        if n < 2:
+            raise ValueError("a betting round needs at least two players")
+        if size <= 0:
+            raise ValueError("size must be positive")
+        self = cls.__new__(cls)
+        self.rules = rules
+        self.stacks = list(stacks)
+        self.bets = list(bets) if bets is not None else [0] * n
+        self.folded = list(folded) if folded is not None else [False] * n
+        if len(self.bets) != n or len(self.folded) != n or not 0 <= first < n:
+            raise ValueError("stacks, bets, folded and first disagree")
+        if min(self.stacks) < 0 or min(self.bets) < 0:
+            raise ValueError("negative stack or bet")
+        top = max(self.bets)
+        pokerkit = rules.reopen == "pokerkit"
+        self.current = top if (level is None or pokerkit) else max(level, top)
+        self.size = size
+        self.cap = cap
+        self.count = 0 if pokerkit else count
+        self.full_level = self.current if self.count else 0
+        self.min_raise = 0 if pokerkit else size
+        self.acted = [0 if pokerkit else -1] * n
+        self.shorts = []
+        self.aggressor = None
+        # the queue: live players with chips, from `first`, whose effective
+        # stack is positive (pokerkit's rule, also ours: nobody to bet against)
+        live = [i for i in range(n) if not self.folded[i]]
+        totals = sorted(self.stacks[i] + self.bets[i] for i in live)
+        second = totals[-2] if len(totals) > 1 else 0
+        queue = []
+        for k in range(n):
+            i = (first + k) % n
+            if self.folded[i] or not self.stacks[i]:
+                continue
+            if min(self.stacks[i], second - self.bets[i]) <= 0:
+                continue
+            queue.append(i)
+        if len(live) <= 1 or (len(queue) == 1 and self.bets[queue[0]] >= self.current):
+            queue = []
+        self.queue = queue
+        return self
+
+    # -- questions --------------------------------------------------------
+    @property
+    def to_act(self) -> int | None:
+        """Index of the player to act, or None when the round is over."""
+        return self.queue[0] if self.queue else None
+
+    @property
+    def done(self) -> bool:
+        """True when nobody is left to act."""
+        return not self.queue
+
+    @property
+    def live(self) -> list[int]:
+        """Indices of players who have not folded."""
+        return [i for i, f in enumerate(self.folded) if not f]
+
+    def options(self) -> Options:
+        """The choices of :attr:`to_act`; raises IllegalAction if the round is over."""
+        if not self.queue:
+            raise IllegalAction("not_your_turn", "nobody is to act in this betting round")
+        i = self.queue[0]
+        stack, bet = self.stacks[i], self.bets[i]
+        rules = self.rules
+        current = self.current
+        owed = current - bet if current > bet else 0
+        call = owed if owed < stack else stack
+        closed = self._raise_closed(i, call)
+        if closed:
+            return Options(call, None, None, closed)
+        allin = stack + bet
+        if rules.reopen == "pokerkit":
+            target = (self.min_raise if self.min_raise > self.size else self.size) + current
+        elif rules.limit == FIXED:
+            target = self.full_level + self.size
+        else:
+            target = current + self.min_raise
+        low = target if target < allin else allin
+        high = low if rules.limit == FIXED else allin
+        return Options(call, low, high, None)
+
+    def _raise_closed(self, i: int, call: int) -> str | None:
+        stack, bet = self.stacks[i], self.bets[i]
+        current = self.current
+        if stack <= current - bet:
+            return "covered"  # calling takes everything: no raise
+        n = len(self.stacks)
+        for j in range(n):
+            if j != i and not self.folded[j] and self.stacks[j] + self.bets[j] > current:
+                break
+        else:
+            return "nobody_to_raise"  # everyone else folded or is all-in
+        if self.cap is not None and self.count >= self.cap:
+            return "cap_reached"
+        mode = self.rules.reopen
+        if mode == "pokerkit":
+            if call < self.min_raise:
+                return "not_reopened"
+            if self.shorts and sum(self.shorts) < self.min_raise and self.acted[i]:
+                return "not_reopened"
+            return None
+        acted = self.acted[i]
+        if acted < 0:
+            return None
+        raised = current - acted
+        if mode == "half_bet":
+            return None if 2 * raised >= self.size else "not_reopened"
+        return None if raised >= self.min_raise else "not_reopened"
+
+    def legal(self) -> list[LegalAction]:
+        """The legal actions of :attr:`to_act` (empty when the round is over).
+
+        ``fold`` (when facing a bet, or always if ``free_fold``); ``check`` or
+        ``call`` (min = max = chips added); ``bet`` (nothing to call yet) or
+        ``raise`` with raise-to totals; ``all_in`` when going all-in is one of
+        those (min = max = the street total afterwards, ``extra["as"]`` its
+        kind).
+        """
+        if not self.queue:
+            return []
+        opt = self.options()
+        out: list[LegalAction] = []
+        if opt.call or self.rules.free_fold:
+            out.append(LegalAction("fold"))
+        if opt.call:
+            out.append(LegalAction("call", opt.call, opt.call))
+        else:
+            out.append(LegalAction("check"))
+        i = self.queue[0]
+        allin = self.stacks[i] + self.bets[i]
+        if opt.raise_min is not None:
+            kind = "raise" if self.current else "bet"
+            out.append(LegalAction(kind, opt.raise_min, opt.raise_max))
+            if opt.raise_max == allin:
+                out.append(LegalAction("all_in", allin, allin, {"as": kind}))
+        elif opt.call and opt.call == self.stacks[i]:
+            out.append(LegalAction("all_in", allin, allin, {"as": "call"}))
+        return out
+
+    def uncalled(self) -> tuple[int, int] | None:
+        """``(player, chips)`` of a bet nobody matched (the excess of the largest
+        bet over the second largest, folded players' bets included; FL-6),
+        or None."""
+        bets = self.bets
+        top = max(bets)
+        if top == 0:
+            return None
+        i = bets.index(top)
+        second = max(b for j, b in enumerate(bets) if j != i)
+        return (i, top - second) if top > second else None
+
+    # -- the one input ----------------------------------------------------
+    def act(self, kind: str, amount: int | None = None) -> Move:
+        """Apply the action of :attr:`to_act` and return what it did.
+
+        ``kind``: ``fold``, ``check``, ``call``, ``bet``, ``raise`` (``amount``
+        = raise-to total; optional in fixed limit, where it must equal the
+        fixed total) or ``all_in`` (``amount`` optional, must equal the all-in
+        total). Raises :class:`IllegalAction` naming the rule and leaves the
+        state unchanged.
+        """
+        opt = self.options()
+        i = self.queue[0]
+        rules = self.rules
+        if kind == "fold":
+            if not opt.call and not rules.free_fold:
+                raise IllegalAction("check_available", "folding is not allowed when checking is free; check instead", rules.amount_rule)
+            self.folded[i] = True
+            self._acted(i)
+            self.queue.pop(0)
+            self._close_if_alone()
+            return Move(i, "fold", 0, self.bets[i], False)
+        if kind == "check":
+            if opt.call:
+                raise IllegalAction("cannot_check", f"there is a bet to call ({opt.call})", rules.amount_rule)
+            self._acted(i)
+            self.queue.pop(0)
+            return Move(i, "check", 0, self.bets[i], False)
+        if kind == "call":
+            if not opt.call:
+                raise IllegalAction("nothing_to_call", "there is no bet to call; check instead", rules.amount_rule)
+            return self._call(i, opt.call)
+        if kind == "all_in":
+            allin = self.stacks[i] + self.bets[i]
+            if amount is not None and (type(amount) is not int or amount != allin):
+                raise IllegalAction("bad_amount", f"an all-in here is a total of {allin}", rules.amount_rule)
+            if opt.raise_max == allin:
+                return self._raise(i, allin, "raise" if self.current else "bet")
+            if opt.call and opt.call == self.stacks[i]:
+                return self._call(i, opt.call)
+            raise IllegalAction(
+                "all_in_not_allowed",
+                self._closed_message(opt) if opt.raise_min is None else "going all-in is not a legal amount here",
+                self._closed_rule(opt) if opt.raise_min is None else rules.amount_rule,
+            )
+        if kind in ("bet", "raise"):
+            if kind == "bet" and self.current:
+                raise IllegalAction("use_raise", f"there is already a bet of {self.current}; raise instead", rules.amount_rule)
+            if kind == "raise" and not self.current:
+                raise IllegalAction("use_bet", "there is no bet to raise; bet instead", rules.amount_rule)
+            if opt.raise_min is None:
+                raise IllegalAction(opt.closed_by or "raise_closed", self._closed_message(opt), self._closed_rule(opt))
+            assert opt.raise_max is not None
+            if amount is None:
+                if rules.limit != FIXED:
+                    raise IllegalAction("amount_required", f"a {kind} needs a raise-to amount", rules.amount_rule)
+                amount = opt.raise_min
+            if type(amount) is not int:
+                raise IllegalAction("bad_amount", f"amount must be a whole number, not {amount!r}", rules.amount_rule)
+            if amount < opt.raise_min:
+                raise IllegalAction(
+                    "amount_too_small", f"the smallest {kind} here is to {opt.raise_min}, not {amount}", rules.amount_rule
+                )
+            if amount > opt.raise_max:
+                if rules.limit == FIXED:
+                    raise IllegalAction("amount_not_fixed", f"in fixed limit a {kind} here is to exactly {opt.raise_min}", rules.amount_rule)
+                raise IllegalAction(
+                    "amount_too_large", f"the largest {kind} here is to {opt.raise_max} (all-in), not {amount}", rules.amount_rule
+                )
+            return self._raise(i, amount, kind)
+        raise IllegalAction("unknown_action", f"unknown betting action {kind!r}")
+
+    def _closed_message(self, opt: Options) -> str:
+        return {
+            "covered": "calling takes all your chips; you cannot raise",
+            "nobody_to_raise": "every other player is all-in or folded; you may only call or fold",
+            "cap_reached": f"the betting is capped at {self.cap} bets this round",
+            "not_reopened": "a short all-in did not reopen the betting for you; call or fold",
+        }.get(opt.closed_by or "", "raising is closed")
+
+    def _closed_rule(self, opt: Options) -> str:
+        if opt.closed_by == "cap_reached":
+            return self.rules.cap_rule
+        if opt.closed_by == "not_reopened":
+            return self.rules.reopen_rule
+        return self.rules.amount_rule
+
+    def _acted(self, i: int) -> None:
+        if self.rules.reopen == "pokerkit":
+            self.acted[i] = 1
+        else:
+            self.acted[i] = self.current
+
+    def _call(self, i: int, chips: int) -> Move:
+        self.stacks[i] -= chips
+        self.bets[i] += chips
+        self._acted(i)
+        self.queue.pop(0)
+        return Move(i, "call", chips, self.bets[i], self.stacks[i] == 0)
+
+    def _raise(self, i: int, total: int, kind: str) -> Move:
+        added = total - self.bets[i]
+        self.stacks[i] -= added
+        self.bets[i] = total
+        all_in = self.stacks[i] == 0
+        previous = self.current
+        increment = total - previous
+        mode = self.rules.reopen
+        if mode == "pokerkit":
+            if increment >= self.min_raise:
+                self.acted = [0] * len(self.acted)
+            self.acted[i] = 1
+            if increment > self.min_raise:
+                self.min_raise = increment
+            self.count += 1
+            if all_in:
+                self.shorts.append(increment)
+                if sum(self.shorts) >= self.min_raise:
+                    self.shorts.clear()
+            else:
+                self.shorts.clear()
+        elif mode == "half_bet":
+            if 2 * (total - self.full_level) >= self.size:  # FL-3: at least half a bet is full
+                self.full_level = total
+                self.count += 1
+            self.acted[i] = total
+        else:
+            if increment >= self.min_raise:  # NL-2 / NL-3: a full bet or raise
+                self.min_raise = increment
+            self.acted[i] = total
+        self.current = total
+        self.aggressor = i
+        n = len(self.stacks)
+        self.queue = [
+            j for j in ((i + k) % n for k in range(1, n)) if not self.folded[j] and self.stacks[j]
+        ]
+        return Move(i, kind, added, total, all_in)
+
+    def _close_if_alone(self) -> None:
+        if sum(1 for f in self.folded if not f) <= 1:
+            self.queue = []
+
+    # -- settling ---------------------------------------------------------
+    def return_uncalled(self) -> tuple[int, int] | None:
+        """Give an unmatched bet back to its owner (FL-6) and return
+        ``(player, chips)``, or None. Call once the round is over."""
+        out = self.uncalled()
+        if out:
+            i, chips = out
+            self.bets[i] -= chips
+            self.stacks[i] += chips
+        return out
+
+    # -- persistence ------------------------------------------------------
+    def to_data(self) -> Data:
+        """Plain data (msgpack/JSON-able); :meth:`from_data` restores it exactly."""
+        out: Data = {"rules": self.rules.to_data()}
+        for name in _FIELDS:
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, list) else value
+        return out
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> "BettingRound":
+        """Inverse of :meth:`to_data`; raises ValueError on malformed data."""
+        self = cls.__new__(cls)
+        try:
+            self.rules = BettingRules.from_data(data["rules"])
+            for name in _FIELDS:
+                value = data[name]
+                setattr(self, name, list(value) if isinstance(value, (list, tuple)) else value)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"malformed betting round: {exc}") from exc
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BettingRound) and self.to_data() == other.to_data()
+
+    def __repr__(self) -> str:
+        return f"BettingRound(to_act={self.to_act}, current={self.current}, bets={self.bets}, stacks={self.stacks})"
