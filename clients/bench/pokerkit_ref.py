@@ -1,0 +1,148 @@
+"""pokerkit 0.7.7, the PHH standard's reference implementation, as a yardstick.
+
+Used by the differential tests (``tests/engine/test_pokerkit_differential.py``),
+the real-hand tests and ``cardhall bench engine``; never by the engines or the
+server. pokerkit is a test dependency and the optional extra ``bench``
+(``pip install 'cardhall[bench]'``).
+
+Two ways in:
+
+* :func:`replay` plays a whole hand (a dict of PHH fields, as
+  ``engine.phh.loads`` returns) through pokerkit's own reader
+  (``HandHistory.loads`` of our writer's text, then its state iterator):
+  the reference answer for a file.
+* :class:`PokerkitHand` plays a hand action by action and answers, between
+  actions, what the player to act may do (:meth:`PokerkitHand.bounds`), for
+  the step-by-step comparison with our engines.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from engine import phh
+
+
+def require() -> Any:
+    """The ``pokerkit`` module; raises RuntimeError with the install hint when missing."""
+    try:
+        import pokerkit
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise RuntimeError("pokerkit is not installed: pip install 'cardhall[bench]'") from None
+    return pokerkit
+
+
+def hand_history(hand: Mapping[str, Any]) -> Any:
+    """A ``pokerkit.HandHistory`` for ``hand`` (read by pokerkit's own reader
+    from ``engine.phh.dumps`` text); raises ValueError/TypeError if pokerkit
+    rejects the fields."""
+    pokerkit = require()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pokerkit.HandHistory.loads(phh.dumps(hand))
+
+
+def replay(hand: Mapping[str, Any]) -> list[int | Decimal]:
+    """The finishing stacks (p1..pn) of ``hand`` as pokerkit plays it.
+
+    Raises ValueError when pokerkit finds an action illegal (pokerkit's
+    message). pokerkit's reader repairs some incomplete histories (it checks
+    or folds for a player a file skips); our replay does not.
+    """
+    history = hand_history(hand)
+    state = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for state in history:
+            pass
+    assert state is not None
+    return list(state.stacks)
+
+
+class PokerkitHand:
+    """One hand in pokerkit, fed PHH action strings one at a time.
+
+    ``PokerkitHand(hand)`` builds the game from ``hand``'s fields (its
+    ``actions`` are ignored) exactly as ``HandHistory`` does (cash-game mode;
+    antes, blinds, bet collection, hand killing and chip pushing automated;
+    burn cards dealt face down as ``??``). Then :meth:`act` applies each
+    action and :meth:`bounds` reports what the player to act may do.
+    """
+
+    __slots__ = ("state",)
+
+    def __init__(self, hand: Mapping[str, Any] | None = None, *, game: Any = None,
+                 starting_stacks: Sequence[int] | None = None) -> None:
+        if game is None:
+            assert hand is not None
+            history = hand_history({**hand, "actions": []})
+            game, starting_stacks = history.create_game(), history.starting_stacks
+        assert starting_stacks is not None
+        self.state = game(list(starting_stacks), len(starting_stacks))
+        self._settle()
+
+    @staticmethod
+    def game_for(hand: Mapping[str, Any]) -> Any:
+        """The pokerkit game object for ``hand`` (build once, then
+        ``PokerkitHand(game=..., starting_stacks=...)`` per hand: the benchmark's path)."""
+        return hand_history({**hand, "actions": []}).create_game()
+
+    def _settle(self) -> None:
+        state = self.state
+        while state.can_burn_card():
+            state.burn_card("??")
+
+    def act(self, text: str) -> None:
+        """Apply one PHH action; raises ValueError when pokerkit refuses it."""
+        pokerkit = require()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pokerkit.notation.parse_action(self.state, text)
+        self._settle()
+
+    @property
+    def actor(self) -> int | None:
+        """The 0-based index of the player to act, or None."""
+        return self.state.actor_index
+
+    def bounds(self) -> dict[str, Any] | None:
+        """What the player to act may do, or None when nobody is to act:
+        ``{"player": index, "fold": bool, "check": bool, "call": chips or None,
+        "raise": (min, max) raise-to totals or None}``. ``fold`` is True only
+        facing a bet (pokerkit merely warns about a fold that could check);
+        ``call`` is the chips a call adds (at most the stack)."""
+        state = self.state
+        index = state.actor_index
+        if index is None:
+            return None
+        amount = state.checking_or_calling_amount
+        facing = state.bets[index] < max(state.bets)
+        low = state.min_completion_betting_or_raising_to_amount
+        high = state.max_completion_betting_or_raising_to_amount
+        return {
+            "player": index,
+            "fold": facing,
+            "check": amount == 0 and not facing,
+            "call": amount if facing else None,
+            "raise": (low, high) if low is not None else None,
+        }
+
+    def finish(self) -> list[int | Decimal]:
+        """Settle whatever the hand still needs without a decision (pending
+        show-or-muck choices default to pokerkit's: show a hand that can win)
+        and return the stacks; raises ValueError if the hand still awaits a
+        player or a deal."""
+        state = self.state
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            while state.status:
+                if state.can_burn_card():
+                    state.burn_card("??")
+                elif state.can_show_or_muck_hole_cards():
+                    state.show_or_muck_hole_cards()
+                else:
+                    raise ValueError("pokerkit's hand is not over: it awaits a decision or a deal")
+        return list(state.stacks)

@@ -1,0 +1,427 @@
+"""PHH hand histories: read and write the text, map a hand onto engine options.
+
+PHH (poker hand history, spec uoftcprg/phh-std; reference implementation
+pokerkit's ``HandHistory``) is TOML. A ``.phh`` file holds one hand as
+top-level keys; a ``.phhs`` file holds several, each a table (``[1]``,
+``[2]``, ...). Fields this module knows (variants ``FT`` and ``NT``):
+
+``variant``                 ``"FT"`` fixed-limit or ``"NT"`` no-limit Texas Hold'em
+``antes``                   list, one per player, in pokerkit's positional order
+``blinds_or_straddles``     list, one per player, positional (see below)
+``small_bet``, ``big_bet``  FT stakes; ``min_bet`` NT stakes (chips)
+``starting_stacks``         list of chips, p1..pn
+``actions``                 list of action strings (below)
+``finishing_stacks``        optional, p1..pn after the hand
+``ante_trimming_status``    optional bool (pokerkit's default: false)
+``_...``                    user-defined fields; ours are ``_cardhall_game``,
+                            ``_cardhall_hand``, ``_cardhall_seats`` (PHH
+                            player index -> seat), ``_cardhall_button`` and
+                            ``_cardhall_options`` (engine options)
+
+Players are ``p1`` .. ``pn`` in dealing order: p1 is the first seat left of
+the button and pn the button. Positional lists follow pokerkit 0.7.7: with
+three or more players index 0 is the small blind and index 1 the big blind;
+heads-up pokerkit swaps them (player index 0, the big blind, posts
+``blinds_or_straddles[1]`` and ``antes[1]``), so in both cases list index 1
+is the big blind's.
+
+Actions: ``d dh p1 AcKd`` (hole cards, ``????`` when unknown), ``d db Jc3d5c``
+(board), ``p1 f`` (fold), ``p1 cc`` (check or call), ``p1 cbr 60`` (bet or
+raise to 60 in total for the street), ``p1 sm AcKd`` / ``p1 sm`` (show, or
+muck), ``p1 sm -`` (muck). Text after ``#`` is a comment.
+
+Numbers: TOML floats are read as :class:`decimal.Decimal` (exact, as pokerkit
+does), so a recorded half chip such as ``10112.5`` stays exact.
+
+>>> hand = loads('''variant = "NT"
+... antes = [0, 0]
+... blinds_or_straddles = [10, 20]
+... min_bet = 20
+... starting_stacks = [1000, 1000]
+... actions = ["d dh p1 AhAd", "d dh p2 KhKd", "p2 f"]''')
+>>> engine_setup(hand)
+('no_limit_holdem', [1, 2], {'starting_stacks': [1000, 1000], 'small_blind': 10, 'big_blind': 20, 'ante': 0, 'big_blind_ante': 0, 'button': 2, 'profile': 'phh', 'ante_trimming': False, 'min_bet': 20, 'blind_levels': None})
+>>> parse_action("p2 cbr 60 # a raise")
+Action(actor=2, op='cbr', cards=None, amount=60, text='p2 cbr 60 # a raise')
+>>> deck_order(hand)[:4]
+['Ah', 'Kh', 'Ad', 'Kd']
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from engine.cards import CardError, parse_cards, standard_deck
+
+Hand = dict[str, Any]
+
+#: PHH variant code -> our game name.
+VARIANTS: dict[str, str] = {"FT": "fixed_limit_holdem", "NT": "no_limit_holdem"}
+#: our game name -> PHH variant code.
+GAME_VARIANTS: dict[str, str] = {game: code for code, game in VARIANTS.items()}
+
+#: fields a hand of each variant must have (pokerkit's ``required_field_names``).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "FT": ("variant", "antes", "blinds_or_straddles", "small_bet", "big_bet", "starting_stacks", "actions"),
+    "NT": ("variant", "antes", "blinds_or_straddles", "min_bet", "starting_stacks", "actions"),
+}
+
+#: engine options that a hand's standard PHH fields decide (a ``_cardhall_options``
+#: field never overrides these).
+STANDARD_OPTIONS = frozenset(
+    {"starting_stacks", "small_blind", "big_blind", "ante", "big_blind_ante",
+     "small_bet", "big_bet", "min_bet", "button", "ante_trimming", "blind_levels"}
+)
+
+PHH_SUFFIXES = (".phh", ".phhs")
+
+
+class PHHError(ValueError):
+    """A hand history that is malformed, or uses something the engines do not
+    support (a variant other than FT/NT, straddles, uneven antes)."""
+
+
+# -- reading -----------------------------------------------------------------
+def loads(text: str) -> Hand:
+    """One hand from ``.phh`` text, as a dict of its fields; raises
+    :class:`PHHError` when the text is not TOML."""
+    try:
+        return tomllib.loads(text, parse_float=Decimal)
+    except tomllib.TOMLDecodeError as exc:
+        raise PHHError(f"not valid TOML: {exc}") from None
+
+
+def loads_all(text: str) -> list[tuple[str, Hand]]:
+    """The hands of ``.phhs`` text as ``(section name, hand)`` pairs in file
+    order; raises :class:`PHHError` when the text is not TOML or a top-level
+    value is not a table."""
+    doc = loads(text)
+    out = []
+    for name, hand in doc.items():
+        if not isinstance(hand, dict):
+            raise PHHError(f".phhs top-level key {name!r} is not a hand table")
+        out.append((name, hand))
+    return out
+
+
+def load_file(path: str | os.PathLike[str]) -> list[tuple[str | None, Hand]]:
+    """The hands of one file: ``[(None, hand)]`` for ``.phh``, ``[(section,
+    hand), ...]`` for ``.phhs``. Raises OSError when unreadable, PHHError when malformed."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".phhs":
+        return list(loads_all(text))
+    return [(None, loads(text))]
+
+
+def find_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Every ``.phh``/``.phhs`` file named in ``paths`` or found under a folder
+    of ``paths`` (recursively, sorted naturally: ``2.phh`` before ``10.phh``).
+    A named file is yielded whatever its suffix; a missing path raises
+    FileNotFoundError."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = [p for p in path.rglob("*") if p.suffix in PHH_SUFFIXES and p.is_file()]
+            yield from sorted(found, key=_natural_key)
+        elif path.exists():
+            yield path
+        else:
+            raise FileNotFoundError(f"no such file or folder: {raw}")
+
+
+def _natural_key(path: Path) -> list[tuple[int, str]]:
+    """Path parts split into digit runs compared as numbers: ``41b/204`` after ``32/23``."""
+    return [(int(run), "") if run.isdigit() else (-1, run) for run in re.split(r"(\d+)", path.as_posix()) if run]
+
+
+# -- actions -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One parsed PHH action.
+
+    ``actor``: ``"d"`` for the dealer or the player number (1-based, p1 = 1).
+    ``op``: ``dh``, ``db``, ``f``, ``cc``, ``cbr`` or ``sm``. ``cards``: for
+    ``dh``/``db``/``sm`` the cards (``"??"`` for an unknown card; None for a
+    muck). ``amount``: for ``cbr`` the bet or raise-to total (int, or Decimal
+    when the text is not whole). ``text``: the original string.
+    """
+
+    actor: str | int
+    op: str
+    cards: list[str] | None
+    amount: int | Decimal | None
+    text: str
+
+
+def parse_amount(text: str) -> int | Decimal:
+    """An amount as pokerkit reads it: ``int`` when whole, else Decimal
+    (commas ignored); raises PHHError when not a number."""
+    raw = text.replace(",", "")
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        return Decimal(raw)
+    except ArithmeticError:
+        raise PHHError(f"not an amount: {text!r}") from None
+
+
+def parse_action(text: str) -> Action:
+    """Parse one action string; raises :class:`PHHError` on a malformed one
+    or an operation outside FT/NT (``sd`` draws, ``pb`` bring-ins)."""
+    if not isinstance(text, str):
+        raise PHHError(f"an action must be a string, not {text!r}")
+    words = text.split("#", 1)[0].split()
+
+    def player(word: str) -> int:
+        if len(word) < 2 or word[0] != "p" or not word[1:].isdigit() or int(word[1:]) < 1:
+            raise PHHError(f"not a player label {word!r} in action {text!r}")
+        return int(word[1:])
+
+    def cards(word: str) -> list[str]:
+        try:
+            return parse_cards(word)
+        except CardError as exc:
+            raise PHHError(f"bad cards in action {text!r}: {exc}") from None
+
+    match words:
+        case ["d", "dh", who, dealt]:
+            return Action(player(who), "dh", cards(dealt), None, text)
+        case ["d", "db", dealt]:
+            return Action("d", "db", cards(dealt), None, text)
+        case [who, "f"]:
+            return Action(player(who), "f", None, None, text)
+        case [who, "cc"]:
+            return Action(player(who), "cc", None, None, text)
+        case [who, "cbr", amount]:
+            return Action(player(who), "cbr", None, parse_amount(amount), text)
+        case [who, "sm"] | [who, "sm", "-"]:
+            return Action(player(who), "sm", None, None, text)
+        case [who, "sm", shown]:
+            return Action(player(who), "sm", cards(shown), None, text)
+        case [who, ("sd" | "pb"), *_] if who != "d":
+            raise PHHError(f"action {text!r}: {words[1]!r} is not part of Texas Hold'em")
+        case _:
+            raise PHHError(f"malformed action {text!r}")
+
+
+# -- mapping onto the engine -------------------------------------------------
+def _whole(value: Any, what: str) -> int:
+    """``value`` as an int chip count; PHHError if it is not a whole number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        raise PHHError(f"{what} must be a number, not {value!r}")
+    if value != int(value):
+        raise PHHError(f"{what} = {value} is not a whole number of chips (the engines count whole chips)")
+    if value < 0:
+        raise PHHError(f"{what} = {value} is negative")
+    return int(value)
+
+
+def _positional(hand: Hand, name: str, count: int) -> list[int]:
+    """A positional list field (``antes``, ``blinds_or_straddles``) as ints,
+    ``count`` long; a single number means every player (pokerkit)."""
+    raw = hand[name]
+    values = [raw] * count if isinstance(raw, (int, Decimal)) and not isinstance(raw, bool) else raw
+    if not isinstance(values, list):
+        raise PHHError(f"{name} must be a list or a number, not {raw!r}")
+    values = [_whole(v, f"{name}[{i}]") for i, v in enumerate(values)]
+    if len(values) > count:
+        if any(values[count:]):
+            raise PHHError(f"{name} has {len(values)} entries for {count} players")
+        values = values[:count]
+    return values + [0] * (count - len(values))
+
+
+def check_fields(hand: Hand) -> str:
+    """Check ``hand`` has a supported variant and its required fields; returns
+    the variant code or raises :class:`PHHError`."""
+    variant = hand.get("variant")
+    if variant not in REQUIRED:
+        raise PHHError(f"variant {variant!r} is not supported (only FT and NT: fixed- and no-limit Texas Hold'em)")
+    missing = [name for name in REQUIRED[variant] if name not in hand]
+    if missing:
+        raise PHHError(f"missing required field(s) {', '.join(missing)} for variant {variant}")
+    if not isinstance(hand["actions"], list):
+        raise PHHError("actions must be a list of strings")
+    if not isinstance(hand["starting_stacks"], list) or not 2 <= len(hand["starting_stacks"]) <= 9:
+        raise PHHError("starting_stacks must list 2 to 9 players")
+    return variant
+
+
+def seat_map(hand: Hand) -> list[int]:
+    """The seat of each PHH player (index 0 = p1): ``_cardhall_seats`` when the
+    hand has it (a list, or a map with string indexes), else seats 1..n."""
+    count = len(hand["starting_stacks"])
+    raw = hand.get("_cardhall_seats")
+    if raw is None:
+        return list(range(1, count + 1))
+    if isinstance(raw, Mapping):
+        try:
+            raw = [raw[str(i)] for i in range(count)]
+        except KeyError as exc:
+            raise PHHError(f"_cardhall_seats lacks player index {exc}") from None
+    if not isinstance(raw, list) or len(raw) != count or len(set(raw)) != count:
+        raise PHHError(f"_cardhall_seats must give {count} distinct seats")
+    return [_whole(s, "_cardhall_seats") for s in raw]
+
+
+def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
+    """``(game, seats, options)`` to create an engine that plays ``hand``.
+
+    The mapping (issue 2 item 5, the Hold'em contract): p1..pn are seats 1..n
+    and the button is seat n (or ``_cardhall_seats`` / ``_cardhall_button``
+    when present); ``blinds_or_straddles[0]`` / ``[1]`` are the small and big
+    blind; antes all equal are ``ante``, an ante on index 1 alone is
+    ``big_blind_ante``; ``min_bet`` (NT) or ``small_bet``/``big_bet`` (FT);
+    ``starting_stacks`` per seat; ``profile`` ``"phh"`` with ``ante_trimming``
+    from ``ante_trimming_status``; no blind levels. ``_cardhall_options``
+    adds the options the standard fields do not decide (``profile``, ``cap``,
+    ...). Raises :class:`PHHError` for what the engines cannot play:
+    straddles (a blind or straddle past index 1), uneven antes, fractional
+    chips, other variants.
+    """
+    variant = check_fields(hand)
+    count = len(hand["starting_stacks"])
+    stacks = [_whole(v, f"starting_stacks[{i}]") for i, v in enumerate(hand["starting_stacks"])]
+    blinds = _positional(hand, "blinds_or_straddles", count)
+    if any(blinds[2:]):
+        raise PHHError(
+            f"straddles are not supported: blinds_or_straddles = {blinds} posts past the big blind"
+        )
+    antes = _positional(hand, "antes", count)
+    ante = big_blind_ante = 0
+    if any(antes):
+        if len(set(antes)) == 1:
+            ante = antes[0]
+        elif all(a == 0 for i, a in enumerate(antes) if i != 1):
+            big_blind_ante = antes[1]
+        else:
+            raise PHHError(
+                f"antes = {antes} are not supported: only equal antes or a big blind ante"
+            )
+    seats = seat_map(hand)
+    button = hand.get("_cardhall_button", seats[-1])
+    options: dict[str, Any] = {
+        "starting_stacks": [stacks[seats.index(s)] for s in sorted(seats)],
+        "small_blind": blinds[0],
+        "big_blind": blinds[1],
+        "ante": ante,
+        "big_blind_ante": big_blind_ante,
+        "button": _whole(button, "_cardhall_button"),
+        "profile": "phh",
+        "ante_trimming": bool(hand.get("ante_trimming_status", False)),
+    }
+    if variant == "FT":
+        options["small_bet"] = _whole(hand["small_bet"], "small_bet")
+        options["big_bet"] = _whole(hand["big_bet"], "big_bet")
+    else:
+        options["min_bet"] = _whole(hand["min_bet"], "min_bet")
+    options["blind_levels"] = None
+    extra = hand.get("_cardhall_options")
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise PHHError("_cardhall_options must be a table")
+        options.update({k: v for k, v in extra.items() if k not in STANDARD_OPTIONS})
+        if options.get("profile") != "phh":
+            options.pop("ante_trimming")
+    game = hand.get("_cardhall_game", VARIANTS[variant])
+    if game != VARIANTS[variant]:
+        raise PHHError(f"_cardhall_game {game!r} does not match variant {variant}")
+    return game, sorted(seats), options
+
+
+def deck_order(hand: Hand) -> list[str]:
+    """The 52-card order that makes an engine deal ``hand``'s cards.
+
+    Per the Hold'em dealing contract: hole cards one at a time clockwise from
+    p1, two rounds (so ``order[k * n + i]`` is card ``k`` of player ``i + 1``),
+    then for each board dealing a burn card and the cards dealt. Unknown
+    cards (``??``) and the rest of the deck are filled with the cards no
+    action names, in canonical deck order; hole cards dealt unknown and
+    shown later (``p2 sm AhKd``) are the shown ones. Raises :class:`PHHError` when a
+    card is dealt twice or a player is dealt other than two cards.
+    """
+    count = len(hand["starting_stacks"])
+    holes: list[list[str] | None] = [None] * count
+    board_runs: list[list[str]] = []
+    shown: dict[int, list[str]] = {}
+    for text in hand["actions"]:
+        action = parse_action(text)
+        if action.op == "dh":
+            index = int(action.actor) - 1
+            if index >= count:
+                raise PHHError(f"action {text!r}: there are only {count} players")
+            if holes[index] is not None:
+                raise PHHError(f"action {text!r}: p{index + 1} is dealt hole cards twice")
+            if len(action.cards or ()) != 2:
+                raise PHHError(f"action {text!r}: Texas Hold'em deals two hole cards")
+            holes[index] = action.cards
+        elif action.op == "db":
+            board_runs.append(action.cards or [])
+        elif action.op == "sm" and action.cards and isinstance(action.actor, int) and action.actor <= count:
+            shown[action.actor - 1] = action.cards
+    for index, cards in shown.items():  # cards dealt face down and shown later
+        dealt = holes[index]
+        if len(cards) == 2 and (dealt is None or dealt == ["??", "??"]):
+            holes[index] = cards
+    slots: list[str] = []
+    for k in range(2):
+        slots.extend(h[k] if h is not None else "??" for h in holes)
+    for run in board_runs:
+        slots.append("??")  # the burn card (FL-5)
+        slots.extend(run)
+    known = [c for c in slots if c != "??"]
+    twice = sorted(card for card, times in Counter(known).items() if times > 1)
+    if twice:
+        raise PHHError(f"card(s) {', '.join(twice)} dealt more than once")
+    if len(slots) > 52:
+        raise PHHError("more cards dealt than a deck holds")
+    unused = iter([c for c in standard_deck() if c not in set(known)])
+    order = [c if c != "??" else next(unused) for c in slots]
+    order.extend(unused)
+    return order
+
+
+# -- writing -----------------------------------------------------------------
+def _plain(value: Any) -> Any:
+    """``value`` with tuples as lists and None-valued map entries dropped (TOML has no null)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def dumps(hand: Mapping[str, Any]) -> str:
+    """PHH text for one hand (TOML through ``tomli_w``): the fields in the
+    given order, None values left out (TOML has no null), nested maps such as
+    ``_cardhall_options`` as tables. ``loads(dumps(h))`` gives ``h`` back
+    (less its None entries)."""
+    return tomli_w.dumps(_plain(hand))
+
+
+def dumps_all(hands: Iterable[Mapping[str, Any]]) -> str:
+    """``.phhs`` text: the hands as tables ``[1]``, ``[2]``, ... (as pokerkit writes them)."""
+    return tomli_w.dumps({str(i): _plain(h) for i, h in enumerate(hands, 1)})
+
+
+def player_label(index: int) -> str:
+    """PHH label of the player at 0-based ``index``: ``player_label(0) == "p1"``."""
+    return f"p{index + 1}"
+
+
+def same_stacks(actual: Sequence[int], recorded: Sequence[Any]) -> bool:
+    """True when every stack equals the recorded one exactly (Decimals compare by value)."""
+    return len(actual) == len(recorded) and all(a == r for a, r in zip(actual, recorded))
