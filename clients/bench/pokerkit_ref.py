@@ -103,6 +103,19 @@ class PokerkitHand:
             pokerkit.notation.parse_action(self.state, text)
         self._settle()
 
+    def play(self, actions: Sequence[str]) -> list[int | Decimal]:
+        """Apply every action in turn, then :meth:`finish`; returns the stacks
+        (the benchmark's path: one warnings context for the whole hand)."""
+        parse = require().notation.parse_action
+        state = self.state
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for text in actions:
+                parse(state, text)
+                while state.can_burn_card():
+                    state.burn_card("??")
+        return self.finish()
+
     @property
     def actor(self) -> int | None:
         """The 0-based index of the player to act, or None."""

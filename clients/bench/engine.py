@@ -1,0 +1,370 @@
+"""``cardhall bench engine``: how fast the rules engines are, and how well the bots play.
+
+A benchmark, not a test: it measures and prints figures (issue 2 item 7,
+issue 3 item 8). Three parts, each on one core in this process:
+
+1. **Hold'em hands against pokerkit.** For each Hold'em game at 2 and 6
+   players: ``--hands`` hands with random legal actions (a uniform choice of
+   action, then of amount) and random unequal stacks, each hand a fresh
+   engine under the ``phh`` profile. Prints our hands/s; then replays the
+   very same hands (same cards, same actions, from our ``hand_record()``)
+   with pokerkit 0.7.7 and prints its hands/s and the ratio (target: 20x or
+   better), plus how many hands ended with different stacks (should be 0),
+   and the hands/s of our own PHH replay driver on the same hands.
+2. **Whole matches/s** of every game (``--games``), ``random`` bots in every
+   seat, default options: matches/s, hands/s and decisions/s.
+3. **Bots' win rates**: each game's default bot in one seat against
+   ``random`` bots over ``--matches`` matches (the bot's seat cycles so
+   position evens out; a shared win counts 1/k), with a 95% Wilson interval
+   and the fair share 1/players.
+
+Games whose engine does not import yet are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from engine.base import Engine
+from engine.bots.base import Bot
+from engine.bots.registry import DEFAULT, make_bot
+from engine.registry import GAMES, engine_class
+from engine.rng import FairRandom
+
+HOLDEM = ("fixed_limit_holdem", "no_limit_holdem")
+#: players per match in parts 2 and 3 (and in part 1 the table sizes).
+MATCH_PLAYERS: dict[str, int] = {
+    "fixed_limit_holdem": 3,
+    "no_limit_holdem": 3,
+    "alamo": 3,
+    "loco_poker": 3,
+    "avalanche": 3,
+}
+HAND_TABLES = (2, 6)
+#: a match taking more engine steps than this is reported as unfinished.
+MAX_STEPS = 500_000
+
+
+def load_engine(game: str) -> type[Engine] | None:
+    """The engine class of ``game``, or None (with a note on stderr) when it does not import yet."""
+    try:
+        return engine_class(game)
+    except ImportError as exc:
+        print(f"note: skipping {game}: its engine is not available ({exc})", file=sys.stderr)
+        return None
+
+
+# -- generic match play ---------------------------------------------------------------
+@dataclass
+class MatchRun:
+    """One whole match: its ``result()``, hands played (where the engine counts
+    them), steps (decisions + dealer steps) and decisions."""
+
+    result: dict[str, Any] | None
+    hands: int | None
+    steps: int
+    decisions: int
+
+
+def play_match(cls: type[Engine], bots: Mapping[int, Bot], rng: FairRandom,
+               options: Mapping[str, Any] | None = None, max_steps: int = MAX_STEPS) -> MatchRun:
+    """Play a whole match of ``cls`` with ``bots`` (seat -> bot), each deciding
+    from its own seat's ``view`` and the legal actions, the dealer steps taken
+    with ``advance()``. ``result`` is None when the match is not over after
+    ``max_steps`` steps."""
+    engine = cls.new(sorted(bots), options, rng)
+    engine.start()
+    steps = decisions = 0
+    while not engine.finished and steps < max_steps:
+        seat = engine.to_act
+        if seat is not None:
+            legal = [a.to_data() for a in engine.legal_actions()]
+            engine.apply(seat, bots[seat].choose(engine.view(seat), legal))
+            decisions += 1
+        elif engine.pending is not None:
+            engine.advance()
+        else:
+            raise RuntimeError(f"{cls.game}: nobody to act, nothing pending, and the match is not finished")
+        steps += 1
+    hands = getattr(engine, "hand_number", None)
+    return MatchRun(engine.result() if engine.finished else None, hands if isinstance(hands, int) else None,
+                    steps, decisions)
+
+
+@dataclass
+class WinRate:
+    """A strategy bot's record against ``opponent`` bots: ``rate`` (share of
+    matches won, shared wins counted 1/k), ``low``/``high`` (95% Wilson
+    interval), ``share`` (the fair share 1/players), ``unfinished`` matches
+    (not counted as wins), ``seconds`` (wall time of all matches)."""
+
+    game: str
+    bot: str
+    opponent: str
+    players: int
+    matches: int
+    rate: float
+    low: float
+    high: float
+    share: float
+    unfinished: int
+    seconds: float
+
+
+def wilson(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default)."""
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def win_rate(game: str, players: int, matches: int, seed: str = "bench", bot: str | None = None,
+             opponent: str = "random", options: Mapping[str, Any] | None = None) -> WinRate:
+    """Seat one ``bot`` (default: the game's default strategy) against
+    ``players - 1`` ``opponent`` bots for ``matches`` whole matches and count
+    its wins from ``result()["winners"]``. The bot sits at seat ``m % players + 1``
+    in match ``m``; every generator derives from ``seed``, so a run is repeatable."""
+    cls = engine_class(game)
+    name = bot or DEFAULT[game]
+    root = FairRandom(f"cardhall-bench/{seed}/{game}".encode())
+    won = 0.0
+    unfinished = 0
+    start = time.perf_counter()
+    for m in range(matches):
+        hero = m % players + 1
+        bots = {
+            seat: make_bot(game, name if seat == hero else opponent, root.spawn(f"bot/{m}/{seat}"))
+            for seat in range(1, players + 1)
+        }
+        run = play_match(cls, bots, root.spawn(f"match/{m}"), options)
+        if run.result is None:
+            unfinished += 1
+        elif hero in run.result["winners"]:
+            won += 1 / len(run.result["winners"])
+    seconds = time.perf_counter() - start
+    low, high = wilson(won, matches)
+    return WinRate(game, name, opponent, players, matches, won / matches, low, high, 1 / players, unfinished, seconds)
+
+
+@dataclass
+class Throughput:
+    """Whole matches with ``random`` bots in every seat."""
+
+    game: str
+    players: int
+    matches: int
+    seconds: float
+    matches_per_s: float
+    hands_per_s: float | None
+    decisions_per_s: float
+    unfinished: int
+
+
+def match_throughput(game: str, players: int, matches: int, seed: str = "bench") -> Throughput:
+    """Play ``matches`` whole matches of ``game`` with random bots and time them."""
+    cls = engine_class(game)
+    root = FairRandom(f"cardhall-bench/{seed}/{game}/throughput".encode())
+    hands = decisions = unfinished = 0
+    counted = True
+    start = time.perf_counter()
+    for m in range(matches):
+        bots = {seat: make_bot(game, "random", root.spawn(f"bot/{m}/{seat}")) for seat in range(1, players + 1)}
+        run = play_match(cls, bots, root.spawn(f"match/{m}"))
+        unfinished += run.result is None
+        decisions += run.decisions
+        if run.hands is None:
+            counted = False
+        else:
+            hands += run.hands
+    seconds = time.perf_counter() - start
+    return Throughput(game, players, matches, seconds, matches / seconds, hands / seconds if counted else None,
+                      decisions / seconds, unfinished)
+
+
+# -- Hold'em hands against pokerkit ----------------------------------------------------------
+def hand_options(game: str, players: int, rng: FairRandom) -> dict[str, Any]:
+    """Options for one benchmark hand: ``phh`` profile, blinds 10/20 (FL bets
+    20/40), random unequal stacks of 10 to 300 big blinds, button on the last seat."""
+    options: dict[str, Any] = {
+        "starting_stacks": [20 * (10 + rng.randbelow(291)) for _ in range(players)],
+        "small_blind": 10,
+        "big_blind": 20,
+        "button": players,
+        "profile": "phh",
+        "blind_levels": None,
+    }
+    if game == "fixed_limit_holdem":
+        options.update(small_bet=20, big_bet=40)
+    else:
+        options["min_bet"] = 20
+    return options
+
+
+def random_action(legal: Sequence[Any], rng: FairRandom) -> dict[str, Any]:
+    """A uniform choice among the legal actions, then a uniform amount in [min, max] for a bet or raise."""
+    option = legal[rng.randbelow(len(legal))]
+    action: dict[str, Any] = {"type": option.type}
+    if option.type in ("bet", "raise"):
+        action["amount"] = option.min + rng.randbelow(option.max - option.min + 1)
+    return action
+
+
+def play_random_hand(cls: type[Engine], options: Mapping[str, Any], players: int, deal: FairRandom,
+                     choose: FairRandom) -> Engine:
+    """One hand (a fresh single-hand match) with random actions; returns the
+    engine after the hand (``pending == "hand"`` or finished)."""
+    engine = cls.new(list(range(1, players + 1)), options, deal)
+    engine.start()
+    while not (engine.finished or engine.pending == "hand"):
+        seat = engine.to_act
+        if seat is not None:
+            engine.apply(seat, random_action(engine.legal_actions(), choose))
+        else:
+            engine.advance()
+    return engine
+
+
+@dataclass
+class HandsFigure:
+    """Part 1 for one game and table size (hands/s; ``ratio`` = ours / pokerkit)."""
+
+    game: str
+    players: int
+    hands: int
+    ours_per_s: float
+    replay_per_s: float | None
+    pokerkit_per_s: float | None
+    ratio: float | None
+    disagreements: int | None
+
+
+def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_pokerkit: bool = True) -> HandsFigure:
+    """Part 1 for ``game`` at ``players``: time our random hands, then our PHH
+    replay and pokerkit's replay of the same hands."""
+    from engine import phh
+    from engine.replay import replay_hand
+
+    cls = engine_class(game)
+    root = FairRandom(f"cardhall-bench/{seed}/{game}/{players}/hands".encode())
+    setups = [hand_options(game, players, root.spawn(f"options/{i}")) for i in range(hands)]
+    deals = [root.spawn(f"deal/{i}") for i in range(hands)]
+    chooser = root.spawn("choose")
+    records = []
+    start = time.perf_counter()
+    for options, deal in zip(setups, deals):
+        records.append(play_random_hand(cls, options, players, deal, chooser))
+    ours = time.perf_counter() - start
+    records_data = [engine.hand_record() for engine in records]
+    finals = [[engine.stacks()[seat] for seat in range(1, players + 1)] for engine in records]  # type: ignore[attr-defined]
+
+    texts = [phh.loads(phh.dumps(r)) for r in records_data if r is not None]
+    start = time.perf_counter()
+    for hand in texts:
+        replay_hand(hand)
+    replay = time.perf_counter() - start
+
+    pk_per_s = ratio = None
+    disagreements = None
+    if with_pokerkit:
+        from clients.bench import pokerkit_ref
+
+        pokerkit_ref.require()
+        game_obj = pokerkit_ref.PokerkitHand.game_for({**texts[0], "starting_stacks": [1] * players})
+        jobs = [(r["starting_stacks"], r["actions"]) for r in records_data if r is not None]
+        start = time.perf_counter()
+        results = [pokerkit_ref.PokerkitHand(game=game_obj, starting_stacks=s).play(a) for s, a in jobs]
+        pk = time.perf_counter() - start
+        disagreements = sum(1 for a, b in zip(results, finals) if list(a) != b)
+        pk_per_s = hands / pk
+        ratio = (hands / ours) / pk_per_s
+    return HandsFigure(game, players, hands, hands / ours, len(texts) / replay if replay else None, pk_per_s,
+                       ratio, disagreements)
+
+
+# -- the command -------------------------------------------------------------------------------
+def register(subparsers: Any) -> None:
+    """Add ``bench engine`` to the ``bench`` subcommand's parsers."""
+    parser = subparsers.add_parser(
+        "engine",
+        help="engine speed (hands/s against pokerkit, matches/s) and the bots' win rates",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--games", default=",".join(GAMES),
+                        help="comma-separated games (default: all five)")
+    parser.add_argument("--hands", type=int, default=1000, help="random hands per Hold'em game and table size (default 1000)")
+    parser.add_argument("--matches", type=int, default=200, help="matches per game for the win rates (default 200)")
+    parser.add_argument("--throughput-matches", type=int, default=50,
+                        help="random-bot matches per game for matches/s (default 50)")
+    parser.add_argument("--seed", default="bench", help="seed of every generator (default 'bench')")
+    parser.add_argument("--no-pokerkit", action="store_true", help="skip the pokerkit comparison")
+    parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of tables")
+    parser.set_defaults(func=run)
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if not args.json:
+        print(text, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the three parts for ``args.games``; returns 0 (2 for an unknown game)."""
+    games = [g.strip() for g in args.games.split(",") if g.strip()]
+    unknown = [g for g in games if g not in GAMES]
+    if unknown:
+        print(f"cardhall bench engine: unknown game(s) {', '.join(unknown)}; choose from {', '.join(GAMES)}",
+              file=sys.stderr)
+        return 2
+    available = [g for g in games if load_engine(g) is not None]
+    out: dict[str, Any] = {"hands": [], "matches": [], "win_rates": [], "skipped": sorted(set(games) - set(available))}
+
+    holdem = [g for g in available if g in HOLDEM]
+    if holdem and args.hands > 0:
+        _say(args, f"1. Hold'em hands with random actions ({args.hands} per row, phh profile, one core)")
+        _say(args, f"   {'game':<20}{'players':>8}{'ours h/s':>11}{'replay h/s':>12}{'pokerkit h/s':>14}{'ratio':>8}{'differ':>8}")
+        for game in holdem:
+            for players in HAND_TABLES:
+                fig = hands_figure(game, players, args.hands, args.seed, not args.no_pokerkit)
+                out["hands"].append(asdict(fig))
+                _say(args, f"   {game:<20}{players:>8}{fig.ours_per_s:>11.0f}{_f(fig.replay_per_s, 12)}"
+                           f"{_f(fig.pokerkit_per_s, 14)}{_f(fig.ratio, 7, 1)}{'x' if fig.ratio else ''}"
+                           f"{'' if fig.disagreements is None else fig.disagreements:>8}")
+    if available and args.throughput_matches > 0:
+        _say(args, f"2. Whole matches, random bots in every seat ({args.throughput_matches} per game)")
+        _say(args, f"   {'game':<20}{'players':>8}{'matches/s':>11}{'hands/s':>10}{'decisions/s':>13}{'unfinished':>12}")
+        for game in available:
+            fig2 = match_throughput(game, MATCH_PLAYERS[game], args.throughput_matches, args.seed)
+            out["matches"].append(asdict(fig2))
+            _say(args, f"   {game:<20}{fig2.players:>8}{fig2.matches_per_s:>11.1f}{_f(fig2.hands_per_s, 10)}"
+                       f"{fig2.decisions_per_s:>13.0f}{fig2.unfinished:>12}")
+    if available and args.matches > 0:
+        _say(args, f"3. Default bot against random bots ({args.matches} matches per game)")
+        _say(args, f"   {'game':<20}{'bot':<11}{'players':>8}{'win rate':>10}{'95% interval':>16}{'fair share':>12}{'s/match':>9}")
+        for game in available:
+            rate = win_rate(game, MATCH_PLAYERS[game], args.matches, args.seed)
+            out["win_rates"].append(asdict(rate))
+            _say(args, f"   {game:<20}{rate.bot:<11}{rate.players:>8}{rate.rate:>10.3f}"
+                       f"{f'[{rate.low:.3f}, {rate.high:.3f}]':>16}{rate.share:>12.3f}"
+                       f"{rate.seconds / rate.matches:>9.3f}"
+                       + (f"  ({rate.unfinished} unfinished)" if rate.unfinished else ""))
+    if out["skipped"]:
+        _say(args, f"skipped (engine not available): {', '.join(out['skipped'])}")
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+def _f(value: float | None, width: int, digits: int = 0) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
