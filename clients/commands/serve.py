@@ -1,0 +1,43 @@
+"""``cardhall serve``: run the live service (in-memory store; needs nothing else).
+
+    cardhall serve [--host 127.0.0.1] [--port 8000] [--log-level info]
+                   [--allow-origin URL ...] [--operator-key KEY]
+
+The operator key may also come from ``CARDHALL_OPERATOR_KEY``. SIGTERM stops
+the service gracefully (connections closed with 1001 so clients reconnect).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` subcommand."""
+    p = subparsers.add_parser("serve", help="run the live service (websocket /ws, lobby /api/tables)",
+                              description="Run the cardhall service under uvicorn with an in-memory store.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="accept websockets only from this browser Origin (repeatable; default: any)")
+    p.add_argument("--operator-key", default=os.environ.get("CARDHALL_OPERATOR_KEY"),
+                   help="secret for /api/ops/... (default: $CARDHALL_OPERATOR_KEY; unset: operator endpoints off)")
+    p.add_argument("--max-connections-per-ip", type=int, default=0, help="0: no limit")
+    p.add_argument("--send-queue", type=int, default=2000, help="frames queued for a client before it is dropped")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from server.app import run
+    from server.config import Settings
+
+    settings = Settings(
+        host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),
+        operator_key=args.operator_key or None, max_connections_per_ip=args.max_connections_per_ip,
+        send_queue=args.send_queue,
+    )
+    run(settings)
+    return 0

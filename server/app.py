@@ -1,0 +1,88 @@
+"""The Starlette application and the uvicorn server that runs it.
+
+``create_app(settings, store)`` builds the app; ``run(settings)`` serves it
+(``cardhall serve``). On SIGTERM or SIGINT the server stops accepting
+connections, lets every table finish the inputs already queued and commit,
+then closes each websocket with 1001 (going away) so clients reconnect, and
+only then lets uvicorn finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.routing import WebSocketRoute
+
+from server.config import Settings
+from server.hall import Hall
+from server.http_api import routes
+from server.session import WebSocketEndpoint
+from server.store import Store
+from server.ws_protocol import CardhallWebSocketProtocol
+
+log = logging.getLogger("cardhall")
+
+
+def create_app(settings: Settings | None = None, store: Store | None = None) -> Starlette:
+    """The service as an ASGI app; ``app.state.hall`` is its :class:`Hall`."""
+    settings = settings or Settings()
+    hall = Hall(settings, store)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await hall.start()
+        yield
+        await hall.shutdown()
+
+    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", WebSocketEndpoint(hall))], lifespan=lifespan)
+    app.state.hall = hall
+    return app
+
+
+class CardhallServer(uvicorn.Server):
+    """uvicorn's server with the hall's shutdown first (close code 1001, not uvicorn's 1012)."""
+
+    def __init__(self, config: uvicorn.Config, hall: Hall) -> None:
+        super().__init__(config)
+        self.hall = hall
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        with contextlib.suppress(Exception):
+            await self.hall.shutdown()
+        await super().shutdown(sockets)
+
+
+def uvicorn_config(app: Starlette, settings: Settings, **extra: Any) -> uvicorn.Config:
+    """The uvicorn configuration the service runs with (see deploy/README.md)."""
+    return uvicorn.Config(
+        app, host=settings.host, port=settings.port, log_level=settings.log_level,
+        ws=CardhallWebSocketProtocol, ws_max_size=settings.ws_max_size, ws_per_message_deflate=False,
+        lifespan="on", access_log=False, timeout_graceful_shutdown=int(settings.shutdown_grace) + 1, **extra,
+    )
+
+
+def build_server(settings: Settings, store: Store | None = None) -> CardhallServer:
+    """A ready-to-run server for ``settings``."""
+    app = create_app(settings, store)
+    return CardhallServer(uvicorn_config(app, settings), app.state.hall)
+
+
+def run(settings: Settings, store: Store | None = None) -> None:
+    """Serve until SIGTERM/SIGINT (blocking)."""
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    server = build_server(settings, store)
+    try:
+        import uvloop
+
+        uvloop.run(server.serve())
+    except ImportError:
+        asyncio.run(server.serve())

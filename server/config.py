@@ -1,0 +1,47 @@
+"""Service settings: one frozen dataclass, filled by ``cardhall serve`` or tests.
+
+Units: seconds for times, bytes for sizes, frames for queue bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What an operator may tune. Defaults suit one machine in development.
+
+    ``allowed_origins``: websocket ``Origin`` values accepted (empty: any; a
+    request without ``Origin``, i.e. not from a browser, is always accepted).
+    ``operator_key``: secret for ``/api/ops/...`` (None: those endpoints are off).
+    ``max_frame``: largest client frame read, bytes (larger: ``frame_too_large``;
+    over ``ws_max_size`` the websocket layer closes with 1009).
+    ``rate``/``burst``: frames per second a connection may send, token bucket;
+    ``rate_strikes``: frames refused with ``rate_limited`` before the server
+    closes the connection (close code 4008).
+    ``send_queue``: frames waiting for a client that does not read; past it the
+    connection is dropped (close code 4009); the table never waits.
+    ``event_buffer``: events per table kept for ``join`` with ``since``.
+    ``max_tables_per_player``: open tables one player may own.
+    ``max_connections_per_ip``: 0 means no limit.
+    ``sweep_interval``: how often idle finished tables are looked for (G-9).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+    allowed_origins: tuple[str, ...] = ()
+    operator_key: str | None = None
+    max_frame: int = 16 * 1024
+    ws_max_size: int = 1024 * 1024
+    rate: float = 50.0
+    burst: float = 100.0
+    rate_strikes: int = 50
+    send_queue: int = 2000
+    event_buffer: int = 1024
+    max_tables_per_player: int = 20
+    max_connections_per_ip: int = 0
+    sweep_interval: float = 5.0
+    shutdown_grace: float = 2.0
+    table_defaults: dict[str, object] = field(default_factory=dict)

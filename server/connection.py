@@ -1,0 +1,181 @@
+"""One client connection's outgoing side: a bounded queue and its writer.
+
+Tables never await a client: they push already encoded frames with
+:meth:`Connection.push`, which only appends to a deque. One writer task per
+connection sends them; when several frames wait and the client asked for
+batches (``hello`` with ``batch: true``) it sends them as one ``batch`` frame,
+one websocket message and one socket write (per-tick batching, SPEC.md
+"Batching"). A client whose queue passes ``Settings.send_queue`` frames is
+dropped (close code 4009): its subscriptions end and its transport is aborted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from protocol.codec import Codec
+
+if TYPE_CHECKING:
+    from server.players import Player
+    from server.table import Table
+
+log = logging.getLogger("cardhall.connection")
+
+#: websocket close codes the server uses (SPEC.md "Closing").
+CLOSE_GOING_AWAY = 1001
+CLOSE_RATE_LIMITED = 4008
+CLOSE_SLOW_CONSUMER = 4009
+CLOSE_TABLE_GONE = 4004
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Connection:
+    """A websocket client: codec, identity, joined tables, outgoing queue.
+
+    ``tables``: table id -> :class:`Table` the connection has joined.
+    ``on_drop(conn, reason)`` is called once when the connection is dropped.
+    """
+
+    __slots__ = (
+        "id", "codec", "send_raw", "abort", "player", "batch", "tables", "address",
+        "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
+        "bucket", "strikes",
+    )
+
+    def __init__(
+        self,
+        conn_id: int,
+        codec: Codec,
+        send_raw: Send,
+        *,
+        limit: int,
+        address: str = "",
+        abort: Callable[[], None] | None = None,
+        on_sent: Callable[[int], None] | None = None,
+        on_drop: Callable[["Connection", str], None] | None = None,
+    ) -> None:
+        self.id = conn_id
+        self.codec = codec
+        self.send_raw = send_raw
+        self.abort = abort
+        self.address = address
+        self.player: Player | None = None
+        self.batch = False
+        self.tables: dict[str, Table] = {}
+        self._queue: deque[Any] = deque()
+        self._limit = limit
+        self._wake: asyncio.Future[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._close: tuple[int, str] | None = None
+        self.closed = False
+        self._on_sent = on_sent
+        self._on_drop = on_drop
+        self.bucket: Any = None
+        self.strikes = 0
+
+    # -- pushing ------------------------------------------------------------
+    def push(self, payload: Any) -> None:
+        """Queue one encoded frame; drops the connection if the queue is full."""
+        if self.closed:
+            return
+        queue = self._queue
+        queue.append(payload)
+        if len(queue) > self._limit:
+            self.drop(CLOSE_SLOW_CONSUMER, "slow_consumer")
+            return
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Encode ``message`` with this connection's codec and queue it."""
+        self.push(self.codec.encode(message))
+
+    @property
+    def queued(self) -> int:
+        return len(self._queue)
+
+    # -- writer -------------------------------------------------------------
+    def start(self) -> None:
+        """Start the writer task (after the websocket is accepted)."""
+        self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+
+    async def _write_loop(self) -> None:
+        queue = self._queue
+        codec = self.codec
+        key = "bytes" if codec.binary else "text"
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                if not queue:
+                    if self._close is not None:
+                        break
+                    self._wake = loop.create_future()
+                    await self._wake
+                    self._wake = None
+                    continue
+                if len(queue) == 1 or not self.batch:
+                    payload = queue.popleft()
+                    count = 1
+                else:
+                    items = list(queue)
+                    queue.clear()
+                    payload = codec.batch(items)
+                    count = len(items)
+                await self.send_raw({"type": "websocket.send", key: payload})
+                if self._on_sent is not None:
+                    self._on_sent(count)
+            code, reason = self._close
+            await self.send_raw({"type": "websocket.close", "code": code, "reason": reason})
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the peer went away; the reader notices
+            log.debug("writer of connection %s stopped", self.id, exc_info=True)
+
+    # -- closing ------------------------------------------------------------
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close after the frames already queued are sent."""
+        if self._close is None:
+            self._close = (code, reason)
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def drop(self, code: int, reason: str) -> None:
+        """Drop at once (slow consumer, flooding): queued frames are discarded,
+        the tables forget the connection, the transport is aborted."""
+        if self.closed:
+            return
+        self.closed = True
+        self._queue.clear()
+        log.info("dropping connection %s (%s): %s", self.id, self.address, reason)
+        if self._on_drop is not None:
+            self._on_drop(self, reason)
+        if self._writer is not None:
+            self._writer.cancel()
+        if self.abort is not None:
+            self.abort()
+        else:  # a server without the abort extension: try a close frame
+            asyncio.get_running_loop().create_task(self._try_close(code, reason))
+
+    async def _try_close(self, code: int, reason: str) -> None:
+        try:
+            await asyncio.wait_for(self.send_raw({"type": "websocket.close", "code": code, "reason": reason}), 1.0)
+        except Exception:
+            pass
+
+    async def finish(self) -> None:
+        """Wait for the writer to end (after :meth:`close`), cancelling it when the connection is gone."""
+        if self._writer is None:
+            return
+        if self._close is None:
+            self._writer.cancel()
+        try:
+            await self._writer
+        except (asyncio.CancelledError, Exception):
+            pass

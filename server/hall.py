@@ -1,0 +1,180 @@
+"""The hall: every open table, the players, the store and the committer.
+
+It creates tables (validating game, seats, options and bots), routes nothing
+itself (connections post to table mailboxes), closes idle finished tables
+(G-9) and drains everything on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from engine.bots.registry import BOTS
+from engine.registry import GAMES, engine_class
+from engine.base import test_rng
+from protocol.errors import ProtocolError
+from server.config import Settings
+from server.connection import Connection
+from server.metrics import Metrics
+from server.options import split_options
+from server.players import Players
+from server.store import GroupCommitter, MemoryStore, Store
+from server.table import BROKEN, CLOSED, FINISHED, WAITING, Table
+
+log = logging.getLogger("cardhall.hall")
+
+Data = dict[str, Any]
+
+
+class Hall:
+    """The service's state. ``store`` defaults to :class:`MemoryStore`."""
+
+    def __init__(self, settings: Settings, store: Store | None = None) -> None:
+        self.settings = settings
+        self.store = store if store is not None else MemoryStore(settings.event_buffer)
+        self.tables: dict[str, Table] = {}
+        self.connections: set[Connection] = set()
+        self.players = Players(self.store)
+        self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections))
+        self.committer = GroupCommitter(self.store, self.metrics.committed)
+        self.accepting = True
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # -- lifecycle ----------------------------------------------------------
+    async def start(self) -> None:
+        """Restore stored tables and start the sweeper."""
+        for data in await self.store.load_tables():
+            if data.get("status") in (CLOSED, BROKEN):
+                continue
+            try:
+                table = Table.from_data(self, data)
+            except Exception:
+                log.exception("table %s could not be restored; left in the store", data.get("id"))
+                continue
+            self.tables[table.id] = table
+            table.start_actor()
+            table.restore()
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def shutdown(self) -> None:
+        """Stop taking work; let tables finish what is queued; close sockets with 1001."""
+        self.accepting = False
+        for _ in range(50):  # let queued inputs and commits drain (at most ~0.5 s)
+            if all(t.mailbox.empty() for t in self.tables.values()):
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0)
+        for conn in list(self.connections):
+            conn.close(1001, "server shutting down")
+        waits = [c.finish() for c in list(self.connections)]
+        if waits:
+            await asyncio.wait([asyncio.ensure_future(w) for w in waits], timeout=self.settings.shutdown_grace)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+
+    # -- tables -------------------------------------------------------------
+    def create_table(self, spec: Mapping[str, Any], owner: str | None) -> Table:
+        """A new table from a ``create_table`` map (``game``, ``seats``,
+        ``options``, ``bots``). ``bots``: a count, or a list of bot names (None
+        or "" for the game's default). Raises ProtocolError."""
+        if not self.accepting:
+            raise ProtocolError("shutting_down", "the server is stopping")
+        game = spec.get("game")
+        if not isinstance(game, str) or game not in GAMES:
+            raise ProtocolError("unknown_game", f"unknown game {game!r}; games: {', '.join(sorted(GAMES))}")
+        try:
+            cls = engine_class(game)
+        except (ImportError, AttributeError):
+            raise ProtocolError("unknown_game", f"{game} is not available on this server") from None
+        seats = spec.get("seats", cls.min_seats if cls.max_seats < 6 else 6)
+        if isinstance(seats, bool) or not isinstance(seats, int) or not cls.min_seats <= seats <= cls.max_seats:
+            raise ProtocolError("bad_request", f"{game} takes {cls.min_seats} to {cls.max_seats} seats")
+        table_opts, game_opts = split_options(spec.get("options"))
+        try:
+            cls.resolve_options(game_opts)
+            cls.new(list(range(1, seats + 1)), game_opts, test_rng("options"))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ProtocolError("bad_options", str(exc)) from None
+        bots = _parse_bots(spec.get("bots"), game, seats)
+        if owner is not None:
+            owned = sum(1 for t in self.tables.values() if t.owner == owner)
+            if owned >= self.settings.max_tables_per_player:
+                raise ProtocolError("too_many_tables", f"at most {self.settings.max_tables_per_player} open tables per player")
+        table_id = "t_" + secrets.token_hex(6)
+        table = Table.create(self, table_id, game, seats, table_opts, game_opts, owner, bots)
+        self.tables[table_id] = table
+        table.start_actor()
+        return table
+
+    def get(self, table_id: Any) -> Table:
+        """The open table ``table_id``; ProtocolError ``unknown_table`` otherwise."""
+        table = self.tables.get(table_id) if isinstance(table_id, str) else None
+        if table is None:
+            raise ProtocolError("unknown_table", f"no open table {table_id!r}")
+        return table
+
+    def close_table(self, table_id: str, reason: str) -> None:
+        """Ask a table to close (operator, or G-9 sweeping)."""
+        self.get(table_id).post(("close", reason))
+
+    def table_closed(self, table: Table) -> None:
+        """Called by a table's actor once its ``closed`` event is out."""
+        self.tables.pop(table.id, None)
+        for conn in table.fanout.connections():
+            conn.tables.pop(table.id, None)
+        asyncio.get_running_loop().create_task(self.store.delete_table(table.id))
+        log.info("table %s closed", table.id)
+
+    def table_broken(self, table: Table) -> None:
+        self.metrics.broken.inc()
+
+    async def _sweep(self) -> None:
+        """G-9: close finished (or never started, unseated) tables nobody watches after ``close_after``."""
+        while True:
+            await asyncio.sleep(self.settings.sweep_interval)
+            now = time.monotonic()
+            for table in list(self.tables.values()):
+                idle = table.fanout.count == 0 and now - table.idle_since >= float(table.topts["close_after"])
+                abandoned = table.status == WAITING and not any(o.human for o in table.seats.values())
+                if idle and (table.status in (FINISHED, BROKEN) or abandoned):
+                    table.post(("close", "idle"))
+
+    # -- connections --------------------------------------------------------
+    def connection_dropped(self, conn: Connection, reason: str) -> None:
+        """A connection went away: every table it joined hears of it."""
+        self.metrics.dropped.labels(reason).inc()
+        self.disconnect(conn)
+
+    def disconnect(self, conn: Connection) -> None:
+        self.connections.discard(conn)
+        for table in list(conn.tables.values()):
+            table.post(("disconnect", conn))
+
+
+def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
+    if value is None:
+        return []
+    if isinstance(value, bool):
+        raise ProtocolError("bad_request", "bots is a count or a list of bot names")
+    if isinstance(value, int):
+        names: list[Any] = [None] * value
+    elif isinstance(value, list):
+        names = value
+    else:
+        raise ProtocolError("bad_request", "bots is a count or a list of bot names")
+    if not 0 <= len(names) <= seats:
+        raise ProtocolError("bad_request", f"between 0 and {seats} bots")
+    out: list[str | None] = []
+    for name in names:
+        if name in (None, ""):
+            out.append(None)
+        elif isinstance(name, str) and name in BOTS[game]:
+            out.append(name)
+        else:
+            raise ProtocolError("bad_request", f"unknown bot {name!r}; {game} has {', '.join(sorted(BOTS[game]))}")
+    return out

@@ -1,0 +1,128 @@
+"""HTTP endpoints: the lobby, hand histories, health, metrics, operators.
+
+* ``GET /api/tables``: the lobby (JSON list of :meth:`Table.lobby_entry`).
+* ``POST /api/tables``: create a table (body as the ``create_table`` message;
+  ``Authorization: Bearer <player token>`` makes that player the owner).
+* ``GET /api/tables/{id}``: one table's public info.
+* ``GET /api/tables/{id}/hands``: hand histories of the table's finished
+  matches (never of the match being played: G-2 keeps mucked cards hidden until
+  the match ends). PHH text for the Hold'em games, JSON for the others.
+* ``GET /healthz``, ``GET /metrics`` (Prometheus).
+* ``GET /api/ops/tables/{id}`` (full state, hidden cards included) and
+  ``POST /api/ops/tables/{id}/close``: operator key in ``X-Operator-Key``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from protocol.errors import ProtocolError
+from server.hall import Hall
+from server.hands import export_hands
+
+_STATUS = {
+    "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
+    "unknown_token": 401, "too_many_tables": 429, "shutting_down": 503,
+}
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status, media_type="application/json")
+
+
+def _error(exc: ProtocolError) -> Response:
+    return _json(exc.frame(), _STATUS.get(exc.code, 400))
+
+
+def routes(hall: Hall) -> list[Route]:
+    """The HTTP routes bound to ``hall``."""
+
+    async def list_tables(request: Request) -> Response:
+        return _json([t.lobby_entry() for t in hall.tables.values()])
+
+    async def create_table(request: Request) -> Response:
+        try:
+            try:
+                body = orjson.loads(await request.body())
+            except orjson.JSONDecodeError:
+                raise ProtocolError("malformed", "body is not JSON") from None
+            if not isinstance(body, dict):
+                raise ProtocolError("malformed", "body must be a JSON object")
+            owner = None
+            auth = request.headers.get("authorization", "")
+            if auth.lower().startswith("bearer "):
+                owner = (await hall.players.by_token(auth[7:].strip())).id
+            table = hall.create_table(body, owner)
+        except ProtocolError as exc:
+            hall.metrics.error(exc.code)
+            return _error(exc)
+        info = table.info()
+        return _json({"table": table.id, "commitment": info["commitment"], "info": info}, 201)
+
+    async def get_table(request: Request) -> Response:
+        try:
+            return _json(hall.get(request.path_params["table"]).info())
+        except ProtocolError as exc:
+            return _error(exc)
+
+    async def hands(request: Request) -> Response:
+        table_id = request.path_params["table"]
+        table = hall.tables.get(table_id)
+        records = await hall.store.hands(table_id)
+        if table is None and not records:
+            return _error(ProtocolError("unknown_table", f"no table {table_id!r}"))
+        game = table.game if table is not None else records[0].get("game", "")
+        if table is not None:  # only finished matches (G-2)
+            done = table.match if table.status in ("finished", "closed") else table.match - 1
+            records = [r for r in records if r["match"] <= done]
+        body, media = export_hands(game, table_id, records)
+        return Response(body, media_type=media)
+
+    async def healthz(request: Request) -> Response:
+        return _json({"status": "ok" if hall.accepting else "stopping", "tables": len(hall.tables),
+                      "connections": len(hall.connections)}, 200 if hall.accepting else 503)
+
+    async def metrics(request: Request) -> Response:
+        body, media = hall.metrics.render()
+        return Response(body, media_type=media)
+
+    def operator(request: Request) -> bool:
+        key = hall.settings.operator_key
+        given = request.headers.get("x-operator-key", "")
+        return bool(key) and hmac.compare_digest(given.encode(), key.encode())
+
+    async def ops_table(request: Request) -> Response:
+        if not operator(request):
+            return PlainTextResponse("operator key required", 403)
+        try:
+            table = hall.get(request.path_params["table"])
+        except ProtocolError as exc:
+            return _error(exc)
+        return _json({"info": table.info(), "state": table.to_data(), "mailbox": table.mailbox.qsize(),
+                      "subscribers": table.fanout.count})
+
+    async def ops_close(request: Request) -> Response:
+        if not operator(request):
+            return PlainTextResponse("operator key required", 403)
+        try:
+            hall.close_table(request.path_params["table"], "operator")
+        except ProtocolError as exc:
+            return _error(exc)
+        return _json({"closing": request.path_params["table"]}, 202)
+
+    return [
+        Route("/api/tables", list_tables, methods=["GET"]),
+        Route("/api/tables", create_table, methods=["POST"]),
+        Route("/api/tables/{table}", get_table, methods=["GET"]),
+        Route("/api/tables/{table}/hands", hands, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/api/ops/tables/{table}", ops_table, methods=["GET"]),
+        Route("/api/ops/tables/{table}/close", ops_close, methods=["POST"]),
+    ]

@@ -1,0 +1,92 @@
+"""Who sits where: one :class:`Occupant` per taken seat (G-1, G-5).
+
+A seat belongs to the player id that took it (the token behind that id is the
+only one that acts for it) or to a server bot. Bots get a generator of their
+own, never the match's (G-2: bot choices are not part of the provable
+randomness).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.bots.base import Bot
+from engine.bots.registry import make_bot
+from engine.rng import FairRandom
+
+Data = dict[str, Any]
+
+#: longest client seed accepted with ``join`` (characters; its UTF-8 bytes enter the key, G-2)
+MAX_SEED = 64
+
+
+@dataclass(slots=True)
+class Occupant:
+    """A taken seat. ``player``: the holder's player id (None for a bot);
+    ``bot``: the bot's registry name; ``seed``: the client seed given when
+    sitting down (G-2); ``bank``: time bank left in seconds (G-3);
+    ``timeouts``: consecutive timeouts (two sit the player out, G-3)."""
+
+    seat: int
+    player: str | None
+    name: str
+    bot: str | None = None
+    seed: str = ""
+    sitting_out: bool = False
+    timeouts: int = 0
+    bank: float = 0.0
+    bot_rng: Data | None = None
+    brain: Bot | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def human(self) -> bool:
+        return self.bot is None
+
+    def public(self) -> Data:
+        """What everyone may know about the seat."""
+        out: Data = {"seat": self.seat, "name": self.name, "sitting_out": self.sitting_out}
+        if self.player is not None:
+            out["player"] = self.player
+        if self.bot is not None:
+            out["bot"] = self.bot
+        return out
+
+    def start_bot(self, game: str, server_seed: bytes) -> None:
+        """Give a bot seat its strategy and generator for a new match."""
+        rng = FairRandom(server_seed).spawn(f"bot/{self.seat}")
+        self.brain = make_bot(game, self.bot, rng)
+        self.bot_rng = rng.to_data()
+
+    def resume_bot(self, game: str) -> None:
+        """Rebuild a bot's strategy from its stored generator (after a restore)."""
+        if self.bot_rng is not None:
+            self.brain = make_bot(game, self.bot, FairRandom.from_data(self.bot_rng))
+
+    def to_data(self) -> Data:
+        out: Data = {
+            "seat": self.seat, "player": self.player, "name": self.name, "bot": self.bot,
+            "seed": self.seed, "sitting_out": self.sitting_out, "timeouts": self.timeouts,
+            "bank": self.bank,
+        }
+        if self.brain is not None:
+            rng = self.brain.rng
+            out["bot_rng"] = rng.to_data()
+        return out
+
+    @classmethod
+    def from_data(cls, data: Data) -> "Occupant":
+        return cls(
+            data["seat"], data["player"], data["name"], data["bot"], data["seed"],
+            data["sitting_out"], data["timeouts"], data["bank"], data.get("bot_rng"),
+        )
+
+
+def parse_seed(value: Any) -> str:
+    """A client seed from ``join``: a string of at most :data:`MAX_SEED`
+    characters (ValueError otherwise); its UTF-8 bytes enter the key (G-2)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_SEED:
+        raise ValueError(f"seed must be a string of at most {MAX_SEED} characters")
+    return value

@@ -1,0 +1,167 @@
+"""The ``/ws`` endpoint: handshake checks, the reading loop, request dispatch.
+
+A raw ASGI app (no per-message wrapper objects). Per frame: rate limit, decode,
+check ``type`` and ``id``, then either answer at once (``ping``, ``hello``,
+``create_table``) or post the request to the table's mailbox (``join``,
+``act``, ``leave``), whose actor answers after its checkpoint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from typing import Any
+
+from protocol.codec import CODECS, choose_subprotocol
+from protocol.errors import ProtocolError
+from server.connection import CLOSE_RATE_LIMITED, Connection
+from server.hall import Hall
+from server.ratelimit import TokenBucket
+from server.ws_protocol import ABORT
+
+log = logging.getLogger("cardhall.session")
+
+_ids = itertools.count(1)
+
+#: the client message types of protocol v1
+CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping"}
+_TABLE_REQUESTS = {"join", "act", "leave"}
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+class WebSocketEndpoint:
+    """ASGI app for ``/ws`` bound to a :class:`Hall`."""
+
+    def __init__(self, hall: Hall) -> None:
+        self.hall = hall
+        self.per_ip: dict[str, int] = {}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        hall = self.hall
+        settings = hall.settings
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        origin = _header(scope, b"origin")
+        address = (scope.get("client") or ("", 0))[0]
+        refuse = None
+        if settings.allowed_origins and origin is not None and origin not in settings.allowed_origins:
+            refuse = f"origin {origin!r} not allowed"
+        elif not hall.accepting:
+            refuse = "shutting down"
+        elif settings.max_connections_per_ip and self.per_ip.get(address, 0) >= settings.max_connections_per_ip:
+            refuse = "too many connections from this address"
+        subprotocol = choose_subprotocol(list(scope.get("subprotocols") or ()))
+        if subprotocol is None:
+            refuse = "no supported subprotocol offered"
+        if refuse is not None:
+            log.info("refused websocket from %s: %s", address, refuse)
+            await send({"type": "websocket.close", "code": 1008, "reason": refuse})
+            return
+        accept: dict[str, Any] = {"type": "websocket.accept"}
+        if scope.get("subprotocols"):
+            accept["subprotocol"] = subprotocol
+        await send(accept)
+        conn = Connection(
+            next(_ids), CODECS[subprotocol], send, limit=settings.send_queue, address=address,
+            abort=scope.get("extensions", {}).get(ABORT), on_sent=hall.metrics.sent,
+            on_drop=hall.connection_dropped,
+        )
+        conn.bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
+        hall.connections.add(conn)
+        self.per_ip[address] = self.per_ip.get(address, 0) + 1
+        conn.start()
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive":
+                    break
+                payload = message.get("bytes")
+                if payload is None:
+                    payload = message.get("text")
+                if payload is None or conn.closed:
+                    continue
+                await self.frame(conn, payload)
+        finally:
+            left = self.per_ip.get(address, 1) - 1
+            if left:
+                self.per_ip[address] = left
+            else:
+                self.per_ip.pop(address, None)
+            if not conn.closed:
+                conn.closed = True
+                hall.disconnect(conn)
+            await conn.finish()
+
+    async def frame(self, conn: Connection, payload: bytes | str) -> None:
+        """Handle one client frame; every failure becomes an ``error`` frame."""
+        hall = self.hall
+        received = time.perf_counter()
+        if not conn.bucket.take(time.monotonic()):
+            conn.strikes += 1
+            hall.metrics.error("rate_limited")
+            if conn.strikes > hall.settings.rate_strikes:
+                conn.drop(CLOSE_RATE_LIMITED, "rate_limited")
+            else:
+                conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame())
+            return
+        msg: dict[str, Any] | None = None
+        try:
+            msg = conn.codec.decode(payload, hall.settings.max_frame)
+            kind = msg.get("type")
+            rid = msg.get("id")
+            if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (int, str))
+                                    or (isinstance(rid, str) and len(rid) > 64)):
+                msg["id"] = None
+                raise ProtocolError("bad_request", "id must be an integer or a short string")
+            if not isinstance(kind, str) or kind not in CLIENT_TYPES:
+                raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
+            if kind == "ping":
+                conn.send({"type": "pong", "re": rid})
+                return
+            if kind == "hello":
+                await self.hello(conn, msg)
+                return
+            if conn.player is None:
+                raise ProtocolError("hello_required", "send hello first")
+            if kind == "create_table":
+                table = hall.create_table(msg, conn.player.id)
+                info = table.info()
+                conn.send({"type": "table_created", "re": rid, "table": table.id,
+                           "commitment": info["commitment"], "info": info})
+                return
+            table = hall.get(msg.get("table"))
+            table.post(("request", conn, msg, received))
+        except ProtocolError as exc:
+            hall.metrics.error(exc.code)
+            conn.send(exc.frame(msg.get("id") if isinstance(msg, dict) else None))
+        except Exception:
+            log.exception("connection %s: unexpected error", conn.id)
+            hall.metrics.error("internal")
+            conn.send(ProtocolError("internal", "unexpected server error").frame(
+                msg.get("id") if isinstance(msg, dict) else None))
+
+    async def hello(self, conn: Connection, msg: dict[str, Any]) -> None:
+        """``hello``: a new player, or the player of ``token`` (G-5); ``welcome``."""
+        name = msg.get("name", "player")
+        if not isinstance(name, str) or not 1 <= len(name) <= 40:
+            raise ProtocolError("bad_request", "name must be 1 to 40 characters")
+        token = msg.get("token")
+        if conn.player is not None and conn.tables:
+            raise ProtocolError("bad_state", "leave every table before saying hello again")
+        players = self.hall.players
+        if token is None:
+            player, token = await players.create(name)
+        else:
+            player = await players.by_token(token)
+        conn.player = player
+        conn.batch = bool(msg.get("batch", False))
+        conn.send({"type": "welcome", "re": msg.get("id"), "player": player.id, "name": player.name,
+                   "token": token, "protocol": 1})
