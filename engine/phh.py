@@ -342,6 +342,31 @@ def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
     return game, sorted(seats), options
 
 
+def standard_fields(game: str, options: Mapping[str, Any], count: int) -> Hand:
+    """The standard PHH fields (no actions) of a hand of ``game`` for ``count``
+    players under ``options`` (the inverse of :func:`engine_setup` for a
+    table of seats 1..count with the button on seat ``count``): variant,
+    positional antes and blinds, stakes, starting stacks p1..pn,
+    ``ante_trimming_status``."""
+    stacks = options["starting_stacks"]
+    stacks = [stacks] * count if isinstance(stacks, int) else list(stacks)
+    antes = [options.get("ante", 0)] * count
+    antes[1] += options.get("big_blind_ante", 0)
+    fields: Hand = {
+        "variant": GAME_VARIANTS[game],
+        "ante_trimming_status": bool(options.get("ante_trimming", False)),
+        "antes": antes,
+        "blinds_or_straddles": [options["small_blind"], options["big_blind"]] + [0] * (count - 2),
+    }
+    if game == "fixed_limit_holdem":
+        fields["small_bet"] = options["small_bet"]
+        fields["big_bet"] = options["big_bet"]
+    else:
+        fields["min_bet"] = options.get("min_bet") or options["big_blind"]
+    fields["starting_stacks"] = stacks
+    return fields
+
+
 def deck_order(hand: Hand) -> list[str]:
     """The 52-card order that makes an engine deal ``hand``'s cards.
 

@@ -124,24 +124,37 @@ class PokerkitHand:
     def bounds(self) -> dict[str, Any] | None:
         """What the player to act may do, or None when nobody is to act:
         ``{"player": index, "fold": bool, "check": bool, "call": chips or None,
-        "raise": (min, max) raise-to totals or None}``. ``fold`` is True only
-        facing a bet (pokerkit merely warns about a fold that could check);
-        ``call`` is the chips a call adds (at most the stack)."""
+        "raise": (min, max) raise-to totals or None}``. ``fold`` is pokerkit's
+        ``can_fold()`` in cash-game mode (it only warns about a fold that could
+        check); ``call`` is the chips a call adds (at most the stack)."""
         state = self.state
         index = state.actor_index
         if index is None:
             return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fold = state.can_fold()
         amount = state.checking_or_calling_amount
         facing = state.bets[index] < max(state.bets)
         low = state.min_completion_betting_or_raising_to_amount
         high = state.max_completion_betting_or_raising_to_amount
         return {
             "player": index,
-            "fold": facing,
-            "check": amount == 0 and not facing,
+            "fold": fold,
+            "check": not facing,
             "call": amount if facing else None,
             "raise": (low, high) if low is not None else None,
         }
+
+    def deal_board(self, cards: str) -> None:
+        """Deal board ``cards`` (``"Jc3d5c"``), first settling the show-or-muck
+        choices pokerkit asks for before an all-in run-out (its default: show)."""
+        state = self.state
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            while state.can_show_or_muck_hole_cards():
+                state.show_or_muck_hole_cards()
+        self.act(f"d db {cards}")
 
     def finish(self) -> list[int | Decimal]:
         """Settle whatever the hand still needs without a decision (pending
