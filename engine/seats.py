@@ -30,3 +30,25 @@ def next_seat(seats: Sequence[int], after: int, eligible: Collection[int] | None
         if eligible is None or seat in eligible:
             return seat
     raise ValueError("no eligible seat")
+
+
+def check_seats(seats: Sequence[int], low: int, high: int) -> list[int]:
+    """``seats`` sorted, after checking they are ``low``..``high`` distinct seat
+    numbers >= 1 (G-1); raises ValueError starting with ``"seats:"`` otherwise
+    (the option-error convention of ``Engine.new``).
+
+    >>> check_seats([4, 1, 2], 2, 6)
+    [1, 2, 4]
+    >>> check_seats([1, 1], 2, 6)
+    Traceback (most recent call last):
+    ...
+    ValueError: seats: need 2..6 distinct seat numbers >= 1
+    """
+    seat_list = list(seats)
+    if (
+        not all(type(s) is int and s >= 1 for s in seat_list)
+        or len(set(seat_list)) != len(seat_list)
+        or not low <= len(seat_list) <= high
+    ):
+        raise ValueError(f"seats: need {low}..{high} distinct seat numbers >= 1")
+    return sorted(seat_list)

@@ -71,7 +71,7 @@ from typing import Any, Self
 from engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
 from engine.rng import RandomSource
-from engine.seats import clockwise, next_seat
+from engine.seats import check_seats, clockwise, next_seat
 
 HAND_SIZE = 10
 #: ``decks`` option -> jokers added (AV-1).
@@ -160,13 +160,7 @@ class Avalanche(Engine):
         naming the option: ``seats`` (count or numbers), ``decks`` (not 2 or 3, or
         too few for the players, AV-1), ``dealer`` (not one of ``seats``)."""
         opts = cls.resolve_options(options)
-        seat_list = list(seats)
-        if (
-            not all(type(s) is int and s >= 1 for s in seat_list)
-            or len(set(seat_list)) != len(seat_list)
-            or not cls.min_seats <= len(seat_list) <= cls.max_seats
-        ):
-            raise ValueError(f"seats: need {cls.min_seats}..{cls.max_seats} distinct seat numbers >= 1")
+        seat_list = check_seats(seats, cls.min_seats, cls.max_seats)
         decks = opts["decks"]
         if decks is None:
             decks = 2 if len(seat_list) <= MAX_PLAYERS[2] else 3
