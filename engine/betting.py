@@ -408,6 +408,8 @@ class BettingRound:
         opt = self.options()
         i = self.queue[0]
         rules = self.rules
+        if amount is not None and kind in ("fold", "check"):
+            raise IllegalAction("bad_amount", f"a {kind} takes no amount", rules.amount_rule)
         if kind == "fold":
             if not opt.call and not rules.free_fold:
                 raise IllegalAction("check_available", "folding is not allowed when checking is free; check instead", rules.amount_rule)
@@ -425,6 +427,8 @@ class BettingRound:
         if kind == "call":
             if not opt.call:
                 raise IllegalAction("nothing_to_call", "there is no bet to call; check instead", rules.amount_rule)
+            if amount is not None and amount != opt.call:
+                raise IllegalAction("bad_amount", f"a call here adds exactly {opt.call}", rules.amount_rule)
             return self._call(i, opt.call)
         if kind == "all_in":
             allin = self.stacks[i] + self.bets[i]

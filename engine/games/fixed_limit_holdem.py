@@ -1,0 +1,89 @@
+"""Fixed-limit Texas Hold'em (seed ``001_7f6c515034116f6f.txt``, RULES FL-1..FL-9).
+
+2 to 6 players, stacks 500, blinds 5/10, bets 10 preflop and on the flop and
+20 on the turn and river, four bets per round (FL-2: the big blind is the
+first of them preflop), short all-ins by the half-bet rule (FL-3), the odd
+chip to the lowest-numbered tied seat (FL-7). First button: seat 1 in the
+table's first match (FL-1); a rematch passes ``button`` = the next seat
+(G-7). The hand flow, options, actions and events are
+:mod:`engine.holdem`'s.
+
+>>> from engine.base import test_rng
+>>> m = FixedLimitHoldem.new([1, 2, 3], None, test_rng())
+>>> _ = m.start(); m.button, m.to_act, [a.to_data() for a in m.legal_actions()]
+(1, 1, [{'type': 'fold'}, {'type': 'call', 'min': 10, 'max': 10}, {'type': 'raise', 'min': 20, 'max': 20}])
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from engine.base import Data
+from engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
+from engine.holdem import Hand, HoldemEngine
+
+
+class FixedLimitHoldem(HoldemEngine):
+    """Fixed-limit Hold'em match (see the module docstring)."""
+
+    game = "fixed_limit_holdem"
+    variant: ClassVar[str] = "FT"
+    fixed: ClassVar[bool] = True
+    min_seats = 2
+    max_seats = 6
+    default_options: ClassVar[Data] = {
+        "starting_stacks": 500,
+        "small_blind": 5,
+        "big_blind": 10,
+        "ante": 0,
+        "big_blind_ante": 0,
+        "small_bet": 10,
+        "big_bet": 20,
+        "cap": 4,
+        "button": None,
+        "profile": "table",
+        "ante_trimming": False,
+        "blind_levels": None,
+        "item_stakes": None,
+    }
+
+    @classmethod
+    def _check_structure(cls, opts: Data, whole: Any) -> None:
+        whole("small_bet", 1)
+        whole("big_bet", 1)
+        whole("cap", 1)
+
+    def _default_button(self) -> int:
+        """FL-1: seat 1 (the lowest seat) holds the first button of a table's
+        first match; later matches pass ``button`` explicitly."""
+        return self.seats[0]
+
+    def _betting_rules(self) -> BettingRules:
+        return FIXED_LIMIT_PHH if self.phh else FIXED_LIMIT
+
+    def _round_size(self, street: int, stakes: Data) -> int:
+        return stakes["small_bet"] if street < 2 else stakes["big_bet"]
+
+    def _cap(self) -> int | None:
+        return self.options["cap"]
+
+    def _preflop_count(self) -> int:
+        return 0 if self.phh else 1  # FL-2: the big blind counts as the opening bet
+
+    def _odd_chip_order(self, hand: Hand) -> list[int]:
+        return sorted(hand.players)  # FL-7: lowest-numbered tied seat first
+
+    def _stakes(self, level: int) -> Data:
+        o = self.options
+        m = 1 << level
+        return {
+            "small_blind": o["small_blind"] * m,
+            "big_blind": o["big_blind"] * m,
+            "ante": o["ante"] * m,
+            "big_blind_ante": o["big_blind_ante"] * m,
+            "small_bet": o["small_bet"] * m,
+            "big_bet": o["big_bet"] * m,
+        }
+
+    def _record_stakes(self, hand: Hand) -> Data:
+        return {"small_bet": hand.stakes["small_bet"], "big_bet": hand.stakes["big_bet"]}

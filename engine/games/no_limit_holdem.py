@@ -1,0 +1,71 @@
+"""No-limit Texas Hold'em (seed ``004_5ca5ee4fb1c7c81a.txt``, RULES NL-1..NL-7).
+
+2 to 9 players, stacks 1000, blinds 10/20 (NL-1); amounts are raise-to totals,
+the minimum bet is the big blind and a raise adds at least the last full bet
+or raise (NL-2); short all-ins by TDA 47A (NL-3); the first button is drawn at
+random, then the dead-button rule (NL-4, FL-1); blinds double every 15 hands
+unless ``blind_levels`` is None (NL-7); ``item_stakes`` is free text awarded to
+the winner (NL-6); odd chips clockwise from the button's left (G-6). The hand
+flow, options, actions and events are :mod:`engine.holdem`'s.
+
+>>> from engine.base import test_rng
+>>> m = NoLimitHoldem.new([1, 2], {"button": 2}, test_rng())
+>>> _ = m.start(); m.to_act, [a.to_data() for a in m.legal_actions()]
+(2, [{'type': 'fold'}, {'type': 'call', 'min': 10, 'max': 10}, {'type': 'raise', 'min': 40, 'max': 1000}, {'type': 'all_in', 'min': 1000, 'max': 1000, 'as': 'raise'}])
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from engine.base import Data
+from engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
+from engine.holdem import Hand, HoldemEngine
+
+
+class NoLimitHoldem(HoldemEngine):
+    """No-limit Hold'em match (see the module docstring)."""
+
+    game = "no_limit_holdem"
+    variant: ClassVar[str] = "NT"
+    fixed: ClassVar[bool] = False
+    min_seats = 2
+    max_seats = 9
+    default_options: ClassVar[Data] = {
+        "starting_stacks": 1000,
+        "small_blind": 10,
+        "big_blind": 20,
+        "ante": 0,
+        "big_blind_ante": 0,
+        "min_bet": None,
+        "button": None,
+        "profile": "table",
+        "ante_trimming": False,
+        "blind_levels": 15,
+        "item_stakes": None,
+    }
+
+    @classmethod
+    def _check_structure(cls, opts: Data, whole: Any) -> None:
+        if opts["min_bet"] is not None:
+            whole("min_bet", 1)
+
+    def _betting_rules(self) -> BettingRules:
+        return NO_LIMIT_PHH if self.phh else NO_LIMIT
+
+    def _round_size(self, street: int, stakes: Data) -> int:
+        return stakes["min_bet"]
+
+    def _stakes(self, level: int) -> Data:
+        o = self.options
+        m = 1 << level
+        return {
+            "small_blind": o["small_blind"] * m,
+            "big_blind": o["big_blind"] * m,
+            "ante": o["ante"] * m,
+            "big_blind_ante": o["big_blind_ante"] * m,
+            "min_bet": (o["min_bet"] if o["min_bet"] is not None else o["big_blind"]) * m,
+        }
+
+    def _record_stakes(self, hand: Hand) -> Data:
+        return {"min_bet": hand.stakes["min_bet"]}
