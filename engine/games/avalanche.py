@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
@@ -130,7 +130,7 @@ class Avalanche(Engine):
     game = "avalanche"
     min_seats = 2
     max_seats = 8
-    default_options: Data = {"decks": None, "dealer": None}
+    default_options: ClassVar[Data] = {"decks": None, "dealer": None}
 
     def __init__(self, seats: Sequence[int], options: Data, rng: RandomSource) -> None:
         self.seats = sorted(seats)
@@ -252,12 +252,13 @@ class Avalanche(Engine):
         """``snowfall`` (no avalanche, deck not empty: AV-4, AV-5) and ``play``
         with ``min`` 1, ``max`` the largest group and ``extra["groups"]``: rank ->
         cards of that rank in hand. Empty when nobody is to act."""
-        if self.to_act is None:
+        seat = self.to_act
+        if seat is None:
             return []
         out = []
         if self._snowfall_allowed():
             out.append(LegalAction("snowfall"))
-        groups = self._groups(self.turn)
+        groups = self._groups(seat)
         out.append(LegalAction("play", 1, max(groups.values()), {"groups": groups}))
         return out
 
@@ -523,7 +524,9 @@ class Avalanche(Engine):
             self.neutral.extend(pile)
             self.avalanche = []
             events.append(
-                Event({"type": "stopped", "seat": seat, "cards": pile, "count": len(pile), "neutral": len(self.neutral)})
+                Event(
+                    {"type": "stopped", "seat": seat, "cards": pile, "count": len(pile), "neutral": len(self.neutral)}
+                )
             )
         elif what == "fall":
             to = prev["seat"]
@@ -551,7 +554,13 @@ class Avalanche(Engine):
                 self.moves.append({"seat": seat, "type": "refill", "cards": list(drawn)})
                 events.append(
                     Event(
-                        {"type": "refill", "seat": seat, "count": len(drawn), "hand": len(hand), "deck": len(self.deck)},
+                        {
+                            "type": "refill",
+                            "seat": seat,
+                            "count": len(drawn),
+                            "hand": len(hand),
+                            "deck": len(self.deck),
+                        },
                         {seat: {"cards": list(drawn)}},
                     )
                 )

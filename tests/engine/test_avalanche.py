@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from engine.base import Event, IllegalAction
 from engine.base import test_rng as fair_rng
+from engine.bots.base import Bot
 from engine.bots.random_bot import RandomBot
 from engine.cards import multi_deck, parse_cards, rank_value
 from engine.games.avalanche import Avalanche, outcome
@@ -121,7 +122,16 @@ def of_type(events: Sequence[Event], kind: str) -> list[dict[str, Any]]:
     return [e.data for e in events if e.type == kind]
 
 
-def run_sequence(seats: Sequence[int], dealer: int, sequence: Sequence[tuple[int, str]]) -> tuple[Avalanche, list[Event]]:
+def bot_action(game: Avalanche, bot: Bot) -> tuple[int, dict[str, Any]]:
+    """The seat to act and ``bot``'s choice from that seat's view."""
+    seat = game.to_act
+    assert seat is not None
+    return seat, bot.choose(game.view(seat), [a.to_data() for a in game.legal_actions()])
+
+
+def run_sequence(
+    seats: Sequence[int], dealer: int, sequence: Sequence[tuple[int, str]]
+) -> tuple[Avalanche, list[Event]]:
     """Deal each seat the cards it plays in ``sequence`` and play them in turn."""
     hands: dict[int, list[str]] = {s: [] for s in seats}
     for seat, cards in sequence:
@@ -363,8 +373,10 @@ def test_AV4_turns_go_clockwise() -> None:
     game, _ = new_game([2, 4, 7], 7, {})
     seen = []
     for _ in range(6):
-        seen.append(game.to_act)
-        game.apply(game.to_act, {"type": "snowfall"})
+        seat = game.to_act
+        assert seat is not None
+        seen.append(seat)
+        game.apply(seat, {"type": "snowfall"})
     assert seen == [2, 4, 7, 2, 4, 7]
 
 
@@ -402,7 +414,8 @@ def test_AV5_empty_deck_players_out_and_skipped() -> None:
     play(game, 3, "7c")  # start
     assert game.to_act == 2  # 1 skipped
     play(game, 2, "6c")  # a lower single: falls onto 3; 2 is out, only 3 holds cards: the end
-    assert game.finished and game.result()["stored"] == {"1": 2, "2": 0, "3": 3}
+    result = game.result()
+    assert game.finished and result is not None and result["stored"] == {"1": 2, "2": 0, "3": 3}
 
 
 def test_AV5_empty_deck_no_avalanche_must_start() -> None:
@@ -465,8 +478,7 @@ def test_AV6_hand_record_has_everything() -> None:
     bot = RandomBot(FairRandom(b"record"))
     while not game.finished:
         assert game.hand_record() is None
-        seat = game.to_act
-        game.apply(seat, bot.choose(game.view(seat), [a.to_data() for a in game.legal_actions()]))
+        game.apply(*bot_action(game, bot))
     record = game.hand_record()
     assert record is not None
     assert msgpack.unpackb(msgpack.packb(record)) == record
@@ -590,7 +602,8 @@ def test_AV1_actions_before_the_deal_rejected() -> None:
 def test_from_data_rejects_malformed_state() -> None:
     game, _ = new_game([1, 2], 2, {})
     data = game.to_data()
-    for broken in ({**data, "game": "alamo"}, {**data, "hands": {"1": ["zz"]}}, {k: v for k, v in data.items() if k != "deck"}):
+    missing_deck = {k: v for k, v in data.items() if k != "deck"}
+    for broken in ({**data, "game": "alamo"}, {**data, "hands": {"1": ["zz"]}}, missing_deck):
         with pytest.raises(ValueError):
             Avalanche.from_data(broken)
 
@@ -700,16 +713,16 @@ def test_properties_random_matches(seed: int, players: int, restore_at: int, dat
             game.apply(other, legal[0])
         try:
             trial = clone(game)
-            trial.apply(seat, junk)
+            trial.apply(seat, junk)  # type: ignore[arg-type]  # garbage on purpose
         except IllegalAction:
             pass
         else:
-            assert isinstance(junk, dict) and _matches_legal(junk, legal, game.hands[seat])
+            assert isinstance(junk, dict) and _matches_legal(junk, legal)
         assert game.to_data() == state
         if step % 7 == 0:  # every listed legal move is accepted (sampled steps keep it fast)
             for move in legal:
                 clone(game).apply(seat, move)
-        action = bot.choose(game.view(seat), [a.to_data() for a in game.legal_actions()])
+        seat, action = bot_action(game, bot)
         if step == restore_at:
             twin = clone(game)
         events = game.apply(seat, action)
@@ -722,11 +735,13 @@ def test_properties_random_matches(seed: int, players: int, restore_at: int, dat
     assert holders == [] and game.deck == [] and game.avalanche == []
 
 
-def _matches_legal(action: dict[str, Any], legal: list[dict[str, Any]], hand: list[str]) -> bool:
+def _matches_legal(action: dict[str, Any], legal: list[dict[str, Any]]) -> bool:
     """Whether an accepted free-form action is one of the legal moves."""
     if action.get("type") == "snowfall":
         return {"type": "snowfall"} in legal
     cards = action.get("cards")
+    rank: Any
+    count: Any
     if cards is not None:
         rank, count = cards[0][0], len(cards)
     else:
@@ -749,10 +764,8 @@ def test_AV2_to_AV6_referee_over_random_matches() -> None:
         bot = RandomBot(FairRandom(f"refbot{seed}".encode()))
         while not game.finished:
             before = game.view(None)
-            seat = game.to_act
-            assert seat is not None
+            seat, action = bot_action(game, bot)
             hand = list(game.hands[seat])
-            action = bot.choose(game.view(seat), [a.to_data() for a in game.legal_actions()])
             events = game.apply(seat, action)
             after = game.view(None)
             sizes = {int(s): n for s, n in before["hand_sizes"].items()}
@@ -819,8 +832,7 @@ def test_match_is_fast_and_deterministic() -> None:
         out = [e.to_data() for e in game.start()]
         bot = RandomBot(FairRandom(b"same"))
         while not game.finished:
-            seat = game.to_act
-            out += [e.to_data() for e in game.apply(seat, bot.choose(game.view(seat), [a.to_data() for a in game.legal_actions()]))]
+            out += [e.to_data() for e in game.apply(*bot_action(game, bot))]
         return out
 
     assert run() == run()
