@@ -44,7 +44,8 @@ Events (``Event.data`` is public; "private" fields go only to the seat named)
     ``snowfall``    ``seat``, ``hand`` (size after), ``deck``                      drawer: ``card``
     ``play``        ``seat``, ``cards``, ``rank``, ``count``, ``outcome``          --
                     (``start``/``grow``/``stop``/``fall``, AV-2), ``hand`` (size
-                    after), ``avalanche`` (cards face up, this play included)
+                    after), ``avalanche`` (cards face up with this play, before a
+                    stop or fall clears them)
     ``stopped``     ``seat`` (who stopped), ``cards`` (all avalanche cards),      --
                     ``count``, ``neutral`` (neutral pile size after) (AV-3)
     ``fallen``      ``seat`` (who let it fall), ``to`` (previous player),          --
@@ -58,6 +59,24 @@ Events (``Event.data`` is public; "private" fields go only to the seat named)
                     cards), ``stored`` {seat: count}, ``neutral``, ``ranking``,
                     ``winners`` (AV-6)
     ==============  =============================================================  ==================
+
+One action's events come in this order: ``snowfall`` or ``play``; ``stopped``
+or ``fallen``; ``refill`` or ``out``; then ``turn`` or ``game_end``. ``start()``
+returns ``game_start``, ``deal``, ``turn``.
+
+Illegal actions raise ``IllegalAction(code, message, rule)``: ``not_started``
+(AV-1), ``game_over`` (AV-6), ``not_your_turn``, ``bad_action``,
+``unknown_action``, ``snowfall_not_allowed`` (AV-4 during an avalanche, AV-5
+with the deck empty), ``bad_rank``, ``bad_count``, ``bad_card``, ``empty_play``,
+``mixed_ranks``, ``not_in_hand`` (AV-2).
+
+View (``view(viewer)``): ``game``, ``seats``, ``decks``, ``deck_total``,
+``dealer``, ``started``, ``finished``, ``turn`` = ``to_act``, ``hand_sizes``
+{seat: count}, ``deck`` (count), ``avalanche`` [{``seat``, ``cards``, ``rank``,
+``count``}] oldest first, ``stored`` {seat: count}, ``neutral`` (count),
+``out`` (seats dropped out), ``result`` (None until the end); a seated viewer
+also gets ``hand`` (its cards, sorted by rank). Nothing else: never the deck
+order, another hand or stored cards (AV-7).
 
 Seat-keyed maps use string keys (``"3"``) so JSON and msgpack carry them alike.
 """
@@ -74,7 +93,7 @@ from engine.rng import RandomSource
 from engine.seats import check_seats, clockwise, next_seat
 
 HAND_SIZE = 10
-#: ``decks`` option -> jokers added (AV-1).
+#: jokers added per deck: 6 with two decks, 9 with three (AV-1).
 JOKERS_PER_DECK = 3
 #: ``decks`` option -> most players (AV-1).
 MAX_PLAYERS = {2: 6, 3: 8}
