@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from engine.bots.registry import BOTS
+from engine.bots.registry import BOTS, DEFAULT, make_bot
 from engine.registry import GAMES, engine_class
 from engine.base import test_rng
 from protocol.errors import ProtocolError
@@ -172,9 +172,12 @@ def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
     out: list[str | None] = []
     for name in names:
         if name in (None, ""):
-            out.append(None)
-        elif isinstance(name, str) and name in BOTS[game]:
-            out.append(name)
-        else:
+            name = DEFAULT[game]
+        if not (isinstance(name, str) and name in BOTS[game]):
             raise ProtocolError("bad_request", f"unknown bot {name!r}; {game} has {', '.join(sorted(BOTS[game]))}")
+        try:
+            make_bot(game, name, test_rng("bot check"))
+        except (ImportError, AttributeError):
+            raise ProtocolError("bad_request", f"the {name} bot of {game} is not available on this server") from None
+        out.append(name)
     return out

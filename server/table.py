@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from engine.base import Engine, Event, IllegalAction
 from engine.registry import engine_class
 from engine.rng import FairRandom, commitment, new_server_seed
+from engine.seats import next_seat
 from protocol.errors import ProtocolError
 from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
@@ -105,6 +106,7 @@ class Table:
         self.engine: Engine | None = None
         self.seq = 0
         self.last_result: Data | None = None
+        self.first_dealer: int | None = None  # of the current or last match (G-7)
         self.created = time.time()
         self.idle_since = time.monotonic()
         # turn state: id (seq of the event that began it), seat, kind
@@ -484,6 +486,13 @@ class Table:
         seeds = [self.seats[s].seed.encode() for s in seats if self.seats[s].seed]
         rng = FairRandom(self.server_seed, seeds)
         options = dict(self.gopts)
+        for key in ("button", "dealer"):  # G-7: the next match moves the button on
+            if key in self.cls.default_options and key not in options and self.first_dealer in self.seats:
+                options[key] = next_seat(seats, after=self.first_dealer) if self.match > 1 else None
+        if options.get("button", 0) is None:
+            del options["button"]
+        if options.get("dealer", 0) is None:
+            del options["dealer"]
         self.engine = self.cls.new(seats, options, rng)
         for occ in self.seats.values():
             occ.bank = float(self.topts["time_bank"])
@@ -500,6 +509,9 @@ class Table:
             "client_seeds": {str(s): self.seats[s].seed for s in seats if self.seats[s].seed},
         }))
         self._emit_all(self.engine.start())
+        view = self.engine.view(None)
+        first = view.get("button", view.get("dealer"))
+        self.first_dealer = first if isinstance(first, int) else None
         self._settle()
 
     def _end_match(self) -> None:
@@ -635,9 +647,9 @@ class Table:
 
     def _turn_event(self) -> EventRecord:
         """The record that puts a seat to act: the last event of this step, or a
-        ``turn`` event when the step produced none."""
+        ``awaiting`` event when the step produced none."""
         if not self._outbox or self._outbox[-1].turn is not None or self._outbox[-1].seq == self.turn_id:
-            self._emit(Event({"type": "turn"}))
+            self._emit(Event({"type": "awaiting"}))
         return self._outbox[-1]
 
     def _begin_turn(self, seat: int) -> None:
@@ -866,7 +878,7 @@ class Table:
             "occupants": [o.to_data() for _, o in sorted(self.seats.items())],
             "engine": self.engine.to_data() if self.engine is not None else None,
             "turn": turn, "step": self.step_id, "last_result": self.last_result,
-            "last_hand": self._last_hand,
+            "last_hand": self._last_hand, "first_dealer": self.first_dealer,
         }
 
     @classmethod
@@ -885,6 +897,7 @@ class Table:
         table.created = data["created"]
         table.last_result = data["last_result"]
         table._last_hand = data.get("last_hand")
+        table.first_dealer = data.get("first_dealer")
         for od in data["occupants"]:
             occ = Occupant.from_data(od)
             if occ.bot is not None:
