@@ -244,7 +244,7 @@ class LocoPoker(Engine):
         #: [{"hand": n, "seats": [...]}] in the order players were knocked out
         self.knockouts: list[Data] = []
         self.dealer: int | None = None
-        self.hands_played = 0
+        self.hand_number = 0
         self.hand: _Hand | None = None
         self.last_record: Data | None = None
         self._result: Data | None = None
@@ -338,7 +338,7 @@ class LocoPoker(Engine):
             "knocked_out": copy.deepcopy(self.knockouts),
             "points": _keys(self.points),
             "dealer": self.dealer,
-            "hand": self.hands_played,
+            "hand": self.hand_number,
             "to_act": self.to_act,
             "pending": self.pending,
             "finished": self.finished,
@@ -464,12 +464,12 @@ class LocoPoker(Engine):
         assert self.dealer is not None
         deck = standard_deck()
         self.rng.shuffle(deck)
-        self.hands_played += 1
+        self.hand_number += 1
         players = clockwise(self.alive, after=self.dealer)
         n = len(players)
         hole = {s: [deck[k], deck[n + k]] for k, s in enumerate(players)}
         hand = _Hand(
-            number=self.hands_played,
+            number=self.hand_number,
             dealer=self.dealer,
             players=players,
             deck=deck[2 * n :],
@@ -636,7 +636,7 @@ class LocoPoker(Engine):
         for group in reversed(self.knockouts):
             ranking.append(list(group["seats"]))
         out: Data = {"ranking": ranking, "winners": [winner], "points": _keys(self.points),
-                     "hands": self.hands_played}
+                     "hands": self.hand_number}
         if self.knockouts:
             out["loser"] = list(self.knockouts[0]["seats"])
         return out
@@ -656,7 +656,7 @@ class LocoPoker(Engine):
             "points": _keys(self.points),
             "knockouts": copy.deepcopy(self.knockouts),
             "dealer": self.dealer,
-            "hands_played": self.hands_played,
+            "hand_number": self.hand_number,
             "hand": None if self.hand is None else self.hand.to_data(),
             "last_record": copy.deepcopy(self.last_record),
             "result": copy.deepcopy(self._result),
@@ -677,7 +677,7 @@ class LocoPoker(Engine):
             self.points = _seats(data["points"])
             self.knockouts = copy.deepcopy(list(data["knockouts"]))
             self.dealer = None if data["dealer"] is None else int(data["dealer"])
-            self.hands_played = int(data["hands_played"])
+            self.hand_number = int(data["hand_number"])
             self.hand = None if data["hand"] is None else _Hand.from_data(data["hand"])
             self.last_record = copy.deepcopy(data["last_record"])
             self._result = copy.deepcopy(data["result"])
