@@ -44,7 +44,7 @@ class Connection:
     __slots__ = (
         "id", "codec", "send_raw", "abort", "player", "batch", "tables", "address",
         "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
-        "bucket", "strikes",
+        "bucket", "strikes", "ignore_input",
     )
 
     def __init__(
@@ -77,6 +77,7 @@ class Connection:
         self._on_drop = on_drop
         self.bucket: Any = None
         self.strikes = 0
+        self.ignore_input = False
 
     # -- pushing ------------------------------------------------------------
     def push(self, payload: Any) -> None:

@@ -86,7 +86,7 @@ class WebSocketEndpoint:
                 payload = message.get("bytes")
                 if payload is None:
                     payload = message.get("text")
-                if payload is None or conn.closed:
+                if payload is None or conn.closed or conn.ignore_input:
                     continue
                 await self.frame(conn, payload)
         finally:
@@ -108,7 +108,10 @@ class WebSocketEndpoint:
             conn.strikes += 1
             hall.metrics.error("rate_limited")
             if conn.strikes > hall.settings.rate_strikes:
-                conn.drop(CLOSE_RATE_LIMITED, "rate_limited")
+                # still reading, so close in order: queued frames first, then the close frame
+                hall.metrics.dropped.labels("rate_limited").inc()
+                conn.ignore_input = True
+                conn.close(CLOSE_RATE_LIMITED, "rate_limited")
             else:
                 conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame())
             return

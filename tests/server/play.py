@@ -25,8 +25,8 @@ QUICK: dict[str, dict[str, Any]] = {
     "loco_poker": {"points_to_win": 2},
     "avalanche": {},
     "alamo": {"max_hands": 4},
-    "no_limit_holdem": {},
-    "fixed_limit_holdem": {},
+    "no_limit_holdem": {"starting_stacks": 200},
+    "fixed_limit_holdem": {"starting_stacks": 100},
 }
 
 CARD = re.compile(r"^(?:[2-9TJQKA][cdhs]|X[rb])$")

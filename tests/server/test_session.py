@@ -1,0 +1,295 @@
+"""Seats, tokens, reconnects, clocks, races and controls over real websockets
+(Loco Poker tables: check / fold / all-in make every situation quick to reach)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from clients.client import Client, ServerError
+from tests.server.conftest import TEST_SETTINGS, running_server
+from tests.server.play import available, check_gap_free, event_frames, play, remember_seat
+
+pytestmark = pytest.mark.skipif(not available("loco_poker"), reason="needs the loco_poker engine")
+
+FAST = {"pause": 0, "bot_think": 0}
+
+
+async def _two_players(live, options=None, seats=2, bots=0):
+    ann = await live.client("ann")
+    bob = await live.client("bob", codec="json")
+    table = await ann.create_table("loco_poker", seats=seats, bots=bots, options={**FAST, **(options or {})})
+    await ann.join(table, role="player", seat=1)
+    snap = await bob.join(table, role="player", seat=2)
+    return ann, bob, table, snap
+
+
+def _wire(client, obj):
+    return client.codec.decode(client.codec.encode({"x": obj}), 1 << 30)["x"]
+
+
+async def _turn(clients, table):
+    """The current turn (from the server), once the table has settled on one."""
+    t = None
+    for _ in range(200):
+        t = clients.hall.tables[table]
+        if t.turn_id is not None and t.mailbox.empty():
+            return t
+        await asyncio.sleep(0.01)
+    raise AssertionError("no turn")
+
+
+async def test_token_restores_seat_and_private_view_G5(live):
+    ann, bob, table, _ = await _two_players(live)
+    await ann.close()
+    ev = await bob.next_event(table, where=lambda f: f["event"]["type"] == "presence")
+    assert ev["event"] == {"type": "presence", "seat": 1, "connected": False}
+    again = await Client(live.url, record=True).connect()
+    welcome = await again.hello("ann", token=ann.token)
+    assert welcome["player"] == ann.player
+    snap = await again.join(table, role="player")
+    assert snap["you"] == 1
+    engine = live.hall.tables[table].engine
+    assert snap["state"] == _wire(again, engine.view(1))
+    assert snap["state"]["hole_cards"] == _wire(again, engine.view(1)["hole_cards"])
+    # a stranger cannot take the seat, nor act for it
+    eve = await live.client("eve")
+    with pytest.raises(ServerError) as err:
+        await eve.join(table, role="player", seat=1)
+    assert err.value.code == "match_running"
+    await eve.join(table, role="spectator")
+    with pytest.raises(ServerError) as err:
+        await eve.act(table, {"type": "check"})
+    assert err.value.code == "not_a_player"
+    with pytest.raises(ServerError) as err:
+        await _hello_bad_token(live)
+    assert err.value.code == "unknown_token"
+    for c in (again, bob, eve):
+        await c.close()
+
+
+async def _hello_bad_token(live):
+    c = await Client(live.url).connect()
+    try:
+        await c.hello("x", token="not-a-token")
+    finally:
+        await c.close()
+
+
+async def test_since_resumes_from_buffer_or_snapshot(live):
+    ann, bob, table, bob_snap = await _two_players(live)
+    t = await _turn(live, table)
+    await bob.close()
+    last = bob.seqs[table]
+    # ann plays on while bob is away: whoever is to act acts, bob's turns time out... so act only as ann
+    while t.turn_seat == 1:
+        await ann.act(table, {"type": "check"}, turn=t.turn_id)
+        t = await _turn(live, table)
+    missed_until = t.seq
+    assert missed_until > last
+    back = await Client(live.url, codec="json", record=True).connect()
+    await back.hello("bob", token=bob.token)
+    reply = await back.join(table, role="player", since=last)
+    # the missed events, then bob's own return (presence), then ok
+    assert reply["type"] == "ok" and reply["seq"] == missed_until + 1 == t.seq
+    frames = event_frames(back, table)
+    check_gap_free(frames, last)
+    assert frames[-1]["event"] == {"type": "presence", "seat": 2, "connected": True}
+    for f in frames:  # legal actions only with bob's current turn
+        assert ("legal" in f) == (f["seq"] == t.turn_id and t.turn_seat == 2), (f, t.turn_id, t.turn_seat)
+    # a gap older than the buffer gets a snapshot instead
+    t.buffer.clear()
+    again = await Client(live.url, record=True).connect()
+    await again.hello("bob", token=bob.token)
+    snap = await again.join(table, role="player", since=1)
+    assert snap["type"] == "snapshot" and snap["seq"] == t.seq and snap["you"] == 2
+    for c in (ann, back, again):
+        await c.close()
+
+
+async def test_timeouts_check_then_fold_then_sit_out_G3(live):
+    ann, bob, table, _ = await _two_players(live, {"action_clock": 0.2, "time_bank": 0})
+    clients = {1: ann, 2: bob}
+    t = await _turn(live, table)
+    first = t.turn_seat
+    other = 3 - first
+    watcher = clients[other]
+    # first to act lets the clock run: checking is free, so the timeout checks
+    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "timeout", timeout=5)
+    assert ev["event"] == {"type": "timeout", "seat": first, "action": {"type": "check"}}
+    t = await _turn(live, table)
+    assert t.turn_seat == other
+    await clients[other].act(table, {"type": "all_in"}, turn=t.turn_id)
+    # facing an all-in, checking is not legal: the timeout folds, never checks
+    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "timeout", timeout=5)
+    assert ev["event"] == {"type": "timeout", "seat": first, "action": {"type": "fold"}}
+    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "sat_out", timeout=5)
+    assert ev["event"] == {"type": "sat_out", "seat": first, "reason": "timeouts"}
+    assert live.hall.tables[table].seats[first].sitting_out
+    # sitting out, the player's turns are played at once; sit_in brings them back
+    await clients[first].act(table, {"type": "sit_in"})
+    assert not live.hall.tables[table].seats[first].sitting_out
+    for c in (ann, bob):
+        await c.close()
+
+
+async def test_two_clients_racing_to_act(live):
+    ann, bob, table, _ = await _two_players(live)
+    t = await _turn(live, table)
+    clients = {1: ann, 2: bob}
+    turn = t.turn_id
+    results = await asyncio.gather(ann.act(table, {"type": "check"}, turn=turn),
+                                   bob.act(table, {"type": "check"}, turn=turn), return_exceptions=True)
+    oks = [r for r in results if not isinstance(r, Exception)]
+    errs = [r for r in results if isinstance(r, ServerError)]
+    assert len(oks) == 1 and len(errs) == 1
+    assert errs[0].code in ("not_your_turn", "stale_turn")
+    # the same player on two connections racing for one turn: one wins, one is stale
+    t = await _turn(live, table)
+    seat = t.turn_seat
+    twin = await Client(live.url).connect()
+    await twin.hello("twin", token=clients[seat].token)
+    await twin.join(table, role="player")
+    turn = t.turn_id
+    results = await asyncio.gather(clients[seat].act(table, {"type": "check"}, turn=turn),
+                                   twin.act(table, {"type": "check"}, turn=turn), return_exceptions=True)
+    codes = sorted(r.code if isinstance(r, ServerError) else "ok" for r in results)
+    assert codes == ["ok", "stale_turn"], codes
+    for c in (ann, bob, twin):
+        await c.close()
+
+
+async def test_solo_play_waits_for_continue_G4_NL5(live):
+    ann = await live.client("ann")
+    table = await ann.create_table("loco_poker", seats=3, bots=2, options={"pause": 0, "bot_think": 0,
+                                                                           "points_to_win": 1})
+    snap = await ann.join(table, role="player")
+    remember_seat(ann, table, snap["you"])
+    frames = await asyncio.wait_for(play(ann, table, "solo"), 60)
+    continues = [f for f in frames if (f.get("turn") or {}).get("continue")]
+    assert continues, "solo play never waited for continue"
+    # between a continue turn and the player's continue, nothing else happened
+    for f in continues[:-1]:
+        nxt = next(g for g in frames if g["seq"] == f["seq"] + 1)
+        assert nxt["seq"] == f["seq"] + 1
+    assert frames[-1]["event"]["type"] == "match_ended"
+    await ann.close()
+
+
+async def test_owner_pause_and_resume_G8_and_rematch_G7(live):
+    ann, bob, table, _ = await _two_players(live, {"action_clock": 0.3, "time_bank": 0, "points_to_win": 1})
+    t = await _turn(live, table)
+    with pytest.raises(ServerError) as err:
+        await bob.act(table, {"type": "pause"})
+    assert err.value.code == "not_owner"
+    await ann.act(table, {"type": "pause"})
+    clients = {1: ann, 2: bob}
+    with pytest.raises(ServerError) as err:
+        await clients[t.turn_seat].act(table, {"type": "check"})
+    assert err.value.code == "paused"
+    await asyncio.sleep(0.5)  # longer than the action clock: a paused clock does not run
+    assert not [f for f in event_frames(ann, table) if f["event"]["type"] == "timeout"]
+    await ann.act(table, {"type": "resume"})
+    # play the match out, then the rematch: same seats, the next match's commitment as published
+    remember_seat(ann, table, 1)
+    remember_seat(bob, table, 2)
+    done = await asyncio.wait_for(asyncio.gather(play(ann, table, "x"), play(bob, table, "y")), 60)
+    ended = done[0][-1]["event"]
+    first_dealer = live.hall.tables[table].first_dealer
+    await bob.act(table, {"type": "rematch"})
+    ev = await ann.next_event(table, where=lambda f: f["event"]["type"] == "rematch")
+    assert ev["event"]["commitment"] == ended["next_commitment"] and ev["event"]["match"] == 2
+    started = await ann.next_event(table, where=lambda f: f["event"]["type"] == "match_started")
+    assert started["event"]["commitment"] == ended["next_commitment"]
+    assert live.hall.tables[table].first_dealer == (first_dealer % 2) + 1  # G-7: the dealer moves on
+    for c in (ann, bob):
+        await c.close()
+
+
+async def test_leave_frees_seat_before_match_sits_out_during_G5(live):
+    ann = await live.client("ann")
+    bob = await live.client("bob")
+    table = await ann.create_table("loco_poker", seats=3, options=FAST)
+    await bob.join(table, role="player", seat=2)
+    await bob.leave(table)
+    assert 2 not in live.hall.tables[table].seats
+    await bob.join(table, role="player", seat=2)
+    await ann.join(table, role="player", seat=1)
+    with pytest.raises(ServerError) as err:
+        await bob.act(table, {"type": "start"})
+    assert err.value.code == "not_owner"
+    await ann.act(table, {"type": "start"})  # G-9: the owner starts with two seated
+    assert live.hall.tables[table].status == "running"
+    await bob.leave(table)
+    assert live.hall.tables[table].seats[2].sitting_out
+    for c in (ann, bob):
+        await c.close()
+
+
+async def test_rate_limited_then_closed():
+    settings = replace(TEST_SETTINGS, rate=5, burst=5, rate_strikes=3)
+    async with running_server(settings) as live:
+        c = await Client(live.url).connect()
+        for i in range(12):
+            await c.send({"type": "ping", "id": i})
+        code, _ = await asyncio.wait_for(c.closed, 5)
+        assert code == 4008
+        codes = [f.get("code") for f in [c.inbox.get_nowait() for _ in range(c.inbox.qsize())]]
+        assert "rate_limited" in codes
+        assert live.hall.metrics.dropped.labels("rate_limited")._value.get() == 1
+        await c.close()
+        # everyone else is fine
+        ok = await live.client("ok")
+        assert (await ok.ping())["type"] == "pong"
+        await ok.close()
+
+
+async def test_slow_consumer_is_dropped_table_goes_on():
+    import socket
+
+    settings = replace(TEST_SETTINGS, send_queue=100)
+    async with running_server(settings) as live:
+        boss = await live.client("boss")
+        tables = [await boss.create_table("loco_poker", seats=4, bots=4,
+                                          options={**FAST, "auto_rematch": True, "points_to_win": 5})
+                  for _ in range(3)]
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", int(live.url.rsplit(":", 1)[1].split("/")[0])))
+        from websockets.asyncio.client import connect
+
+        ws = await connect(live.url, sock=sock, subprotocols=["cardhall.v1.json"], max_queue=1)
+        slow = Client(live.url, codec="json")
+        slow.ws = ws
+        for i, t in enumerate(tables):
+            await ws.send(slow.codec.encode({"type": "hello", "name": "slow"} if i == 0 else {"type": "ping"}))
+            await ws.send(slow.codec.encode({"type": "join", "table": t, "role": "spectator"}))
+        # never read again
+        for _ in range(300):
+            if live.hall.metrics.dropped.labels("slow_consumer")._value.get():
+                break
+            await asyncio.sleep(0.05)
+        assert live.hall.metrics.dropped.labels("slow_consumer")._value.get() == 1
+        assert all(live.hall.tables[t].fanout.count == 0 for t in tables)
+        before = live.hall.tables[tables[0]].seq
+        await asyncio.sleep(0.2)
+        assert live.hall.tables[tables[0]].seq > before  # the table never waited
+        await boss.close()
+        ws.transport.abort()
+
+
+async def test_origin_restriction():
+    from websockets.exceptions import InvalidStatus
+
+    settings = replace(TEST_SETTINGS, allowed_origins=("https://cards.example",))
+    async with running_server(settings) as live:
+        with pytest.raises(InvalidStatus):
+            await Client(live.url, origin="https://evil.example").connect()
+        good = await Client(live.url, origin="https://cards.example").connect()
+        assert (await good.ping())["type"] == "pong"
+        await good.close()
+        plain = await Client(live.url).connect()  # not a browser: no Origin header
+        assert (await plain.ping())["type"] == "pong"
+        await plain.close()
