@@ -1,0 +1,224 @@
+"""The service around the tables: HTTP lobby and operations, metrics,
+checkpoint ordering, restoring a table from its stored state, fault
+containment, and SIGTERM (a real subprocess)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from clients.client import Client, ServerError
+from server.store import MemoryStore
+from server.table import Table
+from tests.server.conftest import TEST_SETTINGS, running_server
+from tests.server.play import available, event_frames
+
+pytestmark = pytest.mark.skipif(not available("loco_poker"), reason="needs the loco_poker engine")
+
+
+async def test_lobby_hands_health_metrics_and_operator_endpoints():
+    async with running_server(replace(TEST_SETTINGS, operator_key="sesame")) as live:
+        ann = await live.client("ann")
+        async with httpx.AsyncClient(base_url=live.http) as http:
+            r = await http.post("/api/tables", json={"game": "loco_poker", "seats": 3, "bots": 3,
+                                                     "options": {"pause": 0, "bot_think": 0, "points_to_win": 1}},
+                                headers={"Authorization": f"Bearer {ann.token}"})
+            assert r.status_code == 201
+            table = r.json()["table"]
+            assert r.json()["info"]["owner"] == ann.player and len(r.json()["commitment"]) == 64
+            assert (await http.post("/api/tables", json={"game": "chess"})).status_code == 400
+            assert (await http.post("/api/tables", content=b"{")).status_code == 400
+            assert (await http.post("/api/tables", json={"game": "loco_poker"},
+                                    headers={"Authorization": "Bearer wrong"})).status_code == 401
+            await ann.join(table, role="spectator")
+            for _ in range(600):
+                if live.hall.tables[table].status == "finished":
+                    break
+                await asyncio.sleep(0.05)
+            lobby = (await http.get("/api/tables")).json()
+            entry = next(e for e in lobby if e["id"] == table)
+            assert entry["game"] == "loco_poker" and entry["seats"] == 3 and entry["taken"] == 3
+            assert entry["spectators"] == 1 and entry["status"] == "finished"
+            assert entry["options"]["points_to_win"] == 1
+            hands = (await http.get(f"/api/tables/{table}/hands")).json()
+            assert hands["hands"] and {"hole", "board"} <= set(hands["hands"][0]["hand"])
+            assert (await http.get("/api/tables/t_nope/hands")).status_code == 404
+            assert (await http.get("/healthz")).json()["status"] == "ok"
+            metrics = (await http.get("/metrics")).text
+            for name in ("cardhall_tables ", "cardhall_connections ", "cardhall_actions_total",
+                         "cardhall_events_total", "cardhall_action_latency_seconds_bucket",
+                         "cardhall_errors_total{code=\"unknown_game\"}", "process_resident_memory_bytes"):
+                assert name in metrics, name
+            # operators: the key is required; inspect shows the full state; close ends the table
+            assert (await http.get(f"/api/ops/tables/{table}")).status_code == 403
+            assert (await http.get(f"/api/ops/tables/{table}", headers={"x-operator-key": "nope"})).status_code == 403
+            r = await http.get(f"/api/ops/tables/{table}", headers={"x-operator-key": "sesame"})
+            assert r.status_code == 200 and r.json()["state"]["engine"] is not None
+            r = await http.post(f"/api/ops/tables/{table}/close", headers={"x-operator-key": "sesame"})
+            assert r.status_code == 202
+            ev = await ann.next_event(table, where=lambda f: f["event"]["type"] == "closed")
+            assert ev["event"]["reason"] == "operator"
+            await asyncio.sleep(0.05)
+            assert table not in live.hall.tables
+            assert (await http.get(f"/api/tables/{table}")).status_code == 404
+            assert (await http.get(f"/api/tables/{table}/hands")).status_code == 200  # G-9: still exportable
+            with pytest.raises(ServerError) as err:
+                await ann.join(table)
+            assert err.value.code == "unknown_table"
+        await ann.close()
+
+
+async def test_idle_finished_table_closes_G9(live):
+    ann = await live.client("ann")
+    table = await ann.create_table("loco_poker", seats=2, bots=2,
+                                   options={"pause": 0, "bot_think": 0, "points_to_win": 1, "close_after": 1})
+    await ann.join(table, role="spectator")
+    await ann.next_event(table, where=lambda f: f["event"]["type"] == "match_ended", timeout=30)
+    await ann.leave(table)
+    for _ in range(100):
+        if table not in live.hall.tables:
+            break
+        await asyncio.sleep(0.05)
+    assert table not in live.hall.tables
+    await ann.close()
+
+
+class SlowStore(MemoryStore):
+    """A memory store whose commits take 50 ms and remember when each seq was written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: dict[int, float] = {}
+
+    async def commit(self, batch):
+        await asyncio.sleep(0.05)
+        await super().commit(batch)
+        now = time.monotonic()
+        for cp in batch:
+            for seq, _ in cp.events:
+                self.written.setdefault(seq, now)
+
+
+async def test_no_event_leaves_before_its_checkpoint():
+    from server.app import build_server
+
+    store = SlowStore()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = build_server(replace(TEST_SETTINGS, port=port), store)
+    server.capture_signals = __import__("contextlib").nullcontext  # type: ignore[method-assign]
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        received: dict[int, float] = {}
+        c = Client(f"ws://127.0.0.1:{port}/ws", on_frame=lambda f: f.get("type") == "event" and
+                   received.setdefault(f["seq"], time.monotonic()))
+        await c.connect()
+        await c.hello("ann")
+        table = await c.create_table("loco_poker", seats=2, bots=2, options={"pause": 0, "bot_think": 0})
+        await c.join(table, role="spectator")
+        await asyncio.sleep(1.0)
+        assert len(received) > 5
+        for seq, at in received.items():
+            assert seq in store.written and store.written[seq] <= at, seq
+        await c.close()
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_table_state_round_trips_and_restores(live):
+    ann = await live.client("ann")
+    bob = await live.client("bob")
+    table = await ann.create_table("loco_poker", seats=2, options={"pause": 0})
+    await ann.join(table, role="player", seat=1, seed="x")
+    await bob.join(table, role="player", seat=2)
+    await asyncio.sleep(0.1)
+    t = live.hall.tables[table]
+    data = t.to_data()
+    stored = live.hall.store.state(table)
+    assert stored["seq"] == t.seq and stored["engine"] == data["engine"]
+    copy = Table.from_data(live.hall, data)
+    again = copy.to_data()
+    for key in ("turn",):
+        again.pop(key), data.pop(key)
+    assert again == data
+    assert copy.engine.view(1) == t.engine.view(1)
+    for c in (ann, bob):
+        await c.close()
+
+
+async def test_a_fault_breaks_one_table_only(live):
+    ann = await live.client("ann")
+    bob = await live.client("bob")
+    sick = await ann.create_table("loco_poker", seats=2, options={"pause": 0})
+    well = await ann.create_table("loco_poker", seats=2, options={"pause": 0})
+    for table in (sick, well):
+        await ann.join(table, role="player", seat=1)
+        await bob.join(table, role="player", seat=2)
+    await asyncio.sleep(0.1)
+    t = live.hall.tables[sick]
+
+    def boom(seat, action):
+        raise RuntimeError("engine bug")
+
+    t.engine.apply = boom  # an engine fault inside this table only
+    actor = {1: ann, 2: bob}[t.turn_seat]
+    with pytest.raises(ServerError) as err:
+        await actor.act(sick, {"type": "check"})
+    assert err.value.code == "table_broken"
+    ev = await ann.next_event(sick, where=lambda f: f["event"]["type"] == "broken")
+    assert ev["event"] == {"type": "broken"}
+    assert t.status == "broken"
+    with pytest.raises(ServerError) as err:
+        await ann.act(sick, {"type": "check"})
+    assert err.value.code == "table_broken"
+    w = live.hall.tables[well]
+    await {1: ann, 2: bob}[w.turn_seat].act(well, {"type": "check"}, turn=w.turn_id)
+    assert (await ann.ping())["type"] == "pong"
+    for c in (ann, bob):
+        await c.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_sigterm_closes_sockets_with_1001():
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
+                             "--log-level", "warning"], cwd=os.path.dirname(os.path.dirname(os.path.dirname(
+                                 os.path.abspath(__file__)))))
+    try:
+        c = None
+        for _ in range(100):
+            try:
+                c = await Client(f"ws://127.0.0.1:{port}/ws").connect()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        assert c is not None, "server did not start"
+        await c.hello("ann")
+        table = await c.create_table("loco_poker", seats=2, bots=2, options={"bot_think": 0.05})
+        await c.join(table, role="spectator")
+        await c.next_event(table, timeout=5)
+        proc.send_signal(signal.SIGTERM)
+        code, _ = await asyncio.wait_for(c.closed, 10)
+        assert code == 1001
+        assert proc.wait(10) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it has shut down
+    finally:
+        if proc.poll() is None:
+            proc.kill()
