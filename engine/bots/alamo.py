@@ -74,41 +74,29 @@ def alamo_equity(
     if len(board) + to_come + len(hole) < 5:
         raise ValueError("a showdown needs at least five cards per player")
     mine_fixed = list(hole) + list(board)
-    has_joker = any(c[0] == "X" for c in pool) or any(c[0] == "X" for c in mine_fixed)
-    randbelow = rng.randbelow
-    total = 0.0
-    if not has_joker:
+    if any(c[0] == "X" for c in pool) or any(c[0] == "X" for c in mine_fixed):
+        cards: list[Any] = pool
+        hero: list[Any] = mine_fixed
+        shown: list[Any] = list(board)
+        evaluate: Any = _value  # wild jokers (AL-2)
+    else:  # the common case: eval7 objects straight into eval7
+        cards = [_EVAL7[c] for c in pool]
         hero = [_EVAL7[c] for c in mine_fixed]
         shown = [_EVAL7[c] for c in board]
-        cards = [_EVAL7[c] for c in pool]
         evaluate = eval7.evaluate
-        for _ in range(samples):
-            for i in range(need):
-                j = i + randbelow(n - i)
-                cards[i], cards[j] = cards[j], cards[i]
-            extra = cards[:to_come]
-            mine = evaluate(hero + extra)
-            full = shown + extra
-            best, ties, k = 0, 1, to_come
-            for _opp in range(opponents):
-                value = evaluate(cards[k : k + 2] + full)
-                k += 2
-                if value > best:
-                    best, ties = value, 1
-                elif value == best:
-                    ties += 1
-            total += 1.0 if mine > best else (1.0 / (ties + 1) if mine == best else 0.0)
-        return total / samples
+    randbelow = rng.randbelow
+    total = 0.0
     for _ in range(samples):
+        # partial Fisher-Yates: cards[:need] becomes a uniform random draw
         for i in range(need):
             j = i + randbelow(n - i)
-            pool[i], pool[j] = pool[j], pool[i]
-        extra = pool[:to_come]
-        mine = _value(mine_fixed + extra)
-        full = list(board) + extra
+            cards[i], cards[j] = cards[j], cards[i]
+        extra = cards[:to_come]
+        mine = evaluate(hero + extra)
+        full = shown + extra
         best, ties, k = 0, 1, to_come
         for _opp in range(opponents):
-            value = _value(pool[k : k + 2] + full)
+            value = evaluate(cards[k : k + 2] + full)
             k += 2
             if value > best:
                 best, ties = value, 1

@@ -96,11 +96,15 @@ Face-down pot cards and stack contents are never in any event, only counts.
                       all_in), ``cards`` (moved to the pot now), ``bet`` (street total),
                       ``stack``, ``pot``, ``all_in`` (bool)
     ``uncalled``      ``seat``, ``cards`` (count back on top of the stack), ``stack``   --
-    ``show``          ``seat``, ``cards`` (hole cards), ``hand`` (category name)        --
-    ``showdown``      ``board``, ``pots`` [{``cards``, ``eligible``, ``winners``,        --
-                      ``shares``}], ``hole_cards`` (set-aside count to the main pot)
+    ``show``          ``seat``, ``cards`` (hole cards), ``hand`` (category name, None    --
+                      before the flop): every hand still in, at the showdown or as
+                      soon as no more betting can happen (all in, AL-6)
+    ``award``         ``board``, ``pots`` [{``cards``, ``eligible``, ``winners``,        --
+                      ``shares``}] main pot first (a pot's ``cards`` exclude, its
+                      ``shares`` include the hole cards), ``hole_cards`` (how many
+                      go to the main pot's winners, AL-4)
     ``hand_end``      ``hand``, ``winnings`` {seat: cards}, ``stacks``, ``reason``       --
-                      (``fold`` / ``showdown``)
+                      (``fold`` / ``showdown``; ``last_player``: AL-7 left one player)
     ``match_end``     ``result`` (see ``result()``)                                      --
     ================  ================================================================  =================
 
@@ -635,7 +639,7 @@ class Alamo(Engine):
                 self.rng.shuffle(winnings[seat])
                 self.stacks[seat].extend(winnings[seat])
         events = [
-            Event({"type": "showdown", "board": list(self.board), "pots": pot_data, "hole_cards": len(holes)})
+            Event({"type": "award", "board": list(self.board), "pots": pot_data, "hole_cards": len(holes)})
         ]
         # hand record before clearing the table
         self.record = self._make_record(pot_data, winnings, reason)

@@ -468,7 +468,7 @@ def test_AL8_tie_splits_odd_card_to_first_winner_left_of_dealer():
     for seat in (1, 2, 3):
         game.apply(seat, {"type": "check"})
     events = game.advance()
-    pots = of(events, "showdown")[0]["pots"]
+    pots = of(events, "award")[0]["pots"]
     assert pots[0]["winners"] == [1, 2] and pots[0]["shares"] == {"1": 5, "2": 4}
     assert of(events, "hand_end")[0]["winnings"] == {"1": 5, "2": 4}
     check_audit(game)
