@@ -122,7 +122,7 @@ from engine.cards import standard_deck
 from engine.games.alamo_ranking import hand_name, hand_value
 from engine.pots import Pot, side_pots, split
 from engine.rng import RandomSource
-from engine.seats import clockwise, next_seat
+from engine.seats import check_seats, clockwise, next_seat
 
 STATE_VERSION = 1
 STREETS = ("preflop", "flop", "turn", "river")
@@ -138,14 +138,6 @@ ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in")
 def ante_for(players: int) -> int:
     """Cards each player antes: 1 with three players, 2 with two (seed "Ante Up"; AL-7)."""
     return 1 if players >= 3 else 2
-
-
-def _keys(mapping: Mapping[int, Any]) -> dict[str, Any]:
-    return {str(k): v for k, v in mapping.items()}
-
-
-def _ints(mapping: Mapping[str, Any]) -> dict[int, Any]:
-    return {int(k): v for k, v in mapping.items()}
 
 
 class Alamo(Engine):
@@ -166,7 +158,8 @@ class Alamo(Engine):
         self.result_data: Data | None = None
         self.hand_number = 0
         self.dealer: int | None = None
-        self.stacks: dict[int, list[str]] = {s: [] for s in self.seats}
+        #: seat -> the cards of its stack, index 0 the top (hidden from every viewer, AL-4)
+        self.piles: dict[int, list[str]] = {s: [] for s in self.seats}
         #: elimination groups in the order they happened (AL-7), each [hand, [seats]]:
         #: the players found short by one elimination check, or busted by one hand
         self.out: list[list[Any]] = []
@@ -194,11 +187,7 @@ class Alamo(Engine):
     def new(cls, seats: Sequence[int], options: Mapping[str, Any] | None, rng: RandomSource) -> Self:
         """A match for 2 or 3 occupied ``seats``; raises ValueError naming a bad option or seat count."""
         opts = cls.resolve_options(options)
-        seats = sorted(seats)
-        if not cls.min_seats <= len(seats) <= cls.max_seats or len(set(seats)) != len(seats):
-            raise ValueError(f"seats: Alamo is for 2 or 3 distinct seats (AL-1), got {seats}")
-        if any(not isinstance(s, int) or s < 1 for s in seats):
-            raise ValueError(f"seats: seat numbers are 1..N (G-1), got {seats}")
+        seats = check_seats(seats, cls.min_seats, cls.max_seats)  # 2 or 3 players (AL-1)
         jokers = opts["jokers"]
         if jokers is None:
             opts["jokers"] = len(seats) == 3
@@ -239,15 +228,14 @@ class Alamo(Engine):
     def result(self) -> Data | None:
         return self.result_data
 
-    def stack_sizes(self) -> dict[int, int]:
-        """Seat -> cards in that seat's stack (behind, during a hand)."""
-        return {s: len(cards) for s, cards in self.stacks.items()}
-
-    def stacks_counts(self) -> dict[int, int]:
-        return self.stack_sizes()
+    def stacks(self) -> dict[int, int]:
+        """Seat -> cards in that seat's stack (behind, during a hand; the same
+        question as the Hold'em engines'). The cards themselves are ``piles``."""
+        return {s: len(cards) for s, cards in self.piles.items()}
 
     def stacks_public(self) -> dict[str, int]:
-        return {str(s): len(c) for s, c in self.stacks.items()}
+        """:meth:`stacks` with string keys, as events and views carry it."""
+        return {str(s): len(c) for s, c in self.piles.items()}
 
     @property
     def live(self) -> list[int]:
@@ -275,7 +263,7 @@ class Alamo(Engine):
         exactly the deck (a duplicate or a stranger), whatever their number."""
         hands = [c for s in self.live for c in self.hole.get(s, [])]
         aside = [c for s in self.folded for c in self.hole.get(s, [])]
-        stacks = [c for cards in self.stacks.values() for c in cards]
+        stacks = [c for cards in self.piles.values() for c in cards]
         every = stacks + self.face_down + self.board + hands + aside
         counted = len(every)
         if sorted(every) != sorted(standard_deck(2 if self.options["jokers"] else 0)):
@@ -307,7 +295,7 @@ class Alamo(Engine):
         self.rng.shuffle(deck)
         order = clockwise(self.seats, after=dealer)
         for k, seat in enumerate(order):
-            self.stacks[seat] = deck[k :: len(order)]
+            self.piles[seat] = deck[k :: len(order)]
         self.dealer = dealer
         events = [
             Event(
@@ -344,8 +332,8 @@ class Alamo(Engine):
         kind = move.kind
         moved = move.added
         if moved:
-            cards = self.stacks[seat][:moved]
-            del self.stacks[seat][:moved]
+            cards = self.piles[seat][:moved]
+            del self.piles[seat][:moved]
             self.face_down.extend(cards)
             self.street_cards.setdefault(seat, []).extend(cards)
             self.contributed[seat] = self.contributed.get(seat, 0) + moved
@@ -362,9 +350,9 @@ class Alamo(Engine):
                     **entry,
                     "cards": moved,
                     "bet": move.total,
-                    "stack": len(self.stacks[seat]),
+                    "stack": len(self.piles[seat]),
                     "pot": len(self.face_down) + len(self.board),
-                    "all_in": kind != "fold" and not self.stacks[seat],
+                    "all_in": kind != "fold" and not self.piles[seat],
                 }
             )
         )
@@ -402,13 +390,13 @@ class Alamo(Engine):
         live = [s for s in self.seats if s not in out]
         while True:
             ante = ante_for(len(live))
-            short = [s for s in live if len(self.stacks[s]) < ante + HOLE]
+            short = [s for s in live if len(self.piles[s]) < ante + HOLE]
             if not short or len(live) <= 1:
                 break
             self.out.append([self.hand_number, list(short)])
             for seat in short:
-                cards = self.stacks[seat]
-                self.stacks[seat] = []
+                cards = self.piles[seat]
+                self.piles[seat] = []
                 self.face_down.extend(cards)
                 self.dead += len(cards)
                 self.log.append({"eliminated": seat, "cards": len(cards)})
@@ -423,7 +411,7 @@ class Alamo(Engine):
             winnings = list(self.face_down)
             self.face_down = []
             self.rng.shuffle(winnings)
-            self.stacks[winner].extend(winnings)
+            self.piles[winner].extend(winnings)
             events.append(
                 Event(
                     {
@@ -439,7 +427,7 @@ class Alamo(Engine):
         self.players = clockwise(live, after=self.dealer)
         self.ante = ante
         self.hand_start = {
-            "stacks": {str(s): list(self.stacks[s]) for s in self.seats},
+            "stacks": {str(s): list(self.piles[s]) for s in self.seats},
             "pot_before_ante": list(self.face_down),
         }
         events.append(
@@ -455,8 +443,8 @@ class Alamo(Engine):
             )
         )
         for seat in self.players:
-            cards = self.stacks[seat][:ante]
-            del self.stacks[seat][:ante]
+            cards = self.piles[seat][:ante]
+            del self.piles[seat][:ante]
             self.face_down.extend(cards)
             self.contributed[seat] = ante
         events.append(
@@ -471,8 +459,8 @@ class Alamo(Engine):
             )
         )
         for seat in self.players:
-            self.hole[seat] = self.stacks[seat][:HOLE]
-            del self.stacks[seat][:HOLE]
+            self.hole[seat] = self.piles[seat][:HOLE]
+            del self.piles[seat][:HOLE]
         events.append(
             Event(
                 {"type": "hole_cards", "players": list(self.players), "stacks": self.stacks_public()},
@@ -487,13 +475,13 @@ class Alamo(Engine):
 
     def _can_bet(self) -> bool:
         """A betting round happens when at least two players still in have cards behind (AL-6)."""
-        return sum(1 for s in self.live if self.stacks[s]) >= 2
+        return sum(1 for s in self.live if self.piles[s]) >= 2
 
     def _open_round(self) -> list[Event]:
         self.street_cards = {}
         self.betting = BettingRound.begin(
             ALAMO_BETTING,
-            stacks=[len(self.stacks[s]) for s in self.players],
+            stacks=[len(self.piles[s]) for s in self.players],
             folded=[s in self.folded for s in self.players],
             first=0,  # left of the dealer (AL-5)
             size=MIN_BET,
@@ -520,10 +508,10 @@ class Alamo(Engine):
                 del self.street_cards[seat][-count:]
                 for card in cards:
                     self.face_down.remove(card)
-                self.stacks[seat][:0] = cards
+                self.piles[seat][:0] = cards
                 self.contributed[seat] -= count
                 self.log.append({"uncalled": seat, "cards": count})
-                events.append(Event({"type": "uncalled", "seat": seat, "cards": count, "stack": len(self.stacks[seat])}))
+                events.append(Event({"type": "uncalled", "seat": seat, "cards": count, "stack": len(self.piles[seat])}))
         self.betting = None
         self.street_cards = {}
         return events
@@ -637,7 +625,7 @@ class Alamo(Engine):
         for seat in order:
             if seat in winnings:
                 self.rng.shuffle(winnings[seat])
-                self.stacks[seat].extend(winnings[seat])
+                self.piles[seat].extend(winnings[seat])
         events = [
             Event({"type": "award", "board": list(self.board), "pots": pot_data, "hole_cards": len(holes)})
         ]
@@ -660,7 +648,7 @@ class Alamo(Engine):
                 }
             )
         )
-        holders = [s for s in self.seats if self.stacks[s]]
+        holders = [s for s in self.seats if self.piles[s]]
         if len(holders) == 1:
             busted = [s for s in self.players if s != holders[0]]
             if busted:
@@ -689,7 +677,7 @@ class Alamo(Engine):
         remaining = [s for s in self.seats if s not in out]
         by_size: dict[int, list[int]] = {}
         for s in remaining:
-            by_size.setdefault(len(self.stacks[s]), []).append(s)
+            by_size.setdefault(len(self.piles[s]), []).append(s)
         ranking = [by_size[n] for n in sorted(by_size, reverse=True)]
         ranking += [list(group) for _, group in reversed(self.out)]
         self.result_data = {
@@ -723,7 +711,7 @@ class Alamo(Engine):
             "pots": pots,
             "winnings": {str(s): list(c) for s, c in winnings.items()},
             "reason": reason,
-            "finishing_stacks": {str(s): len(self.stacks[s]) for s in self.seats},
+            "finishing_stacks": {str(s): len(self.piles[s]) for s in self.seats},
         }
 
     def hand_record(self) -> Data | None:
@@ -783,7 +771,7 @@ class Alamo(Engine):
             "result": self.result_data,
             "hand_number": self.hand_number,
             "dealer": self.dealer,
-            "stacks": {str(s): list(c) for s, c in self.stacks.items()},
+            "stacks": {str(s): list(c) for s, c in self.piles.items()},
             "out": [[hand, list(group)] for hand, group in self.out],
             "players": list(self.players),
             "ante": self.ante,
@@ -814,7 +802,7 @@ class Alamo(Engine):
             self.result_data = data["result"]
             self.hand_number = int(data["hand_number"])
             self.dealer = data["dealer"]
-            self.stacks = {int(s): list(c) for s, c in data["stacks"].items()}
+            self.piles = {int(s): list(c) for s, c in data["stacks"].items()}
             self.out = [[hand, list(group)] for hand, group in data["out"]]
             self.players = list(data["players"])
             self.ante = int(data["ante"])

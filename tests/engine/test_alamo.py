@@ -117,7 +117,7 @@ def test_AL1_stacks(name, seats, options, deck, each):
     assert start() is None
     # each player's stack was `each` before the ante and the pull
     for seat in seats:
-        assert len(game.stacks[seat]) + game.contributed[seat] + 2 == each
+        assert len(game.piles[seat]) + game.contributed[seat] + 2 == each
     check_audit(game)
 
 
@@ -179,7 +179,7 @@ def test_AL4_ante_and_hole_cards_come_off_the_top():
     game, events = new_game([1, 2], 1, {2: s2, 1: s1})
     assert game.face_down == ["2c", "3c", "2d", "3d"]  # antes clockwise from the dealer's left
     assert game.hole == {2: ["4c", "5c"], 1: ["4d", "5d"]}
-    assert game.stacks[2][:2] == ["6c", "7c"] and len(game.stacks[2]) == 22
+    assert game.piles[2][:2] == ["6c", "7c"] and len(game.piles[2]) == 22
     hole = of(events, "hole_cards")[0]
     assert "cards" not in hole
     ev = next(e for e in events if e.type == "hole_cards")
@@ -190,18 +190,18 @@ def test_AL4_ante_and_hole_cards_come_off_the_top():
 def test_AL4_bet_cards_off_the_top_uncalled_return_to_the_top_in_order():
     s2 = ["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c", "Tc", "Jc"]
     game, _ = new_game([1, 2], 1, {2: s2})
-    before = list(game.stacks[2])
+    before = list(game.piles[2])
     game.advance()  # flop
     assert game.to_act == 2  # left of the dealer (AL-5)
     events = game.apply(2, {"type": "bet", "amount": 5})
-    assert game.stacks[2] == before[5:]
+    assert game.piles[2] == before[5:]
     assert game.face_down[-5:] == ["6c", "7c", "8c", "9c", "Tc"]
     events = game.apply(1, {"type": "fold"})
     assert of(events, "uncalled") == [{"type": "uncalled", "seat": 2, "cards": 5, "stack": 22}]
     # the five bet cards are back on top in order, the winnings go under the stack
-    assert game.stacks[2][:22] == before
-    assert sorted(game.stacks[2][22:]) == sorted(game.record["winnings"]["2"])
-    assert len(game.stacks[2]) == 30 and len(game.stacks[1]) == 22
+    assert game.piles[2][:22] == before
+    assert sorted(game.piles[2][22:]) == sorted(game.record["winnings"]["2"])
+    assert len(game.piles[2]) == 30 and len(game.piles[1]) == 22
     check_audit(game)
 
 
@@ -212,11 +212,11 @@ def test_AL4_partial_uncalled_bet_returns_the_last_cards_bet():
     game.advance()  # hand 5: dealer 1, seat 2 acts first
     assert game.dealer == 1 and game.to_act is None
     game.advance()  # flop
-    two = list(game.stacks[2])
+    two = list(game.piles[2])
     game.apply(2, {"type": "bet", "amount": 5})
     events = game.apply(1, {"type": "call"})
     assert of(events, "uncalled")[0]["cards"] == 2
-    assert game.stacks[2][:2] == two[3:5]  # the 4th and 5th cards bet, in order
+    assert game.piles[2][:2] == two[3:5]  # the 4th and 5th cards bet, in order
     assert game.contributed == {2: 5, 1: 5}
     check_audit(game)
 
@@ -267,7 +267,7 @@ def test_AL4_side_pots_counted_in_cards():
         (14, [2, 3], [2]),
     ]
     assert record["pots"][0]["shares"] == {"1": 18} and record["pots"][1]["shares"] == {"2": 14}
-    assert {s: len(c) for s, c in game.stacks.items()} == {1: 18, 2: 25, 3: 11}
+    assert {s: len(c) for s, c in game.piles.items()} == {1: 18, 2: 25, 3: 11}
     check_audit(game)
 
 
@@ -368,7 +368,7 @@ def test_AL6_two_players_no_bets_showdown_on_four_card_board():
     assert shows == {2: "High Card", 1: "Trips"}  # best five of six
     assert game.record["board"] == ["Ah", "Kh", "7c", "2d"]
     assert of(events, "hand_end")[0]["winnings"] == {"1": 8}
-    assert len(game.stacks[1]) == 30 and len(game.stacks[2]) == 22
+    assert len(game.piles[1]) == 30 and len(game.piles[2]) == 22
     check_audit(game)
 
 
@@ -413,7 +413,7 @@ def test_AL6_all_in_runs_out_the_streets_without_betting():
     assert game.finished
     result = game.result()
     assert result["reason"] == "all_cards"
-    assert len(game.stacks[result["winners"][0]]) == 52
+    assert len(game.piles[result["winners"][0]]) == 52
 
 
 # -- AL-7: eliminations and the ante ---------------------------------------------------------
@@ -428,7 +428,7 @@ def test_AL7_three_players_short_player_eliminated_before_ante_then_ante_is_two(
     assert start["ante"] == 2 and start["players"] == [3, 2]
     assert deck[0] in game.face_down and deck[1] in game.face_down  # into this hand's pot
     assert len(game.face_down) == 2 + 2 * 2 and game.view(None)["pot"] == 6
-    assert game.stacks[1] == [] and len(game.stacks[2]) == len(game.stacks[3]) == 22
+    assert game.piles[1] == [] and len(game.piles[2]) == len(game.piles[3]) == 22
     assert game.contributed == {3: 2, 2: 2} and game.dead == 2
     check_audit(game)
 
@@ -440,7 +440,7 @@ def test_AL7_elimination_check_runs_again_with_the_new_ante():
     events = game.advance()
     assert [e["seat"] for e in of(events, "eliminated")] == [2, 1]
     assert game.finished and game.result()["ranking"] == [[3], [1], [2]]
-    assert len(game.stacks[3]) == 54
+    assert len(game.piles[3]) == 54
     check_audit(game)
 
 
@@ -450,7 +450,7 @@ def test_AL7_two_players_the_player_who_cannot_ante_loses():
     game.advance()
     assert game.finished
     assert game.result()["winners"] == [2] and game.result()["ranking"] == [[2], [1]]
-    assert len(game.stacks[2]) == 52
+    assert len(game.piles[2]) == 52
 
 
 def test_AL7_three_player_ante_is_one_and_exact_stack_is_not_eliminated():
@@ -458,7 +458,7 @@ def test_AL7_three_player_ante_is_one_and_exact_stack_is_not_eliminated():
     game = between_hands({1: deck[:3], 2: deck[3:30], 3: deck[30:]}, dealer=3)
     events = game.advance()
     assert of(events, "eliminated") == [] and game.ante == 1
-    assert game.stacks[1] == []  # all in from the ante and the pull
+    assert game.piles[1] == []  # all in from the ante and the pull
 
 
 # -- AL-8: ties, match end, max_hands ---------------------------------------------------------
@@ -484,7 +484,7 @@ def test_AL8_tie_two_players_even_split():
     game.apply(1, {"type": "check"})
     events = game.advance()
     assert of(events, "hand_end")[0]["winnings"] == {"2": 4, "1": 4}
-    assert len(game.stacks[1]) == len(game.stacks[2]) == 26
+    assert len(game.piles[1]) == len(game.piles[2]) == 26
 
 
 def test_AL8_max_hands_ends_the_match_for_the_largest_stack():
@@ -662,7 +662,7 @@ def test_property_random_matches_conserve_cards_reject_illegal_round_trip_and_le
         result = game.result()
         assert result["reason"] in ("all_cards", "last_player")
         (winner,) = result["winners"]
-        assert len(game.stacks[winner]) == game.deck_size
+        assert len(game.piles[winner]) == game.deck_size
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -684,5 +684,5 @@ def test_whole_matches_end_with_one_player_holding_every_card():
                 else:
                     game.apply(seat, bot.choose(game.view(seat), [a.to_data() for a in game.legal_actions()]))
             result = game.result()
-            assert len(game.stacks[result["winners"][0]]) == game.deck_size
+            assert len(game.piles[result["winners"][0]]) == game.deck_size
             assert sorted(s for group in result["ranking"] for s in group) == list(range(1, players + 1))
