@@ -101,7 +101,8 @@ Seat-keyed maps use string keys (``"3"``).
                      ``big_blind``, ``players`` (seats, PHH order), ``stacks``,
                      ``stakes``
     ``blinds``       ``posts``: list of ``{seat, kind (ante, small_blind,        --
-                     big_blind), amount, all_in}``, ``stacks`` after
+                     big_blind, ante_returned (phh ante trimming)), amount,
+                     all_in}``, ``stacks`` after
     ``hole_cards``   ``seats`` (dealt, in order), ``count`` (2)                  each seat:
                                                                                  ``cards``
     ``turn``         ``seat`` to act, ``street``                                 --
@@ -137,6 +138,7 @@ from engine.cards import CardError, standard_deck, validate
 from engine.pots import Pot, side_pots, split
 from engine.ranking import hand_name, hand_value
 from engine.rng import RandomSource
+from engine.seats import check_seats
 
 STREETS = ("preflop", "flop", "turn", "river")
 STATE_VERSION = 1
@@ -266,14 +268,7 @@ class HoldemEngine(Engine):
         """A match for ``seats`` (distinct numbers >= 1, ``min_seats``..``max_seats``).
         Raises ValueError naming the option at fault."""
         opts = cls.resolve_options(options)
-        seat_list = list(seats)
-        if (
-            not all(type(s) is int and s >= 1 for s in seat_list)
-            or len(set(seat_list)) != len(seat_list)
-            or not cls.min_seats <= len(seat_list) <= cls.max_seats
-        ):
-            raise ValueError(f"seats: need {cls.min_seats}..{cls.max_seats} distinct seat numbers >= 1")
-        seat_list.sort()
+        seat_list = check_seats(seats, cls.min_seats, cls.max_seats)
         stacks = opts["starting_stacks"]
         if isinstance(stacks, int) and not isinstance(stacks, bool):
             stacks = [stacks] * len(seat_list)
@@ -600,9 +595,13 @@ class HoldemEngine(Engine):
         antes_nominal = [ante] * n
         antes_nominal[bb_i] += stakes["big_blind_ante"]
         antes = [a if a < s else s for a, s in zip(antes_nominal, stacks)]
+        # phh ante trimming (pokerkit): an ante above the second-largest is cut
+        # back to it, but each blind is still limited by the stack left after
+        # the untrimmed ante
+        trimmed = antes
         if self.options["ante_trimming"]:
             cutoff = sorted(antes)[-2]
-            antes = [a if a < cutoff else cutoff for a in antes]
+            trimmed = [a if a < cutoff else cutoff for a in antes]
         blinds = [0] * n
         if sb_i is not None:
             blinds[sb_i] = stakes["small_blind"]
@@ -621,6 +620,13 @@ class HoldemEngine(Engine):
             posts.append(
                 {"seat": players[i], "kind": "small_blind" if i == sb_i else "big_blind", "amount": b, "all_in": stacks[i] == 0}
             )
+        if trimmed is not antes:
+            for i in range(n):
+                back = antes[i] - trimmed[i]
+                if back:
+                    stacks[i] += back
+                    posts.append({"seat": players[i], "kind": "ante_returned", "amount": back, "all_in": False})
+            antes = trimmed
         hand.blinds = blinds
         hand.antes_nominal = antes_nominal
         hand.antes = antes
@@ -783,12 +789,14 @@ class HoldemEngine(Engine):
             events.append(Event({"type": "show", "seat": hand.players[i], "cards": list(cards), "hand": name, "reason": "all_in"}))
         return events
 
-    def _pots(self, hand: Hand, contrib: list[int]) -> list[Pot]:
-        """Side pots by contribution level (FL-6), as player indices; under
-        ``phh`` without ante trimming the antes all go to the main pot, open to
-        every live player (pokerkit)."""
-        folded = hand.round.folded if hand.round is not None else hand.folded
-        live = [i for i, f in enumerate(folded) if not f]
+    def _pots(self, hand: Hand, contrib: list[int], live: list[int] | None = None) -> list[Pot]:
+        """Side pots by contribution level (FL-6) among ``live`` (default: the
+        players who have not folded), as player indices; under ``phh`` without
+        ante trimming the antes all go to the main pot, open to every live
+        player (pokerkit)."""
+        if live is None:
+            folded = hand.round.folded if hand.round is not None else hand.folded
+            live = [i for i, f in enumerate(folded) if not f]
         if not self.phh or self.options["ante_trimming"] or not any(hand.antes):
             return side_pots(dict(enumerate(contrib)), live)
         antes = sum(hand.antes)
@@ -848,6 +856,14 @@ class HoldemEngine(Engine):
                 else:
                     hand.actions.append(f"p{i + 1} sm")
                     events.append(Event({"type": "muck", "seat": seat}))
+        if self.phh:
+            # pokerkit forms the pots to award after the showdown: mucked hands
+            # drop out, then every hand that cannot win a pot is killed, then
+            # the pots are formed again among the rest (equal pots merge)
+            shown = [i for i in live if hand.shown[i]]
+            pots = self._pots(hand, hand.contrib, shown)
+            alive = [i for i in shown if any(i in p.eligible and values[i] == max(values[j] for j in p.eligible) for p in pots)]
+            pots = self._pots(hand, hand.contrib, alive)
         odd_order = self._odd_chip_order(hand)
         index = {s: i for i, s in enumerate(hand.players)}
         for k, pot in enumerate(pots):
