@@ -34,16 +34,16 @@ Turn order (LO-1, LO-2)
     (players who checked earlier included), calls or folds; nobody else acts
     in that hand. Only one all-in per hand.
 
-Actions (maps; any other key, or any other type, is rejected)
-    ==================  ==========================  ==================================
-    action              when legal                  effect
-    ==================  ==========================  ==================================
-    ``{"type":"check"}``  no all-in pending           passes; the street ends once all
-                                                    players still in have acted
-    ``{"type":"fold"}``   any turn (LO-3)             out of the hand; cards never shown
-    ``{"type":"all_in"}`` no all-in pending           the others call or fold (LO-2)
-    ``{"type":"call"}``   all-in pending              joins the showdown against it
-    ==================  ==========================  ==================================
+Actions (maps with ``type`` and no other key)
+    ======================  ===================  =====================================
+    action                  legal when           effect
+    ======================  ===================  =====================================
+    ``{"type": "check"}``   no all-in pending    pass; the street ends once every
+                                                 player still in has acted
+    ``{"type": "fold"}``    any turn (LO-3)      out of the hand; cards never shown
+    ``{"type": "all_in"}``  no all-in pending    the others call or fold (LO-2)
+    ``{"type": "call"}``    an all-in pending    join the showdown against it
+    ======================  ===================  =====================================
 
     Errors (:class:`engine.base.IllegalAction`, state unchanged):
     ``not_started``, ``match_over``, ``not_your_turn`` (wrong seat, or a
