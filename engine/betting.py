@@ -137,9 +137,9 @@ FIXED_LIMIT = BettingRules(FIXED, "half_bet", amount_rule="FL-2", reopen_rule="F
 #: No-limit Hold'em at the tables (seed 004, NL-2, NL-3).
 NO_LIMIT = BettingRules(UNLIMITED, "full_raise")
 #: Fixed-limit under the ``phh`` profile (pokerkit 0.7.7 semantics).
-FIXED_LIMIT_PHH = BettingRules(FIXED, "pokerkit", amount_rule="phh", reopen_rule="phh", cap_rule="phh")
+FIXED_LIMIT_PHH = BettingRules(FIXED, "pokerkit", free_fold=True, amount_rule="phh", reopen_rule="phh", cap_rule="phh")
 #: No-limit under the ``phh`` profile (pokerkit 0.7.7 semantics).
-NO_LIMIT_PHH = BettingRules(UNLIMITED, "pokerkit", amount_rule="phh", reopen_rule="phh", cap_rule="phh")
+NO_LIMIT_PHH = BettingRules(UNLIMITED, "pokerkit", free_fold=True, amount_rule="phh", reopen_rule="phh", cap_rule="phh")
 
 
 class Move(NamedTuple):
