@@ -1,4 +1,4 @@
-"""The ``heuristic`` Avalanche bot, and a win-rate benchmark against other bots.
+"""The ``heuristic`` Avalanche bot.
 
 The game is a hot potato (seed 003, RULES AV-2..AV-4): a fall hands the whole
 avalanche to the player who made the previous play, so you want to be that
@@ -24,8 +24,7 @@ unless a start is worth more than a card from the deck.
 The bot sees only what its seat sees (``Engine.view(seat)`` and the legal
 actions as plain data), as :mod:`engine.bots.base` requires.
 
-Benchmark: :func:`win_rate` (``python -c "from engine.bots.avalanche import
-win_rate; print(win_rate(4, 200))"``).
+Benchmark: :func:`engine.play.win_rate` (``cardhall bench engine`` prints it).
 """
 
 from __future__ import annotations
@@ -37,8 +36,7 @@ from math import comb
 from engine.base import Data
 from engine.bots.base import Bot
 from engine.cards import JOKER_RANK, RANK_VALUES, RANKS
-from engine.games.avalanche import JOKERS_PER_DECK, Avalanche, outcome
-from engine.rng import FairRandom
+from engine.games.avalanche import JOKERS_PER_DECK, outcome
 from engine.seats import next_seat
 
 #: Value of one card from a snowfall, in cards of stored pile (tuned against ``random``).
@@ -145,40 +143,3 @@ class AvalancheBot(Bot):
         if not others or stored.get(prev, 0) + gift >= max(others + [stored.get(me, 0)]):
             return LEADER_WEIGHT
         return RIVAL_WEIGHT
-
-
-def play_match(bots: Mapping[int, Bot], rng: FairRandom, options: Mapping[str, object] | None = None) -> Data:
-    """Play one Avalanche match between ``bots`` (seat -> bot) with the match
-    randomness ``rng``; returns :meth:`Avalanche.result`."""
-    game = Avalanche.new(sorted(bots), options, rng)
-    game.start()
-    while not game.finished:
-        seat = game.to_act
-        assert seat is not None
-        legal = [a.to_data() for a in game.legal_actions()]
-        game.apply(seat, bots[seat].choose(game.view(seat), legal))
-    result = game.result()
-    assert result is not None
-    return result
-
-
-def win_rate(players: int = 2, matches: int = 100, seed: str = "avalanche-bench", opponent: str = "random") -> float:
-    """Share of ``matches`` won by one ``heuristic`` bot against ``players - 1``
-    ``opponent`` bots (a shared win counts 1/k for k winners). The bot's seat
-    cycles through 1..players and the first dealer is random (G-2 generator
-    keyed by ``seed``), so position evens out. Deterministic for a given seed.
-    Chance level is ``1 / players``."""
-    from engine.bots.registry import make_bot
-
-    root = FairRandom(seed.encode())
-    won = 0.0
-    for i in range(matches):
-        hero = 1 + i % players
-        bots: dict[int, Bot] = {}
-        for seat in range(1, players + 1):
-            name = "heuristic" if seat == hero else opponent
-            bots[seat] = make_bot("avalanche", name, root.spawn(f"bot/{i}/{seat}"))
-        result = play_match(bots, root.spawn(f"match/{i}"))
-        if hero in result["winners"]:
-            won += 1 / len(result["winners"])
-    return won / matches

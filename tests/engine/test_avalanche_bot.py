@@ -5,10 +5,11 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from engine.bots.avalanche import AvalancheBot, fall_chance, play_match, win_rate
+from engine.bots.avalanche import AvalancheBot, fall_chance
 from engine.bots.registry import make_bot
 from engine.bots.random_bot import RandomBot
 from engine.games.avalanche import Avalanche
+from engine.play import play_match, win_rate
 from engine.rng import FairRandom
 from tests.engine.test_avalanche import new_game, play, position
 
@@ -29,7 +30,8 @@ def test_registry_default_is_the_heuristic() -> None:
 @pytest.mark.parametrize("players", [2, 5, 8])
 def test_heuristic_plays_only_legal_moves(players: int) -> None:
     bots = {s: AvalancheBot(FairRandom(f"h{s}".encode())) for s in range(1, players + 1)}
-    result = play_match(bots, FairRandom(f"legal{players}".encode()))  # IllegalAction would raise
+    run = play_match(Avalanche.new(sorted(bots), None, FairRandom(f"legal{players}".encode())), bots)
+    result = run.result  # IllegalAction would have raised
     assert sum(result["stored"].values()) + result["neutral"] == (110 if players <= 6 else 165)
 
 
@@ -79,7 +81,7 @@ def test_grows_with_a_higher_single_rather_than_fall() -> None:
 @pytest.mark.parametrize(("players", "at_least"), [(2, 0.8), (4, 0.5), (6, 0.4)])
 def test_beats_random_clearly(players: int, at_least: float) -> None:
     """40 matches, one heuristic bot against random bots (chance: 1/players)."""
-    assert win_rate(players, 40) >= at_least
+    assert win_rate("avalanche", players, 40).rate >= at_least
 
 
 def test_random_bot_is_a_fair_baseline() -> None:
@@ -87,5 +89,5 @@ def test_random_bot_is_a_fair_baseline() -> None:
     wins = 0
     for i in range(40):
         bots = {s: RandomBot(FairRandom(f"r{i}/{s}".encode())) for s in (1, 2)}
-        wins += 1 in play_match(bots, FairRandom(f"rr{i}".encode()))["winners"]
+        wins += 1 in play_match(Avalanche.new([1, 2], None, FairRandom(f"rr{i}".encode())), bots).result["winners"]
     assert 8 <= wins <= 32

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.base import Event, IllegalAction
-from engine.bots.loco_poker import LocoBot, play_match, win_rate
+from engine.bots.loco_poker import LocoBot
+from engine.play import play_match, win_rate
 from engine.bots.random_bot import RandomBot
 from engine.bots.registry import make_bot
 from engine.cards import RANKS, SUITS, parse_cards, standard_deck
@@ -713,7 +714,7 @@ def test_property_bots_finish_matches_and_stay_legal(seed: bytes, players: int) 
     root = FairRandom(seed)
     bots = {s: (make_bot("loco_poker", None, root.spawn(f"bot{s}")) if s % 2 else RandomBot(root.spawn(f"r{s}")))
             for s in seats}
-    result = play_match(LocoPoker.new(seats, None, root.spawn("match")), bots)
+    result = play_match(LocoPoker.new(seats, None, root.spawn("match")), bots).result
     assert len(result["winners"]) == 1
     assert sorted(s for g in result["ranking"] for s in g) == seats
 
@@ -765,4 +766,4 @@ def test_bot_calls_anything_when_folding_would_hand_over_the_match() -> None:
 @pytest.mark.parametrize(("players", "matches", "floor"), [(4, 100, 0.35), (6, 100, 0.28)])
 def test_bot_beats_random_clearly(players: int, matches: int, floor: float) -> None:
     """Fair share is 1/players (0.25 and 0.17); measured about 0.45 and 0.40."""
-    assert win_rate(players, matches, seed="test") >= floor
+    assert win_rate("loco_poker", players, matches, seed="test").rate >= floor
