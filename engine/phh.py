@@ -281,16 +281,17 @@ def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
     """``(game, seats, options)`` to create an engine that plays ``hand``.
 
     The mapping (issue 2 item 5, the Hold'em contract): p1..pn are seats 1..n
-    and the button is seat n (or ``_cardhall_seats`` / ``_cardhall_button``
-    when present); ``blinds_or_straddles[0]`` / ``[1]`` are the small and big
-    blind; antes all equal are ``ante``, an ante on index 1 alone is
-    ``big_blind_ante``; ``min_bet`` (NT) or ``small_bet``/``big_bet`` (FT);
+    (or ``_cardhall_seats``) and the button is pn's seat (a dead
+    ``_cardhall_button`` deals and blinds the same way);
+    ``blinds_or_straddles[0]`` / ``[1]`` are the small and big blind; the
+    ante every player pays is ``ante`` and what index 1 (the big blind) pays
+    on top is ``big_blind_ante``; ``min_bet`` (NT) or ``small_bet``/``big_bet`` (FT);
     ``starting_stacks`` per seat; ``profile`` ``"phh"`` with ``ante_trimming``
     from ``ante_trimming_status``; no blind levels. ``_cardhall_options``
     adds the options the standard fields do not decide (``profile``, ``cap``,
     ...). Raises :class:`PHHError` for what the engines cannot play:
-    straddles (a blind or straddle past index 1), uneven antes, fractional
-    chips, other variants.
+    straddles (a blind or straddle past index 1), a lone blind on p1 (a dead
+    small blind), other uneven antes, fractional chips, other variants.
     """
     variant = check_fields(hand)
     count = len(hand["starting_stacks"])
@@ -300,26 +301,29 @@ def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
         raise PHHError(
             f"straddles are not supported: blinds_or_straddles = {blinds} posts past the big blind"
         )
+    if blinds[1] == 0 and blinds[0] > 0:
+        raise PHHError(
+            f"blinds_or_straddles = {blinds}: a hand whose first player posts the only blind "
+            "(a dead small blind) cannot be dealt as the first hand of a match"
+        )
     antes = _positional(hand, "antes", count)
-    ante = big_blind_ante = 0
-    if any(antes):
-        if len(set(antes)) == 1:
-            ante = antes[0]
-        elif all(a == 0 for i, a in enumerate(antes) if i != 1):
-            big_blind_ante = antes[1]
-        else:
-            raise PHHError(
-                f"antes = {antes} are not supported: only equal antes or a big blind ante"
-            )
+    others = {a for i, a in enumerate(antes) if i != 1}
+    ante = min(others) if others else 0
+    if len(others) > 1 or antes[1] < ante:
+        raise PHHError(
+            f"antes = {antes} are not supported: only an ante for every player, "
+            "plus or instead a big blind ante (index 1)"
+        )
+    big_blind_ante = antes[1] - ante
     seats = seat_map(hand)
-    button = hand.get("_cardhall_button", seats[-1])
+    button = seats[-1]  # pn; with a dead button the same deal, blinds and order
     options: dict[str, Any] = {
         "starting_stacks": [stacks[seats.index(s)] for s in sorted(seats)],
         "small_blind": blinds[0],
         "big_blind": blinds[1],
         "ante": ante,
         "big_blind_ante": big_blind_ante,
-        "button": _whole(button, "_cardhall_button"),
+        "button": button,
         "profile": "phh",
         "ante_trimming": bool(hand.get("ante_trimming_status", False)),
     }

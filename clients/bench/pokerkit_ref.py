@@ -152,8 +152,13 @@ class PokerkitHand:
         state = self.state
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            while state.can_show_or_muck_hole_cards():
-                state.show_or_muck_hole_cards()
+            while True:
+                if state.can_show_or_muck_hole_cards():
+                    state.show_or_muck_hole_cards()
+                elif state.can_burn_card():
+                    state.burn_card("??")
+                else:
+                    break
         self.act(f"d db {cards}")
 
     def finish(self) -> list[int | Decimal]:

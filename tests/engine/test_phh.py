@@ -147,6 +147,9 @@ def _hand(**fields):
         ({"antes": [5, 5]}, {"ante": 5, "big_blind_ante": 0}),
         ({"antes": 5}, {"ante": 5}),
         ({"antes": [0, 20]}, {"ante": 0, "big_blind_ante": 20}),
+        ({"antes": [5, 25]}, {"ante": 5, "big_blind_ante": 20}),
+        ({"antes": [5, 25, 5], "starting_stacks": [9] * 3, "blinds_or_straddles": [10, 20, 0]},
+         {"ante": 5, "big_blind_ante": 20}),
         ({"antes": [0, 500, 0, 0], "starting_stacks": [9] * 4, "blinds_or_straddles": [250, 500, 0, 0]},
          {"big_blind_ante": 500, "button": 4, "small_blind": 250, "big_blind": 500, "starting_stacks": [9] * 4}),
         ({"ante_trimming_status": True}, {"ante_trimming": True}),
@@ -168,7 +171,7 @@ def test_engine_setup_maps_the_standard_fields(fields, expected):
 
 
 def test_engine_setup_uses_our_user_fields_for_seats_button_and_other_options():
-    hand = _hand(_cardhall_seats=[4, 2], _cardhall_button=2,
+    hand = _hand(_cardhall_seats=[4, 2], _cardhall_button=3,  # a dead button deals like pn's seat
                  _cardhall_options={"profile": "table", "cap": 4, "small_blind": 999, "blind_levels": 15},
                  _cardhall_game="no_limit_holdem")
     game, seats, options = engine_setup(hand)
@@ -186,7 +189,9 @@ def test_engine_setup_uses_our_user_fields_for_seats_button_and_other_options():
         ({"variant": "FT"}, "missing required field.*small_bet, big_bet"),
         ({"min_bet": None}, "must be a number"),
         ({"blinds_or_straddles": [10, 20, 40], "starting_stacks": [100] * 3}, "straddles are not supported"),
-        ({"antes": [1, 2], "starting_stacks": [100, 100]}, "antes = \\[1, 2\\] are not supported"),
+        ({"antes": [2, 1], "starting_stacks": [100, 100]}, "antes = \\[2, 1\\] are not supported"),
+        ({"antes": [1, 2, 3], "starting_stacks": [100] * 3, "blinds_or_straddles": [1, 2, 0]}, "are not supported"),
+        ({"blinds_or_straddles": [20, 0, 0], "starting_stacks": [100] * 3}, "dead small blind"),
         ({"antes": [3, 0, 0], "starting_stacks": [100] * 3, "blinds_or_straddles": [1, 2, 0]}, "are not supported"),
         ({"starting_stacks": [Decimal("100.5"), 100]}, "not a whole number"),
         ({"starting_stacks": [100]}, "2 to 9 players"),
@@ -258,3 +263,96 @@ def test_every_shared_file_parses_and_maps():
             assert game in ("fixed_limit_holdem", "no_limit_holdem")
             assert len(seats) == len(hand["starting_stacks"]) and options["button"] == seats[-1]
             assert sorted(deck_order(hand)) == sorted(standard_deck())
+
+
+# -- our own hands: written out, read back, replayed to the same result ---------------
+def _match_hands(game: str, seed: int, profile: str, limit: int) -> list[dict]:
+    """Up to ``limit`` hand records of one random-action match."""
+    from clients.bench.engine import random_action
+    from engine.registry import engine_class
+    from engine.rng import FairRandom
+
+    rng = FairRandom(f"phh-round-trip/{game}/{profile}/{seed}".encode())
+    players = 2 + rng.randbelow(5 if game == "fixed_limit_holdem" else 8)
+    options: dict = {"profile": profile, "starting_stacks": [40 + rng.randbelow(600) for _ in range(players)],
+                     "blind_levels": 4}
+    kind = rng.randbelow(4)
+    if kind == 1:
+        options["ante"] = 1 + rng.randbelow(5)
+    elif kind == 2:
+        options["big_blind_ante"] = 5 + rng.randbelow(20)
+    if profile == "phh" and rng.randbelow(2):
+        options["ante_trimming"] = True
+    engine = engine_class(game).new(list(range(1, players + 1)), options, rng.spawn("deal"))
+    engine.start()
+    choose = rng.spawn("choose")
+    records = []
+    while len(records) < limit:
+        if engine.to_act is not None:
+            engine.apply(engine.to_act, random_action(engine.legal_actions(), choose))
+        elif engine.pending == "hand" or engine.finished:
+            records.append(engine.hand_record())
+            if engine.finished:
+                break
+            engine.advance()
+        else:
+            engine.advance()
+    return records
+
+
+def _dead_small_blind(record: dict) -> bool:
+    blinds = record["blinds_or_straddles"]
+    return len(blinds) > 2 and blinds[0] > 0 and blinds[1] == 0
+
+
+@pytest.mark.parametrize("profile", ["table", "phh"])
+@pytest.mark.parametrize("game", ["fixed_limit_holdem", "no_limit_holdem"])
+def test_every_hand_we_play_round_trips_through_phh(game, profile):
+    """Issue 2 item 5: each hand's ``hand_record()`` written as PHH, read back and
+    replayed gives the same finishing stacks (``match``). Hands with a dead
+    small blind are the one known gap (see the xfail below)."""
+    from engine.replay import replay_hand
+
+    replayed = dead = 0
+    for seed in range(30):
+        records = _match_hands(game, seed, profile, limit=25)
+        for record in records:
+            back = loads(dumps(record))
+            assert back == engine.phh._plain(record)
+            result = replay_hand(back)
+            if _dead_small_blind(record):
+                dead += 1
+                assert result.status == "error" and "dead small blind" in result.detail
+                continue
+            assert result.status == "match", (result.detail, record)
+            assert result.stacks == record["finishing_stacks"]
+            replayed += 1
+        # the whole match as one .phhs file reads back hand by hand
+        assert [h for _, h in loads_all(dumps_all(records))] == [engine.phh._plain(r) for r in records]
+    print(f"{game} {profile}: {replayed} hands round-trip, {dead} with a dead small blind")
+    assert replayed >= 150 and dead <= replayed // 10
+
+
+@pytest.mark.xfail(strict=True, reason="the engines cannot deal a dead small blind (blinds [bb, 0, ...]) as the "
+                   "first hand of a match: engine.holdem needs a replay option for it")
+def test_a_dead_small_blind_hand_round_trips():
+    from engine.replay import replay_hand
+
+    for seed in range(40):
+        for record in _match_hands("no_limit_holdem", seed, "table", limit=40):
+            if _dead_small_blind(record):
+                assert replay_hand(loads(dumps(record))).status == "match"
+                return
+    pytest.fail("no dead small blind in 40 matches")
+
+
+def test_cli_replays_a_phhs_file_of_our_hands(tmp_path):
+    from clients.cli import main
+
+    records = [r for r in _match_hands("no_limit_holdem", 3, "phh", limit=10) if not _dead_small_blind(r)]
+    path = tmp_path / "match.phhs"
+    path.write_text(dumps_all(records))
+    assert main(["phh", "replay", str(path)]) == 0
+    bad = {**records[0], "actions": records[0]["actions"] + ["p1 cbr 5"]}
+    (tmp_path / "bad.phh").write_text(dumps(bad))
+    assert main(["phh", "replay", str(tmp_path / "bad.phh")]) == 1
