@@ -366,6 +366,22 @@ class LocoPoker(Engine):
             out["hole_cards"] = list(hand.hole[viewer])
         return out
 
+    def audit(self) -> Data:
+        """Every card of the 52-card deck is in exactly one place: the undealt
+        deck, hole cards (folded ones included), board or burns (LO-1).
+        ``counted`` is the number of distinct cards found, so a lost or
+        duplicated card shows as ``counted < expected``."""
+        hand = self.hand
+        if hand is None:
+            return {"unit": "cards", "expected": 52, "counted": 52, "where": {"deck": 52}}
+        places = {"deck": hand.deck, "hole": [c for cards in hand.hole.values() for c in cards],
+                  "board": hand.board, "burns": hand.burns}
+        every = [c for cards in places.values() for c in cards]
+        distinct = len(set(every))
+        counted = distinct - (len(every) - distinct)  # each duplicate counts against
+        return {"unit": "cards", "expected": 52, "counted": counted,
+                "where": {name: len(cards) for name, cards in places.items()}}
+
     def hand_record(self) -> Data | None:
         """The last completed hand: hand, dealer, players, hole {seat: cards}
         (folded hands included), burns, board, actions, all_in, callers, shown,

@@ -767,3 +767,23 @@ def test_bot_calls_anything_when_folding_would_hand_over_the_match() -> None:
 def test_bot_beats_random_clearly(players: int, matches: int, floor: float) -> None:
     """Fair share is 1/players (0.25 and 0.17); measured about 0.45 and 0.40."""
     assert win_rate("loco_poker", players, matches, seed="test").rate >= floor
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.binary(min_size=1, max_size=8), players=st.integers(2, 8))
+def test_property_audit_counts_all_52_cards_at_every_step(seed: bytes, players: int) -> None:
+    """LO-1: Hold'em deal with burns; every card is in the deck, a hand, the board or the burns."""
+    root = FairRandom(seed)
+    seen: list[dict] = []
+    play_match(LocoPoker.new(list(range(1, players + 1)), None, root.spawn("match")),
+               {s: RandomBot(root.spawn(f"r{s}")) for s in range(1, players + 1)}, observe=lambda e: seen.append(e.audit()))
+    assert seen and all(a["counted"] == a["expected"] == 52 for a in seen)
+
+
+def test_audit_detects_a_lost_or_duplicated_card() -> None:
+    engine = game([1, 2, 3], standard_deck(), dealer=3)
+    data = engine.to_data()
+    lost = {**data, "hand": {**data["hand"], "deck": data["hand"]["deck"][1:]}}
+    assert LocoPoker.from_data(lost).audit()["counted"] == 51
+    doubled = {**data, "hand": {**data["hand"], "deck": [data["hand"]["deck"][1]] + data["hand"]["deck"][1:]}}
+    assert LocoPoker.from_data(doubled).audit()["counted"] < 52
