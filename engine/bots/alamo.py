@@ -13,8 +13,8 @@ face-down cards left, and five in all), ranked with wild jokers through
 Policy (amounts in cards, raise-to totals, AL-5):
 - facing a bet: fold when equity is below the pot odds ``to_call / (pot +
   to_call)`` (with a small margin; the pot counted without the part of a bet
-  this seat cannot match, which goes back to its owner; at least even equity
-  for a call of half the stack or more), raise with a strong hand, else call;
+  this seat cannot match, which goes back to its owner), raise with a strong
+  hand, else call;
 - unopened: bet about half the pot to the pot with a good hand (more with a
   very strong one), else check.
 "Good" and "strong" are measured against the fair share ``1 / (opponents + 1)``.
@@ -157,8 +157,12 @@ class AlamoBot(Bot):
 
     #: equity margin over the pot odds before calling
     margin = 0.03
-    #: least equity for a call that risks half the stack or more (a match is won by surviving)
-    big_call = 0.5
+    #: least equity for a call that risks half the stack or more (0: pot odds alone;
+    #: measured against ``random``, any higher value loses more matches than it saves)
+    big_call = 0.0
+    #: bet or raise size as a share of the pot (after calling) with a good / a strong hand
+    good_fraction = 0.6
+    strong_fraction = 1.0
 
     def call_threshold(self, view: Data, to_call: int) -> float:
         """Least equity to call ``to_call`` cards: the pot odds against what can
@@ -187,7 +191,7 @@ class AlamoBot(Bot):
         strong = equity >= min(0.92, fair + 0.35)
         good = equity >= min(0.85, fair + 0.2)
         if aggressive and (strong or (good and not to_call)):
-            fraction = 1.0 if strong else 0.6
+            fraction = self.strong_fraction if strong else self.good_fraction
             current = max(view["bets"].values(), default=0) if view.get("bets") else 0
             target = current + int(fraction * (pot + to_call)) if to_call else int(fraction * pot)
             amount = max(aggressive["min"], min(aggressive["max"], max(target, 1)))
