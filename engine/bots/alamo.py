@@ -19,12 +19,12 @@ Policy (amounts in cards, raise-to totals, AL-5):
   very strong one), else check.
 "Good" and "strong" are measured against the fair share ``1 / (opponents + 1)``.
 
-``win_rate()`` plays whole matches of this bot against the ``random`` bot.
+Measured against the ``random`` bot by :func:`engine.play.win_rate` (``cardhall bench engine``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import eval7
@@ -204,61 +204,3 @@ class AlamoBot(Bot):
             if "all_in" in by_type:
                 return {"type": "all_in"}
         return {"type": "fold"} if "fold" in by_type else {"type": legal[0]["type"]}
-
-
-def play_match(
-    bots: Mapping[int, Bot], rng: FairRandom, options: Mapping[str, Any] | None = None
-) -> Data:
-    """Play one whole Alamo match with ``bots`` (seat -> bot) and return ``result()``.
-
-    Raises ValueError (from the engine) if a bot returns an illegal action.
-    """
-    from engine.base import IllegalAction
-    from engine.games.alamo import Alamo
-
-    game = Alamo.new(sorted(bots), options, rng)
-    game.start()
-    while not game.finished:
-        seat = game.to_act
-        if seat is None:
-            game.advance()
-            continue
-        legal = [a.to_data() for a in game.legal_actions()]
-        action = bots[seat].choose(game.view(seat), legal)
-        try:
-            game.apply(seat, action)
-        except IllegalAction as exc:
-            raise ValueError(f"bot {bots[seat].name} at seat {seat} played {action}: {exc}") from exc
-    result = game.result()
-    assert result is not None
-    return result
-
-
-def win_rate(players: int = 2, matches: int = 100, seed: str = "alamo-bench", opponent: str = "random") -> float:
-    """Share of ``matches`` whole matches won by one ``equity`` bot against
-    ``players - 1`` ``opponent`` bots (a shared win counts 1/k). The bot's seat
-    cycles through 1..players; the first dealer is random (G-2 generator keyed
-    by ``seed``). Deterministic for a given seed. Chance level is ``1 / players``."""
-    from engine.bots.registry import make_bot
-
-    root = FairRandom(seed.encode())
-    won = 0.0
-    for i in range(matches):
-        hero = 1 + i % players
-        bots = {
-            seat: make_bot("alamo", "equity" if seat == hero else opponent, root.spawn(f"bot/{i}/{seat}"))
-            for seat in range(1, players + 1)
-        }
-        result = play_match(bots, root.spawn(f"match/{i}"))
-        if hero in result["winners"]:
-            won += 1 / len(result["winners"])
-    return won / matches
-
-
-if __name__ == "__main__":
-    import time
-
-    for n in (2, 3):
-        start = time.perf_counter()
-        rate = win_rate(players=n, matches=200)
-        print(f"alamo equity vs random, {n} players, 200 matches: win rate {rate:.3f} ({time.perf_counter() - start:.1f} s)")
