@@ -131,9 +131,29 @@ class FairRandom:
                 return x % n
 
     def shuffle(self, items: MutableSequence[Any]) -> None:
-        """Fisher-Yates from the end, as the module docstring specifies."""
-        for i in range(len(items) - 1, 0, -1):
-            j = self.randbelow(i + 1)
+        """Fisher-Yates from the end, as the module docstring specifies.
+
+        Same draws as calling :meth:`randbelow` for each step, faster: the
+        8 bytes of every step are read at once, and a (rare) rejected draw
+        reads 8 more at that point, so the stream is consumed identically.
+        """
+        n = len(items)
+        if n < 2:
+            return
+        buf = self.read(8 * (n - 1))
+        pos, end = 0, len(buf)
+        from_bytes = int.from_bytes
+        for i in range(n - 1, 0, -1):
+            m = i + 1
+            limit = _TWO64 - (_TWO64 % m)
+            while True:
+                if pos == end:
+                    buf, pos, end = self.read(8), 0, 8
+                x = from_bytes(buf[pos : pos + 8], "big")
+                pos += 8
+                if x < limit:
+                    break
+            j = x % m
             items[i], items[j] = items[j], items[i]
 
     def choice(self, items: Sequence[Any]) -> Any:
