@@ -106,6 +106,10 @@ class FairRandom:
 
     def read(self, n: int) -> bytes:
         """The next ``n`` bytes of the stream."""
+        pos = self._pos
+        if 0 < n <= _BLOCK - pos:  # fast path: within the current block
+            self._pos = pos + n
+            return self._buf[pos : pos + n]
         out = bytearray()
         while n:
             if self._pos == _BLOCK:
