@@ -92,11 +92,11 @@ class _Replay:
     """One replay in progress: the engine, the PHH player -> seat map, and the
     show-or-muck choices read ahead of the showdown."""
 
-    def __init__(self, hand: Mapping[str, Any], engine: Engine, seats: list[int]) -> None:
-        self.hand = hand
+    def __init__(self, engine: Engine, seats: list[int]) -> None:
         self.engine = engine
         self.seats = seats  # PHH player index -> seat
         self.notes: list[str] = []
+        self.folded: set[int] = set()
         self.shows: dict[int, bool] = {}  # seat -> show (True) or muck (False), not yet applied
 
     def label(self, seat: int) -> str:
@@ -112,6 +112,8 @@ class _Replay:
         assert seat is not None
         kind = "check" if "check" in self.legal_types() else "fold"
         self.engine.apply(seat, {"type": kind})
+        if kind == "fold":
+            self.folded.add(seat)
         self.notes.append(f"{self.label(seat)} did not act before {reason}: taken as a {kind} (pokerkit's repair)")
 
     def apply_shows(self) -> None:
@@ -141,8 +143,6 @@ class _Replay:
             elif engine.pending == "street":
                 self.step()
                 return
-            elif engine.pending == "showdown":  # show-or-muck choices before the run-out
-                self.step()
             else:
                 raise _Illegal(f"action {index} {action.text!r}: there is no board card to deal now")
         raise _Illegal(f"action {index} {action.text!r}: the engine never came to deal it")
@@ -153,6 +153,8 @@ class _Replay:
         if player > len(self.seats):
             raise _Illegal(f"action {index} {action.text!r}: there are only {len(self.seats)} players")
         seat = self.seats[player - 1]
+        if seat in self.folded:
+            raise _Illegal(f"action {index} {action.text!r}: {action.text.split()[0]} has folded")
         for _ in range(_MAX_STEPS):
             if engine.to_act == seat:
                 break
@@ -183,6 +185,8 @@ class _Replay:
             engine.apply(seat, move)
         except IllegalAction as exc:
             raise _Illegal(f"action {index} {action.text!r} is illegal: {exc}") from None
+        if move["type"] == "fold":
+            self.folded.add(seat)
 
     def show_or_muck(self, index: int, action: phh.Action) -> None:
         engine = self.engine
@@ -247,7 +251,7 @@ def replay_hand(hand: Mapping[str, Any]) -> ReplayResult:
         engine = cls.new(seats, options, StackedDeck(order))
     except (ValueError, TypeError) as exc:
         return ReplayResult("error", f"the engine refuses the hand's options: {exc}", expected=expected)
-    replay = _Replay(hand, engine, players)
+    replay = _Replay(engine, players)
     try:
         engine.start()
         for index, action in enumerate(actions, 1):
@@ -261,7 +265,8 @@ def replay_hand(hand: Mapping[str, Any]) -> ReplayResult:
                 replay.player_action(index, action)
         replay.finish()
     except _Illegal as exc:
-        return ReplayResult("illegal", str(exc), expected=expected, notes=replay.notes, engine=engine)
+        note = f" (after: {'; '.join(replay.notes)})" if replay.notes else ""
+        return ReplayResult("illegal", f"{exc}{note}", expected=expected, notes=replay.notes, engine=engine)
     except (IllegalAction, StackedDeckError) as exc:
         return ReplayResult("error", f"the engine failed to replay the hand: {exc}", expected=expected,
                             notes=replay.notes, engine=engine)

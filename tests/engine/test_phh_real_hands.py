@@ -102,6 +102,39 @@ def test_an_illegal_action_is_reported_with_the_action_and_the_reason():
     assert "action 7 'p4 cbr 300000' is illegal" in result.detail
 
 
+def _edited(index: int, new: str | None, insert: bool = False) -> dict:
+    hand = hand_of("wsop/2023/43/5/34.phh")
+    actions = list(hand["actions"])
+    if insert:
+        actions.insert(index, new)
+    elif new is None:
+        del actions[index:]
+    else:
+        actions[index] = new
+    return {**hand, "actions": actions}
+
+
+@pytest.mark.parametrize(
+    "hand, status, detail",
+    [
+        (lambda: _edited(12, None), "illegal", "the file ends before the hand does: p4 is still to act"),
+        (lambda: _edited(5, "p4 f"), "illegal",
+         "action 7 'p4 cbr 400000': p4 has folded (after: p3 did not act before action 6 'p4 f': taken as a fold"),
+        (lambda: _edited(11, "d db 2c", insert=True), "illegal",
+         "p2 did not act before action 12 'd db 2c': taken as a check (pokerkit's repair)"),
+        (lambda: _edited(10, "p2 cc", insert=True), "illegal", "the file must deal the next street first"),
+        (lambda: _edited(6, "p9 cc"), "illegal", "there are only 5 players"),
+        (lambda: _edited(6, "p4 cbr 400000.5"), "illegal", "fractional chips are not supported"),
+        (lambda: _edited(0, "d dh p1 Tc4c"), "error", "Tc dealt more than once"),
+    ],
+    ids=["ends-early", "folded-player-acts", "board-skips-players", "street-not-dealt", "no-such-player",
+         "half-chip-raise", "card-twice"],
+)
+def test_bad_histories_get_a_clear_status_and_detail(hand, status, detail):
+    result = replay_hand(hand())
+    assert result.status == status and detail in result.detail, result.detail
+
+
 def test_a_straddle_is_an_error_with_a_clear_detail():
     hand = hand_of("pluribus/30/0.phh")
     result = replay_hand({**hand, "blinds_or_straddles": [50, 100, 200, 0, 0, 0]})
