@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import struct
 from collections.abc import MutableSequence, Sequence
 from typing import Any, Protocol
 
@@ -34,6 +35,8 @@ DOMAIN = b"cardhall/g2/v1"
 SEED_BYTES = 32
 _BLOCK = 32
 _TWO64 = 1 << 64
+#: randbelow's rejection limit for n < 256 (shuffles of decks up to 255 cards)
+_LIMITS = [0] + [_TWO64 - (_TWO64 % n) for n in range(1, 256)]
 
 
 class RandomSource(Protocol):
@@ -138,23 +141,25 @@ class FairRandom:
         """Fisher-Yates from the end, as the module docstring specifies.
 
         Same draws as calling :meth:`randbelow` for each step, faster: the
-        8 bytes of every step are read at once, and a (rare) rejected draw
-        reads 8 more at that point, so the stream is consumed identically.
+        8 bytes of every step are read and decoded at once, and a (rare)
+        rejected draw moves on to the next 8 bytes, reading 8 more at the end,
+        so the stream is consumed identically.
         """
         n = len(items)
         if n < 2:
             return
-        buf = self.read(8 * (n - 1))
-        pos, end = 0, len(buf)
-        from_bytes = int.from_bytes
+        draws = struct.unpack(f">{n - 1}Q", self.read(8 * (n - 1)))
+        k, end = 0, n - 1
+        limits = _LIMITS
         for i in range(n - 1, 0, -1):
             m = i + 1
-            limit = _TWO64 - (_TWO64 % m)
+            limit = limits[m] if m < len(limits) else _TWO64 - (_TWO64 % m)
             while True:
-                if pos == end:
-                    buf, pos, end = self.read(8), 0, 8
-                x = from_bytes(buf[pos : pos + 8], "big")
-                pos += 8
+                if k < end:
+                    x = draws[k]
+                    k += 1
+                else:
+                    x = int.from_bytes(self.read(8), "big")
                 if x < limit:
                     break
             j = x % m
