@@ -142,6 +142,10 @@ FIXED_LIMIT_PHH = BettingRules(FIXED, "pokerkit", free_fold=True, amount_rule="p
 NO_LIMIT_PHH = BettingRules(UNLIMITED, "pokerkit", free_fold=True, amount_rule="phh", reopen_rule="phh", cap_rule="phh")
 
 
+_FOLD = LegalAction("fold")
+_CHECK = LegalAction("check")
+
+
 class Move(NamedTuple):
     """What an action did: ``player`` (index), ``kind`` (``fold``, ``check``,
     ``call``, ``bet``, ``raise``; an ``all_in`` input resolves to one of
@@ -197,7 +201,7 @@ class BettingRound:
     Build one with :meth:`begin`; never mutate the fields from outside.
     """
 
-    __slots__ = ("rules",) + _FIELDS
+    __slots__ = ("rules", "_opts") + _FIELDS
 
     rules: BettingRules
     stacks: list[int]
@@ -249,38 +253,36 @@ class BettingRound:
             raise ValueError("size must be positive")
         self = cls.__new__(cls)
         self.rules = rules
-        self.stacks = list(stacks)
-        self.bets = list(bets) if bets is not None else [0] * n
-        self.folded = list(folded) if folded is not None else [False] * n
-        if len(self.bets) != n or len(self.folded) != n or not 0 <= first < n:
+        self.stacks = stacks = list(stacks)
+        self.bets = bets = list(bets) if bets is not None else [0] * n
+        self.folded = folded = list(folded) if folded is not None else [False] * n
+        if len(bets) != n or len(folded) != n or not 0 <= first < n:
             raise ValueError("stacks, bets, folded and first disagree")
-        if min(self.stacks) < 0 or min(self.bets) < 0:
+        if min(stacks) < 0 or min(bets) < 0:
             raise ValueError("negative stack or bet")
-        top = max(self.bets)
+        top = max(bets)
         pokerkit = rules.reopen == "pokerkit"
-        self.current = top if (level is None or pokerkit) else max(level, top)
+        self.current = current = top if (level is None or pokerkit or level < top) else level
         self.size = size
         self.cap = cap
         self.count = 0 if pokerkit else count
-        self.full_level = self.current if self.count else 0
+        self.full_level = current if self.count else 0
         self.min_raise = 0 if pokerkit else size
         self.acted = [0 if pokerkit else -1] * n
         self.shorts = []
         self.aggressor = None
+        self._opts = None
         # the queue: live players with chips, from `first`, whose effective
         # stack is positive (pokerkit's rule, also ours: nobody to bet against)
-        live = [i for i in range(n) if not self.folded[i]]
-        totals = sorted(self.stacks[i] + self.bets[i] for i in live)
-        second = totals[-2] if len(totals) > 1 else 0
+        totals = sorted([stacks[i] + bets[i] for i in range(n) if not folded[i]])
+        live = len(totals)
+        second = totals[-2] if live > 1 else 0
         queue = []
-        for k in range(n):
-            i = (first + k) % n
-            if self.folded[i] or not self.stacks[i]:
-                continue
-            if min(self.stacks[i], second - self.bets[i]) <= 0:
+        for i in list(range(first, n)) + list(range(first)):
+            if folded[i] or not stacks[i] or second <= bets[i]:
                 continue
             queue.append(i)
-        if len(live) <= 1 or (len(queue) == 1 and self.bets[queue[0]] >= self.current):
+        if live <= 1 or (len(queue) == 1 and bets[queue[0]] >= current):
             queue = []
         self.queue = queue
         return self
@@ -303,6 +305,12 @@ class BettingRound:
 
     def options(self) -> Options:
         """The choices of :attr:`to_act`; raises IllegalAction if the round is over."""
+        opts = self._opts
+        if opts is None:
+            opts = self._opts = self._options()
+        return opts
+
+    def _options(self) -> Options:
         if not self.queue:
             raise IllegalAction("not_your_turn", "nobody is to act in this betting round")
         i = self.queue[0]
@@ -367,11 +375,11 @@ class BettingRound:
         opt = self.options()
         out: list[LegalAction] = []
         if opt.call or self.rules.free_fold:
-            out.append(LegalAction("fold"))
+            out.append(_FOLD)
         if opt.call:
             out.append(LegalAction("call", opt.call, opt.call))
         else:
-            out.append(LegalAction("check"))
+            out.append(_CHECK)
         i = self.queue[0]
         allin = self.stacks[i] + self.bets[i]
         if opt.raise_min is not None:
@@ -407,6 +415,15 @@ class BettingRound:
         """
         opt = self.options()
         i = self.queue[0]
+        rules = self.rules
+        self._opts = None  # recomputed after this action (kept if it is rejected: no change)
+        try:
+            return self._act(i, opt, kind, amount)
+        except IllegalAction:
+            self._opts = opt
+            raise
+
+    def _act(self, i: int, opt: Options, kind: str, amount: int | None) -> Move:
         rules = self.rules
         if amount is not None and kind in ("fold", "check"):
             raise IllegalAction("bad_amount", f"a {kind} takes no amount", rules.amount_rule)
@@ -547,6 +564,7 @@ class BettingRound:
         out = self.uncalled()
         if out:
             i, chips = out
+            self._opts = None
             self.bets[i] -= chips
             self.stacks[i] += chips
         return out
@@ -564,6 +582,7 @@ class BettingRound:
     def from_data(cls, data: Mapping[str, Any]) -> "BettingRound":
         """Inverse of :meth:`to_data`; raises ValueError on malformed data."""
         self = cls.__new__(cls)
+        self._opts = None
         try:
             self.rules = BettingRules.from_data(data["rules"])
             for name in _FIELDS:

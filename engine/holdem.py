@@ -141,6 +141,7 @@ from engine.rng import RandomSource
 from engine.seats import check_seats
 
 STREETS = ("preflop", "flop", "turn", "river")
+_DECK = tuple(standard_deck())
 STATE_VERSION = 1
 PROFILES = ("table", "phh")
 
@@ -352,12 +353,15 @@ class HoldemEngine(Engine):
         i = r.queue[0]
         if seat != hand.players[i]:
             raise IllegalAction("not_your_turn", f"it is seat {hand.players[i]}'s turn, not seat {seat}'s", "G-1")
-        if not isinstance(action, Mapping) or not isinstance(action.get("type"), str):
+        if type(action) is not dict and not isinstance(action, Mapping):
+            raise IllegalAction("bad_action", "an action is a map with a string 'type'")
+        kind = action.get("type")
+        if type(kind) is not str:
             raise IllegalAction("bad_action", "an action is a map with a string 'type'")
         amount = action.get("amount")
-        if amount is not None and (type(amount) is not int):
+        if amount is not None and type(amount) is not int:
             raise IllegalAction("bad_amount", f"amount must be a whole number of chips, not {amount!r}", self.rules.amount_rule)
-        move = r.act(action["type"], amount)
+        move = r.act(kind, amount)
         kind = move.kind
         if kind == "fold":
             hand.actions.append(f"p{i + 1} f")
@@ -633,7 +637,7 @@ class HoldemEngine(Engine):
         hand.contrib = list(antes)
         hand.stacks = stacks
         hand.folded = [False] * n
-        deck = standard_deck()
+        deck = list(_DECK)  # engine.cards.standard_deck(), canonical order
         self.rng.shuffle(deck)
         hand.deck = deck
         hand.hole = [[deck[i], deck[n + i]] for i in range(n)]
