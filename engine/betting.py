@@ -201,7 +201,7 @@ class BettingRound:
     Build one with :meth:`begin`; never mutate the fields from outside.
     """
 
-    __slots__ = ("rules", "_opts") + _FIELDS
+    __slots__ = ("rules", "_opts", "_legal") + _FIELDS
 
     rules: BettingRules
     stacks: list[int]
@@ -272,6 +272,7 @@ class BettingRound:
         self.shorts = []
         self.aggressor = None
         self._opts = None
+        self._legal = None
         # the queue: live players with chips, from `first`, whose effective
         # stack is positive (pokerkit's rule, also ours: nobody to bet against)
         totals = sorted([stacks[i] + bets[i] for i in range(n) if not folded[i]])
@@ -372,6 +373,12 @@ class BettingRound:
         """
         if not self.queue:
             return []
+        cached = self._legal
+        if cached is None:
+            cached = self._legal = self._build_legal()
+        return list(cached)
+
+    def _build_legal(self) -> list[LegalAction]:
         opt = self.options()
         out: list[LegalAction] = []
         if opt.call or self.rules.free_fold:
@@ -416,11 +423,12 @@ class BettingRound:
         opt = self.options()
         i = self.queue[0]
         rules = self.rules
-        self._opts = None  # recomputed after this action (kept if it is rejected: no change)
+        legal = self._legal
+        self._opts = self._legal = None  # recomputed after this action (kept if it is rejected: no change)
         try:
             return self._act(i, opt, kind, amount)
         except IllegalAction:
-            self._opts = opt
+            self._opts, self._legal = opt, legal
             raise
 
     def _act(self, i: int, opt: Options, kind: str, amount: int | None) -> Move:
@@ -564,7 +572,7 @@ class BettingRound:
         out = self.uncalled()
         if out:
             i, chips = out
-            self._opts = None
+            self._opts = self._legal = None
             self.bets[i] -= chips
             self.stacks[i] += chips
         return out
@@ -582,7 +590,7 @@ class BettingRound:
     def from_data(cls, data: Mapping[str, Any]) -> "BettingRound":
         """Inverse of :meth:`to_data`; raises ValueError on malformed data."""
         self = cls.__new__(cls)
-        self._opts = None
+        self._opts = self._legal = None
         try:
             self.rules = BettingRules.from_data(data["rules"])
             for name in _FIELDS:
