@@ -26,6 +26,7 @@ class Settings:
     ``max_tables_per_player``: open tables one player may own.
     ``max_connections_per_ip``: 0 means no limit.
     ``sweep_interval``: how often idle finished tables are looked for (G-9).
+    ``gc_thresholds``: ``gc.set_threshold`` for ``cardhall serve`` (deploy/README.md).
     """
 
     host: str = "127.0.0.1"
@@ -44,4 +45,5 @@ class Settings:
     max_connections_per_ip: int = 0
     sweep_interval: float = 5.0
     shutdown_grace: float = 2.0
+    gc_thresholds: tuple[int, int, int] = (10_000, 1_000, 1_000)
     table_defaults: dict[str, object] = field(default_factory=dict)

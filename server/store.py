@@ -19,8 +19,7 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack
@@ -31,16 +30,41 @@ Data = dict[str, Any]
 STATE_VERSION = 1
 
 
-@dataclass(slots=True)
 class Checkpoint:
-    """One table's commit: ``state`` (``Table.to_data()``, plain data), the new
-    ``events`` as ``(seq, event data)`` in order, and ``hands`` finished since
-    the last commit (``{"match": n, "hand": record}``)."""
+    """One table's commit: its state after the new events, the new events as
+    ``(seq, event data)`` in order, and the hands finished since the last commit
+    (``{"game", "match", "hand"}``).
 
-    table: str
-    state: Data
-    events: list[tuple[int, Data]] = field(default_factory=list)
-    hands: list[Data] = field(default_factory=list)
+    ``state`` and ``events`` are computed when a store first reads them: the
+    table's actor waits for its commit, so the state cannot change before the
+    store has read it, and a store that keeps no states pays nothing for them.
+    """
+
+    __slots__ = ("table", "hands", "_state_fn", "_events_fn", "_state", "_events")
+
+    def __init__(self, table: str, state: Data | Callable[[], Data],
+                 events: list[tuple[int, Data]] | Callable[[], list[tuple[int, Data]]] = (),  # type: ignore[assignment]
+                 hands: list[Data] | None = None) -> None:
+        self.table = table
+        self.hands = hands or []
+        self._state_fn = state if callable(state) else None
+        self._state = None if callable(state) else state
+        self._events_fn = events if callable(events) else None
+        self._events = None if callable(events) else list(events)
+
+    @property
+    def state(self) -> Data:
+        if self._state is None:
+            assert self._state_fn is not None
+            self._state = self._state_fn()
+        return self._state
+
+    @property
+    def events(self) -> list[tuple[int, Data]]:
+        if self._events is None:
+            assert self._events_fn is not None
+            self._events = self._events_fn()
+        return self._events
 
 
 class Store(ABC):
@@ -77,10 +101,14 @@ class Store(ABC):
 
 class MemoryStore(Store):
     """Keeps everything in this process (the default: ``cardhall serve`` needs
-    nothing else). States are stored packed, as a networked store would, so a
-    state that does not survive msgpack fails here too."""
+    nothing else). Nothing kept here outlives the process, so by default it
+    keeps no table states (they could never be recovered) and costs nothing on
+    the hot path; with ``keep_states=True`` (tests, tools) it stores every
+    committed state packed with msgpack, as a networked store would, so a state
+    that does not survive msgpack fails there too."""
 
-    def __init__(self, event_bound: int = 1024) -> None:
+    def __init__(self, event_bound: int = 1024, keep_states: bool = False) -> None:
+        self.keep_states = keep_states
         self._states: dict[str, bytes] = {}
         self._events: dict[str, deque[tuple[int, Data]]] = {}
         self._hands: dict[str, list[Data]] = {}
@@ -91,8 +119,8 @@ class MemoryStore(Store):
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
         self.commits += 1
         for cp in batch:
-            self._states[cp.table] = msgpack.packb(cp.state)
-            if cp.events:
+            if self.keep_states:
+                self._states[cp.table] = msgpack.packb(cp.state)
                 self._events.setdefault(cp.table, deque(maxlen=self._event_bound)).extend(cp.events)
             if cp.hands:
                 self._hands.setdefault(cp.table, []).extend(cp.hands)

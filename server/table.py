@@ -113,6 +113,7 @@ class Table:
         self.turn_id: int | None = None
         self.turn_seat: int | None = None
         self.turn_kind: str | None = None  # "human", "bot", "auto", "continue"
+        self.turn_legal: list[Data] | None = None  # legal actions of the current turn (as data)
         self.clock: TurnClock | PausedClock | None = None
         self.step_id: int | None = None  # a scheduled dealer step
         self._timer: asyncio.TimerHandle | None = None
@@ -676,7 +677,7 @@ class Table:
             self._timer = self._loop.call_at(self.clock.deadline, self.post, ("clock", rec.seq, None))
         rec.turn = turn
         rec.legal_seat = seat
-        rec.legal = [a.to_data() for a in engine.legal_actions()]
+        rec.legal = self.turn_legal = [a.to_data() for a in engine.legal_actions()]
 
     def _begin_continue(self, seat: int) -> None:
         rec = self._turn_event()
@@ -720,7 +721,9 @@ class Table:
         assert engine is not None and self.turn_seat is not None
         seat = self.turn_seat
         occ = self.seats[seat]
-        legal = [a.to_data() for a in engine.legal_actions()]
+        legal = self.turn_legal  # the state has not changed since the turn began
+        if not legal:
+            legal = [a.to_data() for a in engine.legal_actions()]
         assert occ.brain is not None
         action = occ.brain.choose(engine.view(seat), legal)
         try:
@@ -769,10 +772,10 @@ class Table:
             self._emit(event)
 
     def _checkpoint(self) -> Checkpoint:
-        events = [(rec.seq, _record_data(rec)) for rec in self._outbox]
+        records = list(self._outbox)
         hands, self._hands = self._hands, []
         self._dirty = False
-        return Checkpoint(self.id, self.to_data(), events, hands)
+        return Checkpoint(self.id, self.to_data, lambda: [(rec.seq, _record_data(rec)) for rec in records], hands)
 
     def _publish(self) -> None:
         records = self._outbox
