@@ -1,0 +1,332 @@
+"""``cardhall bench server``: the live service under load (a benchmark, not a test).
+
+The server runs in its own process (``cardhall serve``) with ``--tables``
+tables of server-side bots (pacing off, ``auto_rematch`` so tables never
+stop); another process opens ``--spectators`` websocket spectators per table
+(``clients.client.Client``, msgpack, ``batch`` frames) and measures, after a
+warm-up, for ``--duration`` seconds:
+
+* ``actions_per_s``: actions the server applied (its ``cardhall_actions_total``);
+* ``events_per_s``: events delivered to all spectators (an event in a ``batch``
+  frame counts once per spectator);
+* ``p50_ms``/``p95_ms``/``p99_ms``: action-to-event latency: the time a
+  spectator receives an event minus the event's ``ts`` (when the action that
+  caused it was taken: a bot's move firing after its think time), same host clock;
+* ``seq_gaps`` (must be 0), ``errors`` (error frames and lost connections),
+  ``server_rss_bytes`` (the server's resident memory at the end).
+
+Modes: ``--think 0.2`` (default) is the offered load of issue 4 (500 tables
+x ~5 actions/s, 2 spectators each; target p99 <= 50 ms); ``--think 0`` is the
+maximum. ``--baseline`` then runs a bare Starlette broadcast
+(``clients.bench.baseline``) to the same number of connections with the same
+number of frames of the same mean size and prints its frames/s and our ratio
+(target >= 0.6). ``--json`` prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+PREFERRED_GAMES = ("no_limit_holdem", "loco_poker", "fixed_limit_holdem", "avalanche", "alamo")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``bench server``."""
+    p = subparsers.add_parser("server", help="the live service under load: actions/s, events/s, latency, memory")
+    p.add_argument("--tables", type=int, default=500, help="bot tables (default 500)")
+    p.add_argument("--spectators", type=int, default=2, help="websocket spectators per table (default 2)")
+    p.add_argument("--seats", type=int, default=6, help="seats per table, all bots (default 6)")
+    p.add_argument("--game", default=None, help="game (default: no_limit_holdem, else the first available)")
+    p.add_argument("--bot", default="random", help="bot strategy (default random: measure the server, not bots)")
+    p.add_argument("--think", type=float, default=0.2, help="bot think time, seconds (0: maximum load)")
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
+    p.add_argument("--duration", type=float, default=10.0, help="seconds measured")
+    p.add_argument("--codec", choices=["msgpack", "json"], default="msgpack")
+    p.add_argument("--baseline", action="store_true", help="also run a bare Starlette broadcast and print the ratio")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.set_defaults(func=main)
+
+
+# -- helpers -----------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss(pid: int) -> int:
+    """Resident memory of ``pid`` in bytes (Linux)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("server process exited")
+        try:
+            with socket.create_connection(("127.0.0.1", port), 0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def _metric(text: str, name: str) -> float:
+    m = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def pick_game(game: str | None) -> str:
+    """``game``, or the first game of :data:`PREFERRED_GAMES` whose engine and random bot import."""
+    from engine.bots.registry import make_bot
+    from engine.registry import engine_class
+    from engine.rng import FairRandom
+
+    for name in ([game] if game else PREFERRED_GAMES):
+        try:
+            engine_class(name)
+            make_bot(name, "random", FairRandom(b"x"))
+            return name
+        except (ImportError, AttributeError, KeyError):
+            if game:
+                raise SystemExit(f"game {game} is not available")
+    raise SystemExit("no game available")
+
+
+# -- the spectator process ---------------------------------------------------
+def _spectator_process(conn: Any, url: str, tables: list[str], per_table: int, warmup: float, duration: float,
+                       codec: str) -> None:
+    import uvloop
+
+    result = uvloop.run(_spectate(url, tables, per_table, warmup, duration, codec))
+    conn.send(result)
+    conn.close()
+
+
+async def _spectate(url: str, tables: list[str], per_table: int, warmup: float, duration: float,
+                    codec: str) -> dict[str, Any]:
+    from clients.client import Client
+
+    stats = {"events": 0, "errors": 0, "measuring": False}
+    latencies: list[float] = []
+
+    def on_frame(frame: dict[str, Any]) -> None:
+        kind = frame.get("type")
+        if kind == "event":
+            if stats["measuring"]:
+                stats["events"] += 1
+                latencies.append(time.time() - frame["ts"])
+        elif kind == "error":
+            stats["errors"] += 1
+
+    clients: list[Client] = []
+
+    async def open_one(table: str) -> None:
+        c = Client(url, codec=codec, batch=True, on_frame=on_frame)
+        await c.connect()
+        await c.hello("spectator")
+        await c.join(table, role="spectator")
+        clients.append(c)
+
+    targets = [t for t in tables for _ in range(per_table)]
+    for i in range(0, len(targets), 50):
+        await asyncio.gather(*(open_one(t) for t in targets[i:i + 50]))
+    await asyncio.sleep(warmup)
+    gaps_before = sum(c.gaps for c in clients)
+    stats["measuring"] = True
+    started = time.monotonic()
+    await asyncio.sleep(duration)
+    stats["measuring"] = False
+    elapsed = time.monotonic() - started
+    lost = sum(1 for c in clients if c.closed is not None and c.closed.done())
+    gaps = sum(c.gaps for c in clients) - gaps_before
+    await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+    return {"connections": len(clients), "events": stats["events"], "elapsed": elapsed,
+            "errors": stats["errors"] + lost, "seq_gaps": gaps,
+            "p50_ms": _percentile(latencies, 0.50) * 1000, "p95_ms": _percentile(latencies, 0.95) * 1000,
+            "p99_ms": _percentile(latencies, 0.99) * 1000}
+
+
+def _baseline_process(conn: Any, port: int, connections: int, frames: int, size: int) -> None:
+    import uvloop
+
+    conn.send(uvloop.run(_baseline(port, connections, frames, size)))
+    conn.close()
+
+
+async def _baseline(port: int, connections: int, frames: int, size: int) -> dict[str, Any]:
+    import httpx
+    from websockets.asyncio.client import connect
+
+    received = 0
+    done = asyncio.Event()
+    total = frames * connections
+    first = 0.0
+
+    async def reader(ws: Any) -> None:
+        nonlocal received, first
+        async for _ in ws:
+            if not first:
+                first = time.monotonic()
+            received += 1
+            if received >= total:
+                done.set()
+
+    sockets = []
+    for i in range(0, connections, 50):
+        batch = await asyncio.gather(*(connect(f"ws://127.0.0.1:{port}/ws", subprotocols=["cardhall.v1.msgpack"],
+                                               compression=None) for _ in range(min(50, connections - i))))
+        sockets.extend(batch)
+    tasks = [asyncio.create_task(reader(ws)) for ws in sockets]
+    async with httpx.AsyncClient() as http:
+        started = time.monotonic()
+        await http.post(f"http://127.0.0.1:{port}/go", params={"frames": frames, "size": size})
+    try:
+        await asyncio.wait_for(done.wait(), 300)
+    except asyncio.TimeoutError:
+        pass
+    elapsed = time.monotonic() - started
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    return {"frames": received, "elapsed": elapsed, "frames_per_s": received / elapsed if elapsed else 0.0}
+
+
+# -- the benchmark -----------------------------------------------------------
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run one benchmark; returns the figures."""
+    import httpx
+
+    game = pick_game(args.game)
+    from engine.registry import engine_class
+
+    cls = engine_class(game)
+    seats = max(cls.min_seats, min(args.seats, cls.max_seats))
+    port = _free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
+                               "--log-level", "warning", "--send-queue", "100000"], env=env)
+    try:
+        _wait_port(port, server)
+        base = f"http://127.0.0.1:{port}"
+        spec = {"game": game, "seats": seats, "bots": [args.bot] * seats,
+                "options": {"pause": 0, "bot_think": args.think, "auto_rematch": True, "close_after": 3600}}
+        tables: list[str] = []
+        with httpx.Client(base_url=base, timeout=30) as http:
+            for _ in range(args.tables):
+                r = http.post("/api/tables", json=spec)
+                r.raise_for_status()
+                tables.append(r.json()["table"])
+            ctx = multiprocessing.get_context("spawn")
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_spectator_process, args=(child, f"ws://127.0.0.1:{port}/ws", tables,
+                                                                args.spectators, args.warmup, args.duration,
+                                                                args.codec))
+            proc.start()
+            # sample the server's counters over the same window as the spectators
+            connections = args.tables * args.spectators
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if _metric(http.get("/metrics").text, "cardhall_connections") >= connections:
+                    break
+                time.sleep(0.2)
+            time.sleep(args.warmup)
+            m0 = http.get("/metrics").text
+            t0 = time.monotonic()
+            time.sleep(args.duration)
+            m1 = http.get("/metrics").text
+            t1 = time.monotonic()
+            rss = _rss(server.pid)
+            spect = parent.recv()
+            proc.join(30)
+        window = t1 - t0
+        actions = _metric(m1, "cardhall_actions_total") - _metric(m0, "cardhall_actions_total")
+        messages = _metric(m1, "cardhall_ws_messages_sent_total") - _metric(m0, "cardhall_ws_messages_sent_total")
+        frames = _metric(m1, "cardhall_frames_sent_total") - _metric(m0, "cardhall_frames_sent_total")
+        events = spect["events"]
+        out: dict[str, Any] = {
+            "connections": spect["connections"],
+            "actions_per_s": round(actions / window, 1),
+            "events_per_s": round(events / spect["elapsed"], 1),
+            "p50_ms": round(spect["p50_ms"], 2), "p95_ms": round(spect["p95_ms"], 2),
+            "p99_ms": round(spect["p99_ms"], 2),
+            "errors": spect["errors"], "seq_gaps": spect["seq_gaps"], "server_rss_bytes": rss,
+            "game": game, "tables": args.tables, "seats": seats, "spectators_per_table": args.spectators,
+            "think_s": args.think, "duration_s": round(spect["elapsed"], 2),
+            "frames_per_message": round(frames / messages, 2) if messages else None,
+            "server_rss_per_connection_bytes": rss // max(1, spect["connections"]),
+            "codec": args.codec,
+        }
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    if args.baseline:
+        out.update(_run_baseline(out, events))
+    return out
+
+
+def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
+    port = _free_port()
+    proc_server = subprocess.Popen([sys.executable, "-m", "clients.bench.baseline", str(port)])
+    try:
+        _wait_port(port, proc_server)
+        connections = out["connections"]
+        frames = max(1, events // max(1, connections))
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_baseline_process, args=(child, port, connections, frames, 200))
+        proc.start()
+        result = parent.recv()
+        proc.join(30)
+    finally:
+        proc_server.terminate()
+        proc_server.wait(15)
+    rate = result["frames_per_s"]
+    return {"baseline_events_per_s": round(rate, 1),
+            "baseline_ratio": round(out["events_per_s"] / rate, 2) if rate else None}
+
+
+def main(args: argparse.Namespace) -> int:
+    out = run(args)
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"game {out['game']}: {out['tables']} tables x {out['seats']} bots, think {out['think_s']} s, "
+          f"{out['connections']} spectators ({out['codec']}), {out['duration_s']} s measured")
+    print(f"  actions/s          {out['actions_per_s']:>10}")
+    print(f"  events delivered/s {out['events_per_s']:>10}   ({out['frames_per_message']} frames per websocket message)")
+    print(f"  latency ms         p50 {out['p50_ms']}  p95 {out['p95_ms']}  p99 {out['p99_ms']}")
+    print(f"  errors {out['errors']}  seq gaps {out['seq_gaps']}")
+    print(f"  server RSS         {out['server_rss_bytes'] / 2**20:.1f} MiB "
+          f"({out['server_rss_per_connection_bytes'] / 1024:.1f} KiB per connection, tables included)")
+    if "baseline_events_per_s" in out:
+        print(f"  bare Starlette broadcast {out['baseline_events_per_s']} frames/s; ratio {out['baseline_ratio']}")
+    return 0
