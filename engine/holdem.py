@@ -145,6 +145,16 @@ _DECK = tuple(standard_deck())
 STATE_VERSION = 1
 PROFILES = ("table", "phh")
 
+#: options both games share; each game adds its stakes, structure and defaults
+COMMON_OPTIONS: Data = {
+    "ante": 0,
+    "big_blind_ante": 0,
+    "button": None,
+    "profile": "table",
+    "ante_trimming": False,
+    "item_stakes": None,
+}
+
 _HAND_FIELDS = (
     "number", "players", "button", "small_blind", "big_blind", "stakes", "blinds", "antes_nominal",
     "start", "stacks", "folded", "contrib", "antes", "hole", "deck", "next_card", "board", "street",
@@ -258,6 +268,20 @@ class HoldemEngine(Engine):
         return list(hand.players)
 
     def _stakes(self, level: int) -> Data:
+        """The stakes at blind ``level`` (0 first): every amount doubled per level (NL-7)."""
+        o = self.options
+        m = 1 << level
+        stakes = {
+            "small_blind": o["small_blind"] * m,
+            "big_blind": o["big_blind"] * m,
+            "ante": o["ante"] * m,
+            "big_blind_ante": o["big_blind_ante"] * m,
+        }
+        stakes.update(self._structure_stakes(m))
+        return stakes
+
+    def _structure_stakes(self, multiple: int) -> Data:
+        """The betting structure's amounts at ``multiple`` times the options'."""
         raise NotImplementedError
 
     def _record_stakes(self, hand: Hand) -> Data:

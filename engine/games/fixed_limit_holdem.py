@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from engine.base import Data
 from engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
-from engine.holdem import Hand, HoldemEngine
+from engine.holdem import COMMON_OPTIONS, Hand, HoldemEngine
 
 
 class FixedLimitHoldem(HoldemEngine):
@@ -32,19 +32,14 @@ class FixedLimitHoldem(HoldemEngine):
     min_seats = 2
     max_seats = 6
     default_options: ClassVar[Data] = {
+        **COMMON_OPTIONS,
         "starting_stacks": 500,
         "small_blind": 5,
         "big_blind": 10,
-        "ante": 0,
-        "big_blind_ante": 0,
         "small_bet": 10,
         "big_bet": 20,
         "cap": 4,
-        "button": None,
-        "profile": "table",
-        "ante_trimming": False,
         "blind_levels": None,
-        "item_stakes": None,
     }
 
     @classmethod
@@ -73,17 +68,8 @@ class FixedLimitHoldem(HoldemEngine):
     def _odd_chip_order(self, hand: Hand) -> list[int]:
         return sorted(hand.players)  # FL-7: lowest-numbered tied seat first
 
-    def _stakes(self, level: int) -> Data:
-        o = self.options
-        m = 1 << level
-        return {
-            "small_blind": o["small_blind"] * m,
-            "big_blind": o["big_blind"] * m,
-            "ante": o["ante"] * m,
-            "big_blind_ante": o["big_blind_ante"] * m,
-            "small_bet": o["small_bet"] * m,
-            "big_bet": o["big_bet"] * m,
-        }
+    def _structure_stakes(self, multiple: int) -> Data:
+        return {"small_bet": self.options["small_bet"] * multiple, "big_bet": self.options["big_bet"] * multiple}
 
     def _record_stakes(self, hand: Hand) -> Data:
         return {"small_bet": hand.stakes["small_bet"], "big_bet": hand.stakes["big_bet"]}

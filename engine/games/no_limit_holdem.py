@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from engine.base import Data
 from engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
-from engine.holdem import Hand, HoldemEngine
+from engine.holdem import COMMON_OPTIONS, Hand, HoldemEngine
 
 
 class NoLimitHoldem(HoldemEngine):
@@ -32,17 +32,12 @@ class NoLimitHoldem(HoldemEngine):
     min_seats = 2
     max_seats = 9
     default_options: ClassVar[Data] = {
+        **COMMON_OPTIONS,
         "starting_stacks": 1000,
         "small_blind": 10,
         "big_blind": 20,
-        "ante": 0,
-        "big_blind_ante": 0,
         "min_bet": None,
-        "button": None,
-        "profile": "table",
-        "ante_trimming": False,
         "blind_levels": 15,
-        "item_stakes": None,
     }
 
     @classmethod
@@ -56,16 +51,9 @@ class NoLimitHoldem(HoldemEngine):
     def _round_size(self, street: int, stakes: Data) -> int:
         return stakes["min_bet"]
 
-    def _stakes(self, level: int) -> Data:
+    def _structure_stakes(self, multiple: int) -> Data:
         o = self.options
-        m = 1 << level
-        return {
-            "small_blind": o["small_blind"] * m,
-            "big_blind": o["big_blind"] * m,
-            "ante": o["ante"] * m,
-            "big_blind_ante": o["big_blind_ante"] * m,
-            "min_bet": (o["min_bet"] if o["min_bet"] is not None else o["big_blind"]) * m,
-        }
+        return {"min_bet": (o["min_bet"] if o["min_bet"] is not None else o["big_blind"]) * multiple}
 
     def _record_stakes(self, hand: Hand) -> Data:
         return {"min_bet": hand.stakes["min_bet"]}
