@@ -10,6 +10,7 @@ import warnings
 from decimal import Decimal
 from pathlib import Path
 
+import pokerkit  # a test dependency: the reference implementation
 import pytest
 
 import engine.phh
@@ -120,7 +121,6 @@ def test_dumps_then_loads_gives_the_hand_back():
 
 
 def test_pokerkit_reads_what_we_write_and_we_read_what_it_writes():
-    pokerkit = pytest.importorskip("pokerkit")
     hand = loads(NT_HEADS_UP)
     hand["_cardhall_game"] = "no_limit_holdem"
     with warnings.catch_warnings():
@@ -212,7 +212,6 @@ def test_engine_setup_rejects_what_the_engines_cannot_play(fields, message):
 def test_heads_up_blinds_follow_pokerkit_p1_posts_the_big_blind():
     """Our mapping (p1 = seat 1 = big blind, button = seat 2 posts the small blind)
     is what pokerkit 0.7.7 does with the same positional list."""
-    pokerkit = pytest.importorskip("pokerkit")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         state = pokerkit.HandHistory.loads(dumps({**loads(NT_HEADS_UP), "antes": [0, 3], "actions": []})).create_state()

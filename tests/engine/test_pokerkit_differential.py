@@ -23,13 +23,11 @@ from typing import Any
 
 import pytest
 
+from clients.bench import pokerkit_ref  # pokerkit is a test dependency: a missing one fails, never skips
 from engine import phh
 from engine.cards import standard_deck
 from engine.rng import FairRandom
 from engine.stacked import StackedDeck
-
-pokerkit_ref = pytest.importorskip("clients.bench.pokerkit_ref")
-pytest.importorskip("pokerkit")
 
 HANDS = int(os.environ.get("CARDHALL_DIFF_HANDS", "300"))
 SLOW_HANDS = 3000
