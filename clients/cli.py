@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any
 
 #: subcommand modules, in the order ``cardhall --help`` lists them.
 COMMANDS = [
@@ -27,15 +28,21 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every available subcommand."""
     parser = argparse.ArgumentParser(prog="cardhall", description="cardhall: live card games over websockets")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    register_modules(sub, COMMANDS)
+    return parser
+
+
+def register_modules(subparsers: Any, names: list[str]) -> None:
+    """Call ``register(subparsers)`` of each module in ``names`` that exists
+    (a module not written yet is left out; any other import error is raised)."""
+    for name in names:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name == name:  # not written yet
                 continue
             raise
-        module.register(sub)
-    return parser
+        module.register(subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:

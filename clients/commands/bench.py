@@ -9,8 +9,9 @@ subcommand; modules not written yet are left out.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from clients.cli import register_modules
 
 #: benchmark modules, in the order ``cardhall bench --help`` lists them.
 BENCHES = ["clients.bench.engine", "clients.bench.server"]
@@ -20,11 +21,4 @@ def register(subparsers: Any) -> None:
     """Add ``bench`` and one subcommand per available benchmark module."""
     parser = subparsers.add_parser("bench", help="benchmarks: engine speed, bots' win rates, server load")
     sub = parser.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
-    for name in BENCHES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # not written yet
-                continue
-            raise
-        module.register(sub)
+    register_modules(sub, BENCHES)
