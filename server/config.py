@@ -40,7 +40,7 @@ class Settings:
     burst: float = 100.0
     rate_strikes: int = 50
     send_queue: int = 2000
-    event_buffer: int = 1024
+    event_buffer: int = 256
     max_tables_per_player: int = 20
     max_connections_per_ip: int = 0
     sweep_interval: float = 5.0
