@@ -28,6 +28,11 @@ Options (defaults per RULES; ``ValueError`` names a bad one)
                         semantics, for hand-history replay)
     ``ante_trimming``   phh only: pokerkit's ``ante_trimming_status``
     ``blind_levels``    hands per level, stakes doubling each level; NL 15, FL None
+    ``dead_small_blind`` first hand only, 3+ players: the small blind is dead
+                        (its player busted last hand, FL-1), so the first seat
+                        left of the button posts the big blind and nobody the
+                        small blind; for replaying hands recorded after a
+                        bust-out (PHH ``blinds_or_straddles = [bb, 0, ...]``)
     ``item_stakes``     free text shown to everyone, awarded to the winner (NL-6)
     ==================  =======================================================
 
@@ -153,6 +158,7 @@ COMMON_OPTIONS: Data = {
     "profile": "table",
     "ante_trimming": False,
     "item_stakes": None,
+    "dead_small_blind": False,
 }
 
 _HAND_FIELDS = (
@@ -321,6 +327,8 @@ class HoldemEngine(Engine):
             raise ValueError("button: must be one of the seats or None")
         if opts["profile"] not in PROFILES:
             raise ValueError("profile: must be 'table' or 'phh'")
+        if type(opts["dead_small_blind"]) is not bool:
+            raise ValueError("dead_small_blind: must be true or false")
         if type(opts["ante_trimming"]) is not bool:
             raise ValueError("ante_trimming: must be true or false")
         if opts["ante_trimming"] and opts["profile"] != "phh":
@@ -590,9 +598,16 @@ class HoldemEngine(Engine):
         events: list[Event] = []
         alive = [s for s in self.seats if self.chips[s] > 0]
         alive_set = set(alive)
+        dead_small_blind = False
         if self.positions is None:
             assert self.first_button is not None
             positions = first_positions(alive, self.first_button)
+            if self.options["dead_small_blind"] and len(alive) >= 3:
+                # FL-1: the dead small blind's position lies between the button and
+                # the big blind, so the next hand's button (the seat that "had the
+                # small blind") deals from the same place: record the button there
+                dead_small_blind = True
+                positions = Positions(positions.button, positions.button, positions.small_blind)
         else:
             positions = next_positions(self.seats, self.positions, alive_set)
         self.positions = positions
@@ -607,7 +622,7 @@ class HoldemEngine(Engine):
         n = len(players)
         index = {s: i for i, s in enumerate(players)}
         bb_i = index[positions.big_blind]
-        sb_i = index.get(positions.small_blind) if positions.small_blind in alive_set else None
+        sb_i = None if dead_small_blind or positions.small_blind not in alive_set else index[positions.small_blind]
         hand = Hand.__new__(Hand)
         hand.number = self.hand_number
         hand.players = players

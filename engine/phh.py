@@ -80,7 +80,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 #: field never overrides these).
 STANDARD_OPTIONS = frozenset(
     {"starting_stacks", "small_blind", "big_blind", "ante", "big_blind_ante",
-     "small_bet", "big_bet", "min_bet", "button", "ante_trimming", "blind_levels"}
+     "small_bet", "big_bet", "min_bet", "button", "ante_trimming", "blind_levels", "dead_small_blind"}
 )
 
 PHH_SUFFIXES = (".phh", ".phhs")
@@ -290,8 +290,9 @@ def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
     from ``ante_trimming_status``; no blind levels. ``_cardhall_options``
     adds the options the standard fields do not decide (``profile``, ``cap``,
     ...). Raises :class:`PHHError` for what the engines cannot play:
-    straddles (a blind or straddle past index 1), a lone blind on p1 (a dead
-    small blind), other uneven antes, fractional chips, other variants.
+    straddles (a blind or straddle past index 1), other uneven antes,
+    fractional chips, other variants. A lone blind on p1 (``[bb, 0, ...]``,
+    3+ players) is a dead small blind: option ``dead_small_blind``.
     """
     variant = check_fields(hand)
     count = len(hand["starting_stacks"])
@@ -301,32 +302,34 @@ def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
         raise PHHError(
             f"straddles are not supported: blinds_or_straddles = {blinds} posts past the big blind"
         )
-    if blinds[1] == 0 and blinds[0] > 0:
-        raise PHHError(
-            f"blinds_or_straddles = {blinds}: a hand whose first player posts the only blind "
-            "(a dead small blind) cannot be dealt as the first hand of a match"
-        )
+    # a lone blind on p1: the small blind is dead (FL-1) and p1 posts the big blind
+    dead_small_blind = blinds[1] == 0 and blinds[0] > 0
+    if dead_small_blind and count < 3:
+        raise PHHError(f"blinds_or_straddles = {blinds}: heads-up both blinds are posted (FL-1)")
+    big_index = 0 if dead_small_blind else 1
     antes = _positional(hand, "antes", count)
-    others = {a for i, a in enumerate(antes) if i != 1}
+    others = {a for i, a in enumerate(antes) if i != big_index}
     ante = min(others) if others else 0
-    if len(others) > 1 or antes[1] < ante:
+    if len(others) > 1 or antes[big_index] < ante:
         raise PHHError(
             f"antes = {antes} are not supported: only an ante for every player, "
-            "plus or instead a big blind ante (index 1)"
+            "plus or instead a big blind ante"
         )
-    big_blind_ante = antes[1] - ante
+    big_blind_ante = antes[big_index] - ante
     seats = seat_map(hand)
     button = seats[-1]  # pn; with a dead button the same deal, blinds and order
     options: dict[str, Any] = {
         "starting_stacks": [stacks[seats.index(s)] for s in sorted(seats)],
-        "small_blind": blinds[0],
-        "big_blind": blinds[1],
+        "small_blind": 0 if dead_small_blind else blinds[0],
+        "big_blind": blinds[big_index],
         "ante": ante,
         "big_blind_ante": big_blind_ante,
         "button": button,
         "profile": "phh",
         "ante_trimming": bool(hand.get("ante_trimming_status", False)),
     }
+    if dead_small_blind:
+        options["dead_small_blind"] = True
     if variant == "FT":
         options["small_bet"] = _whole(hand["small_bet"], "small_bet")
         options["big_bet"] = _whole(hand["big_bet"], "big_bet")

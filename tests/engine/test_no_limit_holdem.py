@@ -452,3 +452,24 @@ def test_state_round_trips_through_msgpack_mid_hand():
     assert back == m
     with pytest.raises(ValueError):
         NoLimitHoldem.from_data({"game": "no_limit_holdem"})
+
+
+def test_FL_1_NL_4_dead_small_blind_option_for_a_first_hand_after_a_bust_out():
+    """Option ``dead_small_blind``: the first seat left of the button posts the big
+    blind, nobody the small blind; the next hand's small blind is that big blind
+    and the button deals from the same place (FL-1 dead small blind)."""
+    m = nl([1, 2, 3], button=3, dead_small_blind=True)
+    assert m.view(None)["button"] == 3
+    assert m.hand.small_blind is None and m.hand.big_blind == 1
+    assert m.stacks() == {1: 980, 2: 1000, 3: 1000}
+    assert m.to_act == 2  # left of the big blind
+    act(m, (2, "fold"), (3, "fold"))
+    finish_hand(m)
+    act(m, "advance")
+    assert (m.hand.button, m.hand.small_blind, m.hand.big_blind) == (3, 1, 2)
+
+
+def test_dead_small_blind_is_ignored_heads_up():
+    """Heads-up the button always posts the small blind (FL-1 overrides the dead small blind)."""
+    m = nl([1, 2], button=2, dead_small_blind=True)
+    assert (m.hand.small_blind, m.hand.big_blind) == (2, 1)
