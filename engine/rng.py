@@ -25,7 +25,9 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import operator
 import secrets
 import struct
 from collections.abc import MutableSequence, Sequence
@@ -35,8 +37,12 @@ DOMAIN = b"cardhall/g2/v1"
 SEED_BYTES = 32
 _BLOCK = 32
 _TWO64 = 1 << 64
-#: randbelow's rejection limit for n < 256 (shuffles of decks up to 255 cards)
-_LIMITS = [0] + [_TWO64 - (_TWO64 % n) for n in range(1, 256)]
+
+
+@functools.lru_cache(maxsize=64)
+def _limits(n: int) -> tuple[int, ...]:
+    """randbelow's rejection limits of a shuffle's steps, m = n down to 2."""
+    return tuple(_TWO64 - (_TWO64 % m) for m in range(n, 1, -1))
 
 
 class RandomSource(Protocol):
@@ -97,10 +103,12 @@ class FairRandom:
     def _init(self, key: bytes, position: int) -> None:
         self._key = key
         self._block, self._pos = divmod(position, _BLOCK)
-        self._buf = self._block_bytes(self._block)
+        self._buf = self._blocks(self._block, 1)
 
-    def _block_bytes(self, index: int) -> bytes:
-        return hashlib.sha256(self._key + index.to_bytes(8, "big")).digest()
+    def _blocks(self, first: int, count: int) -> bytes:
+        """Blocks ``first`` .. ``first + count - 1`` of the stream, concatenated."""
+        key = self._key
+        return b"".join([hashlib.sha256(key + i.to_bytes(8, "big")).digest() for i in range(first, first + count)])
 
     @property
     def position(self) -> int:
@@ -108,22 +116,20 @@ class FairRandom:
         return self._block * _BLOCK + self._pos
 
     def read(self, n: int) -> bytes:
-        """The next ``n`` bytes of the stream."""
+        """The next ``n`` bytes of the stream (``n >= 0``)."""
         pos = self._pos
-        if 0 < n <= _BLOCK - pos:  # fast path: within the current block
+        left = _BLOCK - pos
+        if n <= left:  # within the current block
+            if n <= 0:
+                return b""
             self._pos = pos + n
             return self._buf[pos : pos + n]
-        out = bytearray()
-        while n:
-            if self._pos == _BLOCK:
-                self._block += 1
-                self._buf = self._block_bytes(self._block)
-                self._pos = 0
-            take = min(n, _BLOCK - self._pos)
-            out += self._buf[self._pos : self._pos + take]
-            self._pos += take
-            n -= take
-        return bytes(out)
+        count = -(-(n - left) // _BLOCK)  # whole blocks needed after the current one
+        data = self._buf[pos:] + self._blocks(self._block + 1, count)
+        self._block += count
+        self._buf = data[-_BLOCK:]
+        self._pos = _BLOCK - (len(data) - n)
+        return data[:n]
 
     def randbelow(self, n: int) -> int:
         """Uniform integer in ``[0, n)`` by rejection sampling; raises ValueError if n < 1."""
@@ -141,19 +147,24 @@ class FairRandom:
         """Fisher-Yates from the end, as the module docstring specifies.
 
         Same draws as calling :meth:`randbelow` for each step, faster: the
-        8 bytes of every step are read and decoded at once, and a (rare)
-        rejected draw moves on to the next 8 bytes, reading 8 more at the end,
-        so the stream is consumed identically.
+        8 bytes of every step are read and decoded at once. When none of
+        them is rejected (all but about one shuffle of a deck in 10**16) the
+        swap targets ``x mod m`` are computed together; otherwise each step
+        is drawn in turn, a rejected draw moving on to the next 8 bytes and
+        reading 8 more at the end, so the stream is consumed identically.
         """
         n = len(items)
         if n < 2:
             return
         draws = struct.unpack(f">{n - 1}Q", self.read(8 * (n - 1)))
+        sizes = range(n, 1, -1)  # m = i + 1 for i = n - 1 down to 1
+        if all(map(operator.lt, draws, _limits(n))):
+            for i, j in zip(range(n - 1, 0, -1), map(operator.mod, draws, sizes)):
+                items[i], items[j] = items[j], items[i]
+            return
         k, end = 0, n - 1
-        limits = _LIMITS
-        for i in range(n - 1, 0, -1):
-            m = i + 1
-            limit = limits[m] if m < len(limits) else _TWO64 - (_TWO64 % m)
+        for m in sizes:
+            limit = _TWO64 - (_TWO64 % m)
             while True:
                 if k < end:
                     x = draws[k]
@@ -163,6 +174,7 @@ class FairRandom:
                 if x < limit:
                     break
             j = x % m
+            i = m - 1
             items[i], items[j] = items[j], items[i]
 
     def choice(self, items: Sequence[Any]) -> Any:

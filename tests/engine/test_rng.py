@@ -80,3 +80,45 @@ def test_spawned_generators_are_independent_of_the_match_stream():
     bot = rng.spawn("bot:3")
     assert bot.read(32) != FairRandom(b"m" * 32).read(32)
     assert rng.position == 0  # spawning consumes nothing from the match's stream
+
+
+class _ScriptedStream(FairRandom):
+    """The G-2 stream with some blocks replaced by 0xff bytes: every 8-byte draw
+    there is 2**64 - 1, which randbelow rejects for any n that is not a power of
+    two, so a shuffle goes through its rejection path."""
+
+    __slots__ = ()
+    rejected_blocks = frozenset({1, 3, 7})
+
+    def _blocks(self, first: int, count: int) -> bytes:
+        return b"".join(
+            b"\xff" * 32 if i in self.rejected_blocks else super(_ScriptedStream, self)._blocks(i, 1)
+            for i in range(first, first + count)
+        )
+
+
+@pytest.mark.parametrize("size", [2, 10, 52, 54, 104])
+def test_G2_shuffle_matches_randbelow_steps_through_rejected_draws(size):
+    items = list(range(size))
+    shuffled = _ScriptedStream.from_key(b"r" * 32)
+    shuffled.shuffle(items)
+    replay, again = list(range(size)), _ScriptedStream.from_key(b"r" * 32)
+    rejected = 0
+    for i in range(size - 1, 0, -1):
+        before = again.position
+        j = again.randbelow(i + 1)
+        rejected += (again.position - before) // 8 - 1
+        replay[i], replay[j] = replay[j], replay[i]
+    assert items == replay
+    assert shuffled.position == again.position
+    assert rejected > 0 or size < 10  # the scripted blocks were reached and rejected
+
+
+@given(st.binary(min_size=1, max_size=8), st.lists(st.integers(0, 300), max_size=12))
+def test_read_returns_the_counter_mode_stream_in_any_pieces(seed, sizes):
+    rng = FairRandom(seed)
+    key = derive_key(seed)
+    whole = b"".join(hashlib.sha256(key + i.to_bytes(8, "big")).digest() for i in range(sum(sizes) // 32 + 1))
+    pieces = [rng.read(n) for n in sizes]
+    assert b"".join(pieces) == whole[: sum(sizes)]
+    assert [len(p) for p in pieces] == sizes and rng.position == sum(sizes)
