@@ -33,16 +33,18 @@ def side_pots(contributions: Mapping[int, int], live: Collection[int]) -> list[P
     (everyone at that level folded) joins the previous pot. Uncalled excess is
     not returned here: callers return it before (seed 001 "Side pots").
     """
-    levels = sorted({contributions[s] for s in live if contributions.get(s, 0) > 0})
+    paid = [c for c in contributions.values() if c > 0]
+    contenders = sorted([s for s in live if contributions.get(s, 0) > 0])  # eligible at the first level
+    levels = sorted({contributions[s] for s in contenders})
     pots: list[Pot] = []
     previous = 0
     for level in levels:
-        amount = sum(min(c, level) - min(c, previous) for c in contributions.values() if c > previous)
-        eligible = tuple(sorted(s for s in live if contributions.get(s, 0) >= level))
+        # each contribution above the previous level pays into this pot, up to this level
+        amount = sum([(c if c < level else level) - previous for c in paid if c > previous])
         if amount:
-            pots.append(Pot(amount, eligible))
+            pots.append(Pot(amount, tuple([s for s in contenders if contributions[s] >= level])))
         previous = level
-    leftover = sum(c - previous for c in contributions.values() if c > previous)
+    leftover = sum([c - previous for c in paid if c > previous])
     if leftover:
         if pots:
             last = pots[-1]
