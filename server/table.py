@@ -557,10 +557,18 @@ class Table:
         self._emit(Event({"type": "paused"}))
 
     def _resume(self) -> None:
+        """G-8 resume; the ``resumed`` event carries the open turn again (its
+        clock restarted with the time that was left, and the legal actions for
+        the seat to act), so clients need nothing else."""
         self.paused = False
         self._dirty = True
-        self._emit(Event({"type": "resumed"}))
+        rec = self._emit(Event({"type": "resumed"}))
         self._rearm()
+        if self.turn_id is not None and rec.turn is None:
+            rec.turn = self.turn_public()
+            if self.turn_kind == "human":
+                rec.legal_seat = self.turn_seat
+                rec.legal = self.turn_legal
 
     def _rearm(self) -> None:
         """Schedule what the current turn or dealer step waits for (after a

@@ -15,6 +15,7 @@ from clients.client import Client
 from server.app import build_server
 from server.config import Settings
 from server.hall import Hall
+from server.store import MemoryStore
 
 
 @dataclass
@@ -43,7 +44,7 @@ async def running_server(settings: Settings = TEST_SETTINGS) -> AsyncIterator[Li
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = build_server(replace(settings, port=port))
+    server = build_server(replace(settings, port=port), MemoryStore(settings.event_buffer, keep_states=True))
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]  # leave pytest's signals alone
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
     for _ in range(500):

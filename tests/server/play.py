@@ -60,19 +60,24 @@ def cards_in(obj: Any, out: set[str] | None = None) -> set[str]:
 
 
 async def play(client: Client, table: str, seed: str, *, until: str = "match_ended", timeout: float = 60.0,
-               act_delay: float = 0.0) -> list[Frame]:
+               act_delay: float = 0.0, snapshot: Frame | None = None) -> list[Frame]:
     """Play ``client``'s seat at ``table`` with random legal moves (and
     ``continue`` in solo play) until an event of type ``until``; returns the
-    event frames seen."""
+    event frames seen. ``snapshot``: the join's snapshot (it carries the turn
+    when the player was to act on joining)."""
     bot = RandomBot(FairRandom(seed.encode()))
     seen: list[Frame] = []
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    pending = snapshot
     while True:
-        frame = await client.next_event(table, timeout=max(0.01, deadline - loop.time()))
-        seen.append(frame)
-        if frame["event"]["type"] == until:
-            return seen
+        if pending is not None:
+            frame, pending = pending, None
+        else:
+            frame = await client.next_event(table, timeout=max(0.01, deadline - loop.time()))
+            seen.append(frame)
+            if frame["event"]["type"] == until:
+                return seen
         turn = frame.get("turn")
         if turn is None:
             continue

@@ -68,7 +68,8 @@ async def test_full_match_every_frame_checked(live, game):
         assert snap["type"] == "snapshot" and snap["info"]["commitment"] == created_commitment
 
     results = await asyncio.wait_for(asyncio.gather(
-        play(ann, table, "a"), play(bob, table, "b"), watch(watcher_m, table), watch(watcher_j, table)), 90)
+        play(ann, table, "a", snapshot=snaps["ann"]), play(bob, table, "b", snapshot=snaps["bob"]),
+        watch(watcher_m, table), watch(watcher_j, table)), 90)
     ended = results[0][-1]["event"]
     assert ended["type"] == "match_ended"
 

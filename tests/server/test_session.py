@@ -167,7 +167,7 @@ async def test_solo_play_waits_for_continue_G4_NL5(live):
                                                                            "points_to_win": 1})
     snap = await ann.join(table, role="player")
     remember_seat(ann, table, snap["you"])
-    frames = await asyncio.wait_for(play(ann, table, "solo"), 60)
+    frames = await asyncio.wait_for(play(ann, table, "solo", snapshot=snap), 60)
     continues = [f for f in frames if (f.get("turn") or {}).get("continue")]
     assert continues, "solo play never waited for continue"
     # between a continue turn and the player's continue, nothing else happened
@@ -192,6 +192,10 @@ async def test_owner_pause_and_resume_G8_and_rematch_G7(live):
     await asyncio.sleep(0.5)  # longer than the action clock: a paused clock does not run
     assert not [f for f in event_frames(ann, table) if f["event"]["type"] == "timeout"]
     await ann.act(table, {"type": "resume"})
+    resumed = await ann.next_event(table, where=lambda f: f["event"]["type"] == "resumed")
+    assert resumed["turn"]["id"] == t.turn_id and resumed["turn"]["seat"] == t.turn_seat
+    assert 0 < resumed["turn"]["clock"] <= 0.3
+    assert ("legal" in resumed) == (t.turn_seat == 1)  # only the seat to act gets its legal actions
     # play the match out, then the rematch: same seats, the next match's commitment as published
     remember_seat(ann, table, 1)
     remember_seat(bob, table, 2)
