@@ -902,11 +902,15 @@ class HoldemEngine(Engine):
         if self.phh:
             # pokerkit forms the pots to award after the showdown: mucked hands
             # drop out, then every hand that cannot win a pot is killed, then
-            # the pots are formed again among the rest (equal pots merge)
+            # the pots are formed again among the rest (equal pots merge); the
+            # same players give the same pots, so they are formed only on a change
             shown = [i for i in live if hand.shown[i]]
-            pots = self._pots(hand, hand.contrib, shown)
-            alive = [i for i in shown if any(i in p.eligible and values[i] == max(values[j] for j in p.eligible) for p in pots)]
-            pots = self._pots(hand, hand.contrib, alive)
+            if shown != live:
+                pots = self._pots(hand, hand.contrib, shown)
+            best = [max(values[j] for j in p.eligible) for p in pots]
+            alive = [i for i in shown if any(i in p.eligible and values[i] == top for p, top in zip(pots, best))]
+            if alive != shown:
+                pots = self._pots(hand, hand.contrib, alive)
         odd_order = self._odd_chip_order(hand)
         index = {s: i for i, s in enumerate(hand.players)}
         for k, pot in enumerate(pots):
