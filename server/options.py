@@ -22,7 +22,7 @@ TABLE_OPTIONS: dict[str, tuple[Any, float, float, str]] = {
     "time_bank": (60.0, 0.0, 3600.0, "extra seconds per player per match (G-3)"),
     "pause": (1.0, 0.0, 60.0, "pause between streets and hands; 0 turns pacing off (G-4)"),
     "close_after": (600.0, 1.0, 7 * 86400.0, "idle time before a finished table with nobody connected closes (G-9)"),
-    "bot_think": (0.5, 0.0, 30.0, "seconds a server bot waits before acting"),
+    "bot_think": (0.5, 0.0, 30.0, "mean seconds a server bot waits before acting (uniform in 0.5x..1.5x)"),
     "auto_rematch": (False, 0, 1, "bots-only tables start the next match by themselves (G-7)"),
 }
 

@@ -74,6 +74,11 @@ class Store(ABC):
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
         """Write every checkpoint of ``batch`` (each one atomically)."""
 
+    def commit_now(self, batch: Sequence[Checkpoint]) -> bool:
+        """Commit at once without awaiting, if this store can; returns False
+        (the default) when it cannot, and the batch goes through :meth:`commit`."""
+        return False
+
     @abstractmethod
     async def load_tables(self) -> list[Data]:
         """The stored state of every table not deleted (for recovery)."""
@@ -117,6 +122,10 @@ class MemoryStore(Store):
         self.commits = 0
 
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
+        self.commit_now(batch)
+
+    def commit_now(self, batch: Sequence[Checkpoint]) -> bool:
+        """In-process: done at once (no loop iteration is lost waiting)."""
         self.commits += 1
         for cp in batch:
             if self.keep_states:
@@ -124,6 +133,7 @@ class MemoryStore(Store):
                 self._events.setdefault(cp.table, deque(maxlen=self._event_bound)).extend(cp.events)
             if cp.hands:
                 self._hands.setdefault(cp.table, []).extend(cp.hands)
+        return True
 
     async def load_tables(self) -> list[Data]:
         return [msgpack.unpackb(blob, strict_map_key=False) for blob in self._states.values()]
@@ -169,7 +179,15 @@ class GroupCommitter:
         self._on_commit = on_commit
 
     async def commit(self, checkpoint: Checkpoint) -> None:
-        """Return once ``checkpoint`` is written; raises what the store raised."""
+        """Return once ``checkpoint`` is written; raises what the store raised.
+        A store that commits synchronously (``commit_now``) needs no grouping:
+        the call returns without suspending."""
+        if self._in_flight is None and not self._batch:
+            started = time.perf_counter()
+            if self.store.commit_now((checkpoint,)):
+                if self._on_commit is not None:
+                    self._on_commit(time.perf_counter() - started, 1)
+                return
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
         self._batch.append(checkpoint)

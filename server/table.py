@@ -587,7 +587,7 @@ class Table:
             self.clock = paused.resume(self._loop.time())
             self._timer = self._loop.call_at(self.clock.deadline, self.post, ("clock", self.turn_id, None))
         elif self.turn_kind == "bot":
-            self._schedule(float(self.topts["bot_think"]), ("bot", self.turn_id, None))
+            self._schedule(self._think_time(self.seats[self.turn_seat]), ("bot", self.turn_id, None))  # type: ignore[index]
         elif self.turn_kind == "auto":
             self._schedule_auto()
 
@@ -671,7 +671,7 @@ class Table:
         turn: Data = {"seat": seat, "id": rec.seq}
         if occ.bot is not None:
             self.turn_kind = "bot"
-            self._schedule(float(self.topts["bot_think"]), ("bot", rec.seq, None))
+            self._schedule(self._think_time(occ), ("bot", rec.seq, None))
         elif occ.sitting_out:
             self.turn_kind = "auto"
             self._schedule_auto()
@@ -704,6 +704,15 @@ class Table:
                 occ.timeouts = 0
         self.clock = None
         self.turn_id = self.turn_seat = self.turn_kind = None
+
+    def _think_time(self, occ: Occupant) -> float:
+        """A bot's pause before acting: ``bot_think`` on average, drawn uniformly
+        in [0.5, 1.5] x ``bot_think`` from the bot's own generator (people do not
+        act in lockstep either, and tables created together stay apart)."""
+        think = float(self.topts["bot_think"])
+        if think <= 0 or occ.brain is None:
+            return think
+        return think * (0.5 + occ.brain.rng.randbelow(1001) / 1000)
 
     def _schedule(self, delay: float, item: tuple[Any, ...]) -> None:
         if delay <= 0:

@@ -94,6 +94,27 @@ def _metric(text: str, name: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
+def _histogram_quantile(m0: str, m1: str, name: str, q: float) -> float | None:
+    """The upper bound of the bucket holding quantile ``q`` of a Prometheus
+    histogram's increase between two scrapes (seconds), or None without data."""
+    def buckets(text: str) -> list[tuple[float, float]]:
+        out = []
+        for le, value in re.findall(rf'^{re.escape(name)}_bucket{{le="([^"]+)"}} ([0-9.e+-]+)$', text, re.M):
+            out.append((float("inf") if le == "+Inf" else float(le), float(value)))
+        return out
+    b0, b1 = dict(buckets(m0)), buckets(m1)
+    if not b1:
+        return None
+    diffs = [(le, count - b0.get(le, 0.0)) for le, count in b1]
+    total = diffs[-1][1]
+    if total <= 0:
+        return None
+    for le, count in diffs:
+        if count >= q * total:
+            return le
+    return None
+
+
 def _percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
@@ -281,6 +302,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "frames_per_message": round(frames / messages, 2) if messages else None,
             "server_rss_per_connection_bytes": rss // max(1, spect["connections"]),
             "codec": args.codec,
+            # the server's own view: action arrival to events queued (bucket upper bounds, ms)
+            "server_p50_ms": _ms(_histogram_quantile(m0, m1, "cardhall_action_latency_seconds", 0.50)),
+            "server_p99_ms": _ms(_histogram_quantile(m0, m1, "cardhall_action_latency_seconds", 0.99)),
         }
     finally:
         server.terminate()
@@ -314,6 +338,10 @@ def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
             "baseline_ratio": round(out["events_per_s"] / rate, 2) if rate else None}
 
 
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 2)
+
+
 def main(args: argparse.Namespace) -> int:
     out = run(args)
     if args.json:
@@ -323,7 +351,8 @@ def main(args: argparse.Namespace) -> int:
           f"{out['connections']} spectators ({out['codec']}), {out['duration_s']} s measured")
     print(f"  actions/s          {out['actions_per_s']:>10}")
     print(f"  events delivered/s {out['events_per_s']:>10}   ({out['frames_per_message']} frames per websocket message)")
-    print(f"  latency ms         p50 {out['p50_ms']}  p95 {out['p95_ms']}  p99 {out['p99_ms']}")
+    print(f"  latency ms         p50 {out['p50_ms']}  p95 {out['p95_ms']}  p99 {out['p99_ms']}   "
+          f"(server side, bucket bounds: p50 <= {out['server_p50_ms']}  p99 <= {out['server_p99_ms']})")
     print(f"  errors {out['errors']}  seq gaps {out['seq_gaps']}")
     print(f"  server RSS         {out['server_rss_bytes'] / 2**20:.1f} MiB "
           f"({out['server_rss_per_connection_bytes'] / 1024:.1f} KiB per connection, tables included)")

@@ -102,9 +102,12 @@ class SlowStore(MemoryStore):
         super().__init__(keep_states=True)
         self.written: dict[int, float] = {}
 
+    def commit_now(self, batch):
+        return False  # like a networked store: every commit is awaited
+
     async def commit(self, batch):
         await asyncio.sleep(0.05)
-        await super().commit(batch)
+        MemoryStore.commit_now(self, batch)
         now = time.monotonic()
         for cp in batch:
             for seq, _ in cp.events:
