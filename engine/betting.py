@@ -278,11 +278,7 @@ class BettingRound:
         totals = sorted([stacks[i] + bets[i] for i in range(n) if not folded[i]])
         live = len(totals)
         second = totals[-2] if live > 1 else 0
-        queue = []
-        for i in list(range(first, n)) + list(range(first)):
-            if folded[i] or not stacks[i] or second <= bets[i]:
-                continue
-            queue.append(i)
+        queue = [i for i in (*range(first, n), *range(first)) if not folded[i] and stacks[i] and bets[i] < second]
         if live <= 1 or (len(queue) == 1 and bets[queue[0]] >= current):
             queue = []
         self.queue = queue
@@ -403,12 +399,8 @@ class BettingRound:
         bet over the second largest, folded players' bets included; FL-6),
         or None."""
         bets = self.bets
-        top = max(bets)
-        if top == 0:
-            return None
-        i = bets.index(top)
-        second = max(b for j, b in enumerate(bets) if j != i)
-        return (i, top - second) if top > second else None
+        second, top = sorted(bets)[-2:]
+        return (bets.index(top), top - second) if top > second else None
 
     # -- the one input ----------------------------------------------------
     def act(self, kind: str, amount: int | None = None) -> Move:
@@ -555,14 +547,12 @@ class BettingRound:
             self.acted[i] = total
         self.current = total
         self.aggressor = i
-        n = len(self.stacks)
-        self.queue = [
-            j for j in ((i + k) % n for k in range(1, n)) if not self.folded[j] and self.stacks[j]
-        ]
+        folded, stacks = self.folded, self.stacks
+        self.queue = [j for j in (*range(i + 1, len(stacks)), *range(i)) if not folded[j] and stacks[j]]
         return Move(i, kind, added, total, all_in)
 
     def _close_if_alone(self) -> None:
-        if sum(1 for f in self.folded if not f) <= 1:
+        if self.folded.count(False) <= 1:
             self.queue = []
 
     # -- settling ---------------------------------------------------------
