@@ -7,11 +7,21 @@ issue 3 item 8). Three parts, each on one core in this process, timed in CPU sec
 1. **Hold'em hands against pokerkit.** For each Hold'em game at 2 and 6
    players: ``--hands`` hands with random legal actions (a uniform choice of
    action, then of amount) and random unequal stacks, each hand a fresh
-   engine under the ``phh`` profile. Prints our hands/s; then replays the
-   very same hands (same cards, same actions, from our ``hand_record()``)
-   with pokerkit 0.7.7 and prints its hands/s and the ratio (target: 20x or
-   better), plus how many hands ended with different stacks (should be 0),
-   and the hands/s of our own PHH replay driver on the same hands.
+   engine under the ``phh`` profile. Prints our hands/s (each decision: ask
+   the legal actions, choose, apply) and two pokerkit 0.7.7 figures with
+   their ratios (ours / pokerkit; target: 20x or better):
+
+   * **pokerkit replay**: pokerkit replays the very same hands from our
+     ``hand_record()`` (same cards, the recorded actions as PHH strings). It
+     asks nothing and chooses nothing, so it does less than our side.
+   * **pokerkit self-play** (like for like): pokerkit plays the same deals
+     itself, each decision chosen by the same rule and generator as ours
+     from pokerkit's own legal-action queries
+     (``PokerkitHand.legal_actions``), so it plays the very same hands.
+
+   Plus how many hands ended with different stacks than ours (``differ``:
+   replay/self-play, should be 0/0), and the hands/s of our own PHH replay
+   driver on the same hands.
 2. **Whole matches/s** of every game (``--games``), ``random`` bots in every
    seat, default options: matches/s, hands/s and decisions/s.
 3. **Bots' win rates**: each game's default bot in one seat against
@@ -33,6 +43,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from engine.base import Engine
+from engine.cards import standard_deck
 from engine.play import WinRate, new_match, play_match, seat_bots, win_rate
 from engine.registry import GAMES, engine_class
 from engine.rng import FairRandom
@@ -149,7 +160,7 @@ def play_random_hand(cls: type[Engine], options: Mapping[str, Any], players: int
 
 @dataclass
 class HandsFigure:
-    """Part 1 for one game and table size (hands/s; ``ratio`` = ours / pokerkit)."""
+    """Part 1 for one game and table size (hands/s; ratios = ours / pokerkit)."""
 
     game: str
     players: int
@@ -159,11 +170,27 @@ class HandsFigure:
     pokerkit_per_s: float | None
     ratio: float | None
     disagreements: int | None
+    pokerkit_self_play_per_s: float | None = None
+    self_play_ratio: float | None = None
+    self_play_disagreements: int | None = None
+
+
+def play_pokerkit_hand(game: Any, options: Mapping[str, Any], deal: FairRandom, choose: FairRandom) -> list[Any]:
+    """One hand played by pokerkit itself, like :func:`play_random_hand`: the
+    deck shuffled by ``deal`` as our engine shuffles it, every decision by
+    :func:`random_action` from pokerkit's own legal actions. ``game``:
+    ``pokerkit_ref.PokerkitHand.self_play_game``. Returns the finishing stacks."""
+    from clients.bench.pokerkit_ref import PokerkitHand
+
+    deck = standard_deck()
+    deal.shuffle(deck)
+    hand = PokerkitHand(game=game, starting_stacks=options["starting_stacks"])
+    return hand.play_dealt(deck, lambda legal: random_action(legal, choose))
 
 
 def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_pokerkit: bool = True) -> HandsFigure:
     """Part 1 for ``game`` at ``players``: time our random hands, then our PHH
-    replay and pokerkit's replay of the same hands."""
+    replay, pokerkit's replay of the same hands and pokerkit's own play of the same deals."""
     from engine import phh
     from engine.replay import replay_hand
 
@@ -186,22 +213,32 @@ def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_
         replay_hand(hand)
     replay = time.process_time() - start
 
-    pk_per_s = ratio = None
-    disagreements = None
+    figure = HandsFigure(game, players, hands, hands / ours, len(texts) / replay if replay else None, None, None, None)
     if with_pokerkit:
         from clients.bench import pokerkit_ref
 
         pokerkit_ref.require()
-        game_obj = pokerkit_ref.PokerkitHand.game_for({**texts[0], "starting_stacks": [1] * players})
+        template = {**texts[0], "starting_stacks": [1] * players}
+        game_obj = pokerkit_ref.PokerkitHand.game_for(template)
         jobs = [(r["starting_stacks"], r["actions"]) for r in records_data if r is not None]
         start = time.process_time()
         results = [pokerkit_ref.PokerkitHand(game=game_obj, starting_stacks=s).play(a) for s, a in jobs]
         pk = time.process_time() - start
-        disagreements = sum(1 for a, b in zip(results, finals) if list(a) != b)
-        pk_per_s = hands / pk
-        ratio = (hands / ours) / pk_per_s
-    return HandsFigure(game, players, hands, hands / ours, len(texts) / replay if replay else None, pk_per_s,
-                       ratio, disagreements)
+        figure.disagreements = sum(1 for a, b in zip(results, finals) if list(a) != b)
+        figure.pokerkit_per_s = hands / pk
+        figure.ratio = figure.ours_per_s / figure.pokerkit_per_s
+
+        # the same deals and the same chooser stream again (fresh generators, same keys)
+        self_play = pokerkit_ref.PokerkitHand.self_play_game(template)
+        deals = [root.spawn(f"deal/{i}") for i in range(hands)]
+        chooser = root.spawn("choose")
+        start = time.process_time()
+        results = [play_pokerkit_hand(self_play, options, deal, chooser) for options, deal in zip(setups, deals)]
+        pk = time.process_time() - start
+        figure.self_play_disagreements = sum(1 for a, b in zip(results, finals) if list(a) != b)
+        figure.pokerkit_self_play_per_s = hands / pk
+        figure.self_play_ratio = figure.ours_per_s / figure.pokerkit_self_play_per_s
+    return figure
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -244,15 +281,19 @@ def run(args: argparse.Namespace) -> int:
 
     holdem = [g for g in available if g in HOLDEM]
     if holdem and args.hands > 0:
-        _say(args, f"1. Hold'em hands with random actions ({args.hands} per row, phh profile, one core)")
-        _say(args, f"   {'game':<20}{'players':>8}{'ours h/s':>11}{'replay h/s':>12}{'pokerkit h/s':>14}{'ratio':>8}{'differ':>8}")
+        _say(args, f"1. Hold'em hands with random actions ({args.hands} per row, phh profile, one core, CPU time)")
+        _say(args, "   ours: ask the legal actions, choose, apply; pokerkit replay: pokerkit replays our recorded actions;")
+        _say(args, "   pokerkit self-play: pokerkit plays the same deals, choosing by the same rule from its own legal actions")
+        _say(args, f"   {'game':<20}{'players':>8}{'ours h/s':>10}{'our replay':>12}"
+                   f"{'pokerkit replay h/s':>21}{'ratio':>8}{'pokerkit self-play h/s':>24}{'ratio':>8}{'differ':>12}")
         for game in holdem:
             for players in HAND_TABLES:
                 fig = hands_figure(game, players, args.hands, args.seed, not args.no_pokerkit)
                 out["hands"].append(asdict(fig))
-                _say(args, f"   {game:<20}{players:>8}{fig.ours_per_s:>11.0f}{_f(fig.replay_per_s, 12)}"
-                           f"{_f(fig.pokerkit_per_s, 14)}{_f(fig.ratio, 7, 1)}{'x' if fig.ratio else ''}"
-                           f"{'' if fig.disagreements is None else fig.disagreements:>8}")
+                differ = "" if fig.disagreements is None else f"{fig.disagreements}/{fig.self_play_disagreements}"
+                _say(args, f"   {game:<20}{players:>8}{fig.ours_per_s:>10.0f}{_f(fig.replay_per_s, 12)}"
+                           f"{_f(fig.pokerkit_per_s, 21)}{_ratio(fig.ratio, 8)}"
+                           f"{_f(fig.pokerkit_self_play_per_s, 24)}{_ratio(fig.self_play_ratio, 8)}{differ:>12}")
     if available and args.throughput_matches > 0:
         _say(args, f"2. Whole matches, random bots in every seat ({args.throughput_matches} per game)")
         _say(args, f"   {'game':<20}{'players':>8}{'matches/s':>11}{'hands/s':>10}{'decisions/s':>13}{'unfinished':>12}")
@@ -285,5 +326,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _f(value: float | None, width: int, digits: int = 0) -> str:
     return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
+def _ratio(value: float | None, width: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{f'{value:.1f}x':>{width}}"
 
 

@@ -14,16 +14,24 @@ Two ways in:
 * :class:`PokerkitHand` plays a hand action by action and answers, between
   actions, what the player to act may do (:meth:`PokerkitHand.bounds`), for
   the step-by-step comparison with our engines.
+* :meth:`PokerkitHand.play_dealt` lets pokerkit play a hand by itself, dealt
+  from a given deck as our engines deal, each decision made by a callback
+  from pokerkit's own legal actions (:meth:`PokerkitHand.legal_actions`, in
+  our engines' shape): the benchmark's like-for-like figure.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 from engine import phh
+from engine.base import LegalAction
+from engine.cards import standard_deck
 
 
 def require() -> Any:
@@ -90,6 +98,16 @@ class PokerkitHand:
         ``PokerkitHand(game=..., starting_stacks=...)`` per hand: the benchmark's path)."""
         return hand_history({**hand, "actions": []}).create_game()
 
+    @staticmethod
+    def self_play_game(hand: Mapping[str, Any]) -> Any:
+        """The game of :meth:`game_for` with pokerkit's showdown automated
+        too (it shows or mucks as it sees fit): what :meth:`play_dealt` needs,
+        which leaves pokerkit only the deal and the decisions to be told."""
+        pokerkit = require()
+        game = copy.deepcopy(PokerkitHand.game_for(hand))
+        game.automations = (*game.automations, pokerkit.Automation.HOLE_CARDS_SHOWING_OR_MUCKING)
+        return game
+
     def _settle(self) -> None:
         state = self.state
         while state.can_burn_card():
@@ -146,6 +164,94 @@ class PokerkitHand:
             "raise": (low, high) if low is not None else None,
         }
 
+    def legal_actions(self) -> list[LegalAction]:
+        """What the player to act may do, from pokerkit's own queries
+        (``can_fold``, ``can_check_or_call``, ``checking_or_calling_amount``,
+        ``can_complete_bet_or_raise_to``, ``min_``/``max_completion_betting_or_raising_to_amount``),
+        in the shape of our engines' ``legal_actions()``: ``fold``; ``check``
+        or ``call`` (chips added); ``bet``/``raise`` (raise-to totals);
+        ``all_in`` when the largest raise, or a call, puts the whole stack in.
+        Empty when nobody is to act. Call it with warnings silenced (pokerkit
+        warns about a fold that could check)."""
+        state = self.state
+        i = state.actor_index
+        if i is None:
+            return []
+        out: list[LegalAction] = []
+        if state.can_fold():
+            out.append(_FOLD)
+        call = state.checking_or_calling_amount if state.can_check_or_call() else None
+        if call:
+            out.append(LegalAction("call", call, call))
+        elif call is not None:
+            out.append(_CHECK)
+        allin = state.stacks[i] + state.bets[i]
+        if state.can_complete_bet_or_raise_to():
+            low = state.min_completion_betting_or_raising_to_amount
+            high = state.max_completion_betting_or_raising_to_amount
+            kind = "raise" if max(state.bets) else "bet"
+            out.append(LegalAction(kind, low, high))
+            if high == allin:
+                out.append(LegalAction("all_in", allin, allin, {"as": kind}))
+        elif call and call == state.stacks[i]:
+            out.append(LegalAction("all_in", allin, allin, {"as": "call"}))
+        return out
+
+    def apply(self, action: Mapping[str, Any]) -> None:
+        """Apply an action in our engines' shape (``{"type": "raise", "amount": 60}``,
+        amounts raise-to totals; ``all_in`` is the largest raise when that is
+        all-in, else a call). Raises ValueError when pokerkit refuses it."""
+        state = self.state
+        kind = action["type"]
+        if kind == "fold":
+            state.fold()
+        elif kind in ("check", "call"):
+            state.check_or_call()
+        elif kind in ("bet", "raise"):
+            state.complete_bet_or_raise_to(action["amount"])
+        elif kind == "all_in":
+            i = state.actor_index
+            allin = state.stacks[i] + state.bets[i]
+            if state.max_completion_betting_or_raising_to_amount == allin:
+                state.complete_bet_or_raise_to(allin)
+            else:
+                state.check_or_call()
+        else:
+            raise ValueError(f"unknown action {kind!r}")
+
+    def play_dealt(self, deck: Sequence[str],
+                   choose: Callable[[list[LegalAction]], Mapping[str, Any]]) -> list[int | Decimal]:
+        """Play the hand in pokerkit alone and return the finishing stacks.
+
+        ``deck``: the shuffled deck (top first), dealt as our Hold'em engines
+        deal it (``engine.holdem``, FL-5): player ``k`` (0-based, PHH order)
+        gets ``deck[k]`` and ``deck[n + k]``, then burn one card before each
+        street. ``choose(legal)``: the action of the player to act, given
+        :meth:`legal_actions`. Build the hand from :meth:`self_play_game`.
+        Raises ValueError if pokerkit refuses an action or stops for a step
+        this driver does not take.
+        """
+        state = self.state
+        cards = [_cards()[c] for c in deck]
+        n = len(state.stacks)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for k in range(n):
+                state.deal_hole((cards[k], cards[n + k]), k)
+            top = 2 * n
+            while state.status:
+                if state.actor_index is not None:
+                    self.apply(choose(self.legal_actions()))
+                elif state.can_burn_card():
+                    state.burn_card(cards[top])
+                    top += 1
+                elif count := state.board_dealing_count:
+                    state.deal_board(cards[top : top + count])
+                    top += count
+                else:
+                    raise ValueError("pokerkit's hand awaits a step play_dealt does not take")
+        return list(state.stacks)
+
     def deal_board(self, cards: str) -> None:
         """Deal board ``cards`` (``"Jc3d5c"``), first settling the show-or-muck
         choices pokerkit asks for before an all-in run-out (its default: show)."""
@@ -177,3 +283,14 @@ class PokerkitHand:
                 else:
                     raise ValueError("pokerkit's hand is not over: it awaits a decision or a deal")
         return list(state.stacks)
+
+
+_FOLD = LegalAction("fold")
+_CHECK = LegalAction("check")
+
+
+@functools.cache
+def _cards() -> dict[str, Any]:
+    """Our card names (``"Ah"``) -> pokerkit ``Card`` objects, parsed once."""
+    names = standard_deck()
+    return dict(zip(names, require().Card.parse("".join(names))))
