@@ -276,6 +276,10 @@ async def test_slow_consumer_is_dropped_table_goes_on():
                 break
             await asyncio.sleep(0.05)
         assert live.hall.metrics.dropped.labels("slow_consumer")._value.get() == 1
+        for _ in range(100):  # the tables hear of it through their mailboxes
+            if all(live.hall.tables[t].fanout.count == 0 for t in tables):
+                break
+            await asyncio.sleep(0.02)
         assert all(live.hall.tables[t].fanout.count == 0 for t in tables)
         before = live.hall.tables[tables[0]].seq
         await asyncio.sleep(0.2)
