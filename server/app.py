@@ -13,13 +13,16 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.routing import WebSocketRoute
+from starlette.responses import FileResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 
 from server.config import Settings
 from server.hall import Hall
@@ -42,9 +45,20 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         yield
         await hall.shutdown()
 
-    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", WebSocketEndpoint(hall))], lifespan=lifespan)
+    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", WebSocketEndpoint(hall)), *web_routes()],
+                    lifespan=lifespan)
     app.state.hall = hall
     return app
+
+
+def web_routes() -> list[Route | Mount]:
+    """The browser client (``clients/web``, package data): ``/`` is its page, ``/web/...`` its files."""
+    web = StaticFiles(packages=[("clients", "web")])
+
+    async def index(request: Any) -> Response:
+        return FileResponse(os.path.join(web.all_directories[0], "index.html"))
+
+    return [Route("/", index, methods=["GET"]), Mount("/web", web, name="web")]
 
 
 class CardhallServer(uvicorn.Server):
