@@ -1,35 +1,96 @@
-"""A small asyncio client of protocol v1 (``protocol/SPEC.md``).
+"""The Python client library of protocol v1 (``protocol/SPEC.md``), asyncio.
 
-Used by the tests and ``cardhall bench server``; the clients issue extends it
-(typed messages, automatic reconnect). It speaks either subprotocol, unpacks
-``batch`` frames, matches replies to requests by ``id``/``re``, and tracks the
-last ``seq`` of every table it follows (``gaps`` counts any ``seq`` that is not
-the previous one plus one).
+One :class:`Client` is one websocket connection (either subprotocol) with:
 
->>> async def demo(url):                                    # doctest: +SKIP
-...     async with Client(url) as c:
-...         await c.hello("ann")
-...         table = await c.create_table("no_limit_holdem", seats=2, bots=1)
-...         snapshot = await c.join(table, role="player")
-...         frame = await c.next_event(table)
+* requests matched to replies by ``id``/``re``: :meth:`Client.hello`,
+  :meth:`~Client.create_table`, :meth:`~Client.join`, :meth:`~Client.act`,
+  :meth:`~Client.leave`, :meth:`~Client.ping` (an ``error`` reply raises
+  :class:`ServerError` with its ``code``);
+* the frames that are not replies (events, snapshots sent on their own) in
+  :attr:`Client.inbox`, read with :meth:`~Client.events` (an async iterator),
+  :meth:`~Client.next_event` or :meth:`~Client.next_frame`; ``batch`` frames
+  are unpacked;
+* ``seq`` tracking per table (:attr:`~Client.seqs`; :attr:`~Client.gaps`
+  counts any ``seq`` that is not the previous one plus one);
+* with ``reconnect=True``, automatic reconnection when the connection drops:
+  ``hello`` with the token, then ``join`` of every table with ``since`` = the
+  last ``seq`` held, so the event stream goes on without a gap (the server
+  replays the missed events, or sends a fresh ``snapshot`` when they are no
+  longer buffered; both arrive in the inbox like any event);
+* optional checking of every frame against the JSON Schemas
+  (:class:`protocol.schemas.FrameValidator`): per client (``validator=``) or
+  for every client (:func:`set_default_validator`; the test suite turns it on).
+
+Typed shapes of the frames: :mod:`clients.messages`.
+
+Example: play a seat of a no-limit table against a bot, checking whenever that
+is free and folding otherwise::
+
+    import asyncio
+    from clients.client import Client
+
+    async def main(url="ws://127.0.0.1:8000/ws"):
+        async with Client(url, codec="json", reconnect=True) as c:
+            await c.hello("ann")
+            table = await c.create_table("no_limit_holdem", seats=2, bots=1)
+            snapshot = await c.join(table, role="player")
+            async for frame in c.events(table):
+                if frame["type"] == "event" and frame["event"]["type"] == "match_ended":
+                    break
+                if "legal" in frame:            # our turn: the legal actions came with it
+                    types = {a["type"] for a in frame["legal"]}
+                    action = {"type": "check"} if "check" in types else {"type": "fold"}
+                    await c.act(table, action, turn=frame["turn"]["id"])
+
+    asyncio.run(main())
+
+(In solo play, one person with bots, the table also waits for that person's
+``{"type": "continue"}`` between streets and hands: a turn with ``continue:
+true``; ``clients/bots.py`` shows a complete player.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable
-from typing import Any
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection, connect
 
 from protocol.codec import CODECS, JSON, MSGPACK
 
+if TYPE_CHECKING:
+    from protocol.schemas import FrameValidator
+
+log = logging.getLogger("cardhall.client")
+
 Frame = dict[str, Any]
+
+#: the validator every client uses unless given its own (None: no checking)
+DEFAULT_VALIDATOR: FrameValidator | None = None
+
+#: put in the inbox when the connection is gone for good (readers stop on it)
+_END: Frame = {"type": "_end"}
+
+
+def set_default_validator(validator: FrameValidator | None) -> FrameValidator | None:
+    """Check every frame of every :class:`Client` created or used from now on
+    with ``validator`` (None: stop checking); returns the previous one.
+
+    >>> from protocol.schemas import FrameValidator
+    >>> previous = set_default_validator(FrameValidator())
+    >>> set_default_validator(previous) is not None
+    True
+    """
+    global DEFAULT_VALIDATOR
+    previous, DEFAULT_VALIDATOR = DEFAULT_VALIDATOR, validator
+    return previous
 
 
 class ServerError(Exception):
-    """An ``error`` frame answering a request: ``code``, ``message``, ``frame``."""
+    """An ``error`` frame answering a request: ``code`` (SPEC "Errors"), ``message``, ``frame``."""
 
     def __init__(self, frame: Frame) -> None:
         self.frame = frame
@@ -39,18 +100,29 @@ class ServerError(Exception):
 
 
 class Client:
-    """One websocket connection to a cardhall server.
+    """One connection to a cardhall server.
 
-    ``url``: ``ws://host:port/ws``. ``codec``: ``"msgpack"`` or ``"json"``.
-    ``batch``: ask the server for ``batch`` frames (several frames per message).
-    ``on_frame``: if given, called with every frame that is not a reply
-    (events, snapshots sent on their own, errors without ``re``); otherwise
-    those frames go to :attr:`inbox`. ``record``: keep every frame received in
-    :attr:`frames` (tests check each one).
+    ``url``: ``ws://host:port/ws``. ``codec``: ``"msgpack"`` (binary frames) or
+    ``"json"`` (text frames). ``batch``: accept ``batch`` frames (several
+    frames in one websocket message). ``on_frame``: if given, called with every
+    frame that is not a reply instead of queueing it in :attr:`inbox`.
+    ``record``: keep every frame received in :attr:`frames` and every message
+    sent in :attr:`sent`. ``origin``: the ``Origin`` header (as a browser would
+    send). ``reconnect``: reconnect by itself when the connection drops (not
+    after :meth:`close`), for up to ``reconnect_for`` seconds of trying.
+    ``validator``: check frames against the schemas (default: the module's
+    :data:`DEFAULT_VALIDATOR`); a server frame that does not match raises
+    :class:`protocol.schemas.SchemaViolation` from the pending request or the
+    next read, and a client message that does not match must be refused by
+    the server (an ``error`` reply), else the same is raised.
     """
 
     def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, record: bool = False,
-                 on_frame: Callable[[Frame], None] | None = None, origin: str | None = None) -> None:
+                 on_frame: Callable[[Frame], None] | None = None, origin: str | None = None,
+                 reconnect: bool = False, reconnect_for: float = 30.0,
+                 validator: FrameValidator | None = None) -> None:
+        if codec not in ("msgpack", "json"):
+            raise ValueError("codec is 'msgpack' or 'json'")
         self.url = url
         self.subprotocol = MSGPACK if codec == "msgpack" else JSON
         self.codec = CODECS[self.subprotocol]
@@ -58,29 +130,54 @@ class Client:
         self.record = record
         self.on_frame = on_frame
         self.origin = origin
+        self.reconnect = reconnect
+        self.reconnect_for = reconnect_for
+        self.validator = validator
         self.ws: ClientConnection | None = None
         self.player: str | None = None
         self.token: str | None = None
         self.name: str | None = None
         self.inbox: asyncio.Queue[Frame] = asyncio.Queue()
         self.frames: list[Frame] = []
+        self.sent: list[Frame] = []
         self.seqs: dict[str, int] = {}
+        #: table -> role (``player``/``spectator``) of every table joined, rejoined after a reconnect
+        self.joined: dict[str, str] = {}
         self.gaps = 0
+        self.reconnects = 0
+        self.error: BaseException | None = None
         self.closed: asyncio.Future[tuple[int | None, str]] | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Frame]] = {}
+        self._must_refuse: dict[Any, list[str]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._reconnecting: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._closing = False
+        self._ended = False
+
+    @property
+    def checker(self) -> FrameValidator | None:
+        """The validator in use (this client's, else the module default)."""
+        return self.validator if self.validator is not None else DEFAULT_VALIDATOR
 
     # -- connection ---------------------------------------------------------
     async def connect(self) -> "Client":
-        """Open the websocket and start reading."""
+        """Open the websocket and start reading; raises the websocket library's
+        errors when the handshake fails (``InvalidStatus`` for a 403)."""
+        await self._open()
+        return self
+
+    async def _open(self) -> None:
         kwargs: dict[str, Any] = {"subprotocols": [self.subprotocol], "max_size": 2**24, "compression": None}
         if self.origin is not None:
             kwargs["origin"] = self.origin
-        self.ws = await connect(self.url, **kwargs)
-        self.closed = asyncio.get_running_loop().create_future()
-        self._reader = asyncio.get_running_loop().create_task(self._read())
-        return self
+        ws = await connect(self.url, **kwargs)
+        self.ws = ws
+        loop = asyncio.get_running_loop()
+        self.closed = loop.create_future()
+        self._reader = loop.create_task(self._read(ws, self.closed))
+        self._ready.set()
 
     async def __aenter__(self) -> "Client":
         return await self.connect()
@@ -89,6 +186,10 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
+        """Close the connection (no reconnect); readers of :meth:`events` stop."""
+        self._closing = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
         if self.ws is not None:
             await self.ws.close()
         if self._reader is not None:
@@ -96,28 +197,53 @@ class Client:
                 await asyncio.wait_for(self._reader, 5)
             except (asyncio.TimeoutError, asyncio.CancelledError):
                 self._reader.cancel()
+        self._end()
 
-    async def _read(self) -> None:
-        assert self.ws is not None and self.closed is not None
+    def _end(self) -> None:
+        if not self._ended:
+            self._ended = True
+            if self.on_frame is None:
+                self.inbox.put_nowait(_END)
+
+    async def _read(self, ws: ClientConnection, closed: asyncio.Future[tuple[int | None, str]]) -> None:
+        from protocol.schemas import SchemaViolation
+
         decode = self.codec.decode
         try:
-            async for payload in self.ws:
+            async for payload in ws:
                 frame = decode(payload, 1 << 30)
+                checker = self.checker
+                if checker is not None:
+                    checker.check_server(frame)
                 if frame.get("type") == "batch":
                     for inner in frame["frames"]:
                         self._dispatch(inner)
                 else:
                     self._dispatch(frame)
-        except Exception:
+        except SchemaViolation as exc:
+            self.error = exc
+            log.error("schema violation: %s", exc)
+            await ws.close(1002, "schema violation")
+        except Exception:  # the connection went away
             pass
         finally:
-            rcvd = self.ws.protocol.close_rcvd
-            if not self.closed.done():
-                self.closed.set_result((rcvd.code if rcvd else None, rcvd.reason if rcvd else ""))
+            rcvd = ws.protocol.close_rcvd
+            if not closed.done():
+                closed.set_result((rcvd.code if rcvd else None, rcvd.reason if rcvd else ""))
+            failure: BaseException = self.error if self.error is not None else ConnectionError("connection closed")
             for fut in self._pending.values():
                 if not fut.done():
-                    fut.set_exception(ConnectionError("connection closed"))
+                    fut.set_exception(failure)
             self._pending.clear()
+            self._must_refuse.clear()
+            if ws is self.ws:
+                self._ready.clear()
+                if self._reconnecting is not None and not self._reconnecting.done():
+                    pass  # a reconnect under way retries by itself
+                elif self.reconnect and not self._closing and self.error is None:
+                    self._reconnecting = asyncio.get_running_loop().create_task(self._reconnect())
+                else:
+                    self._end()
 
     def _dispatch(self, frame: Frame) -> None:
         if self.record:
@@ -133,6 +259,15 @@ class Client:
             self.seqs[frame["table"]] = frame["seq"]
         re = frame.get("re")
         if re is not None:
+            problems = self._must_refuse.pop(re, None) if isinstance(re, (int, str)) else None
+            if problems is not None and kind != "error":
+                from protocol.schemas import SchemaViolation
+
+                message = f"the server accepted a message the schemas refuse ({problems[0]})"
+                checker = self.checker
+                if checker is not None:
+                    checker.failures.append(message)
+                raise SchemaViolation(message)
             fut = self._pending.pop(re, None)
             if fut is not None and not fut.done():
                 fut.set_result(frame)
@@ -142,10 +277,61 @@ class Client:
         else:
             self.inbox.put_nowait(frame)
 
+    async def _reconnect(self) -> None:
+        """Reconnect with backoff (0.05 s doubling to 2 s) for up to
+        :attr:`reconnect_for` seconds: ``hello`` with the token, then ``join``
+        every table with ``since``. A table that is gone is dropped from
+        :attr:`joined` (its ``unknown_table`` error goes to the inbox)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.reconnect_for
+        delay = 0.05
+        while not self._closing:
+            try:
+                await self._open()
+                self._ready.clear()  # only the resume requests until it is done
+                if self.token is not None:
+                    await self._request({"type": "hello", "name": self.name or "player", "token": self.token,
+                                         "batch": self.batch})
+                for table, role in list(self.joined.items()):
+                    msg: Frame = {"type": "join", "table": table, "role": role}
+                    if table in self.seqs:
+                        msg["since"] = self.seqs[table]
+                    try:
+                        reply = await self._request(msg)
+                    except ServerError as exc:
+                        self.joined.pop(table, None)
+                        self.inbox.put_nowait(exc.frame)
+                        continue
+                    if reply.get("type") == "snapshot":  # the missed events are gone: a fresh state instead
+                        self.inbox.put_nowait(reply)
+                self.reconnects += 1
+                self._ready.set()
+                log.info("reconnected to %s (%d tables resumed)", self.url, len(self.joined))
+                return
+            except ServerError as exc:  # the token is unknown: nothing to resume
+                log.warning("reconnect refused: %s", exc)
+                self.error = exc
+                break
+            except Exception as exc:  # refused, unreachable, dropped again
+                if loop.time() + delay > deadline:
+                    log.warning("giving up reconnecting to %s: %s", self.url, exc)
+                    break
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        self._end()
+
     # -- requests -----------------------------------------------------------
     async def send(self, message: Frame) -> None:
         """Send one message as is (no reply awaited)."""
         assert self.ws is not None
+        checker = self.checker
+        if checker is not None:
+            problems = checker.client_errors(message)
+            rid = message.get("id")
+            if problems and isinstance(rid, (int, str)) and not isinstance(rid, bool):
+                self._must_refuse[rid] = problems
+        if self.record:
+            self.sent.append(message)
         await self.ws.send(self.codec.encode(message))
 
     async def send_raw(self, payload: bytes | str) -> None:
@@ -154,19 +340,37 @@ class Client:
         await self.ws.send(payload)
 
     async def request(self, message: Frame, timeout: float = 10.0) -> Frame:
-        """Send ``message`` with a fresh ``id``; return the reply; raise
-        :class:`ServerError` if the reply is an ``error``."""
+        """Send ``message`` with a fresh ``id`` and return the reply; raises
+        :class:`ServerError` when the reply is an ``error``, ConnectionError
+        when the connection drops first. While a reconnect is under way the
+        request waits for it (within ``timeout``)."""
+        if not self._ready.is_set():
+            if self._ended:
+                raise ConnectionError("connection closed")
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        return await self._request(message, timeout)
+
+    async def _request(self, message: Frame, timeout: float = 10.0) -> Frame:
+        if self.error is not None:
+            raise self.error
         rid = next(self._ids)
         fut: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
         self._pending[rid] = fut
-        await self.send({**message, "id": rid})
-        reply = await asyncio.wait_for(fut, timeout)
+        try:
+            await self.send({**message, "id": rid})
+            reply = await asyncio.wait_for(fut, timeout)
+        finally:
+            self._pending.pop(rid, None)
         if reply.get("type") == "error":
             raise ServerError(reply)
         return reply
 
     async def hello(self, name: str = "player", token: str | None = None) -> Frame:
-        """``hello`` → ``welcome``; remembers the player id and token."""
+        """``hello`` → ``welcome``; remembers the player id and token (a later
+        reconnect resumes this player).
+
+        ``token``: resume a player known to the server (G-5); default: the token
+        this client already holds, if any."""
         msg: Frame = {"type": "hello", "name": name, "batch": self.batch}
         token = token if token is not None else self.token
         if token is not None:
@@ -177,7 +381,9 @@ class Client:
 
     async def create_table(self, game: str, seats: int | None = None, options: Frame | None = None,
                            bots: int | list[str | None] | None = None) -> str:
-        """``create_table`` → the new table's id."""
+        """``create_table`` → the new table's id. ``options``: table and game
+        options (SPEC "Games"); ``bots``: a count or bot names (None: the
+        game's default bot), seated in the last seats."""
         msg: Frame = {"type": "create_table", "game": game}
         if seats is not None:
             msg["seats"] = seats
@@ -189,7 +395,9 @@ class Client:
 
     async def join(self, table: str, role: str = "player", seat: int | None = None, seed: str | None = None,
                    since: int | None = None) -> Frame:
-        """``join`` → the ``snapshot`` (or ``ok`` after the missed events, with ``since``)."""
+        """``join`` → the ``snapshot``, or, with ``since``, ``ok`` after the missed
+        events (which arrive in the inbox first). Joining again returns a fresh
+        snapshot (the state now). ``seed``: a client seed for the next match (G-2)."""
         msg: Frame = {"type": "join", "table": table, "role": role}
         if seat is not None:
             msg["seat"] = seat
@@ -197,25 +405,41 @@ class Client:
             msg["seed"] = seed
         if since is not None:
             msg["since"] = since
-        return await self.request(msg)
+        reply = await self.request(msg)
+        self.joined[table] = role
+        return reply
 
     async def act(self, table: str, action: Frame, turn: int | None = None) -> Frame:
-        """``act`` → ``ok``; ``turn`` names the turn the action is for (stale → ``stale_turn``)."""
+        """``act`` → ``ok``. ``action``: a game action (``{"type": "raise",
+        "amount": 60}``) or a table control (``{"type": "continue"}``);
+        ``turn``: the turn id the action is for (a passed turn: ``stale_turn``)."""
         msg: Frame = {"type": "act", "table": table, "action": action}
         if turn is not None:
             msg["turn"] = turn
         return await self.request(msg)
 
     async def leave(self, table: str) -> Frame:
-        return await self.request({"type": "leave", "table": table})
+        """``leave`` → ``ok``: stop following ``table`` (a seat is freed between
+        matches, sat out during one, G-5)."""
+        reply = await self.request({"type": "leave", "table": table})
+        self.joined.pop(table, None)
+        return reply
 
     async def ping(self) -> Frame:
+        """``ping`` → ``pong``."""
         return await self.request({"type": "ping"})
 
     # -- reading ------------------------------------------------------------
     async def next_frame(self, timeout: float = 10.0) -> Frame:
-        """The next frame from :attr:`inbox`."""
-        return await asyncio.wait_for(self.inbox.get(), timeout)
+        """The next frame from :attr:`inbox`; ConnectionError once the
+        connection is gone for good (after the frames already received)."""
+        frame = await asyncio.wait_for(self.inbox.get(), timeout)
+        if frame is _END:
+            self.inbox.put_nowait(_END)  # every later read ends too
+            if self.error is not None:
+                raise self.error
+            raise ConnectionError("connection closed")
+        return frame
 
     async def next_event(self, table: str | None = None, timeout: float = 10.0,
                          where: Callable[[Frame], bool] | None = None) -> Frame:
@@ -228,3 +452,17 @@ class Client:
                 continue
             if where is None or where(frame):
                 return frame
+
+    async def events(self, table: str | None = None) -> AsyncIterator[Frame]:
+        """Every ``event`` frame (of ``table``) in ``seq`` order, and any
+        ``snapshot`` the server sends on its own (after a reconnect whose
+        missed events were no longer buffered: the state starts afresh there).
+        Other frames (errors without a request) are skipped. Ends when the
+        client is closed or gives up reconnecting."""
+        while True:
+            try:
+                frame = await self.next_frame(timeout=None)  # type: ignore[arg-type]
+            except ConnectionError:
+                return
+            if frame.get("type") in ("event", "snapshot") and (table is None or frame.get("table") == table):
+                yield frame

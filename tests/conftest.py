@@ -35,3 +35,29 @@ def require(condition: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"required in CI: {reason}")
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def frame_validator():
+    """Every frame a :class:`clients.client.Client` receives in the test suite
+    is checked against ``protocol/schemas`` (a mismatch raises in the client),
+    and every message it sends too (one the schemas refuse must get an
+    ``error`` reply). Yields the :class:`protocol.schemas.FrameValidator`."""
+    from clients.client import set_default_validator
+    from protocol.schemas import FrameValidator
+
+    validator = FrameValidator()
+    previous = set_default_validator(validator)
+    yield validator
+    set_default_validator(previous)
+
+
+@pytest.fixture(autouse=True)
+def _frames_match_the_schemas(frame_validator):
+    """Fail the test if any frame it saw did not match the schemas (even one a
+    client's reader met while nobody was awaiting it)."""
+    before = len(frame_validator.failures)
+    yield
+    found = frame_validator.failures[before:]
+    if found:
+        pytest.fail("frames that do not match protocol/schemas:\n" + "\n".join(found[:5]), pytrace=False)

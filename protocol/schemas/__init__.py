@@ -1,0 +1,242 @@
+"""Protocol v1 JSON Schemas (2020-12) and a validator of frames.
+
+The documents in this folder, resolved against each other by their ``$id``
+(``https://cardhall.invalid/schemas/v1/<file>``, an identifier, not a place
+to fetch from):
+
+* ``server.json``: every server frame (``welcome`` ... ``batch``), ``info``,
+  ``turn``, the table's own events (``seated``, ``match_started`` ...);
+* ``client.json``: every client message, table controls;
+* ``holdem.json`` (both Hold'em games), ``alamo.json``, ``loco_poker.json``,
+  ``avalanche.json``: per game ``action``, ``legal_action``, each event
+  ``ev_<type>``, ``game_event`` / ``event`` (unions), ``view`` (the snapshot
+  ``state``), ``result``, and ``event_frame`` / ``snapshot`` / ``act``
+  narrowed to that game.
+
+:class:`FrameValidator` checks frames against them. It learns each table's game
+from ``table_created`` and ``snapshot`` frames, then checks that table's events,
+legal actions, states and actions against the game's document. For speed it
+picks the definition by ``type`` instead of trying every branch of a union; the
+unions themselves are checked by ``tests/protocol`` against recorded examples.
+
+>>> v = FrameValidator()
+>>> v.check_server({"type": "pong", "re": 1})
+>>> v.check_server({"type": "pong"})
+Traceback (most recent call last):
+...
+protocol.schemas.SchemaViolation: pong: 're' is a required property (at $)
+>>> v.client_errors({"type": "join", "table": "t_1", "role": "king"})
+["'king' is not one of ['player', 'spectator'] (at $.role)"]
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+
+SCHEMA_DIR = Path(__file__).resolve().parent
+BASE = "https://cardhall.invalid/schemas/v1/"
+DOCUMENTS = ("server.json", "client.json", "holdem.json", "alamo.json", "loco_poker.json", "avalanche.json")
+
+#: protocol game name -> the schema document of its actions, events and view
+GAME_DOCUMENT: dict[str, str] = {
+    "fixed_limit_holdem": "holdem.json",
+    "no_limit_holdem": "holdem.json",
+    "alamo": "alamo.json",
+    "loco_poker": "loco_poker.json",
+    "avalanche": "avalanche.json",
+}
+
+Frame = dict[str, Any]
+
+
+class SchemaViolation(Exception):
+    """A frame that does not match the protocol's schemas."""
+
+
+@cache
+def documents() -> dict[str, dict[str, Any]]:
+    """Every schema document by file name (parsed once)."""
+    return {name: json.loads((SCHEMA_DIR / name).read_text()) for name in DOCUMENTS}
+
+
+@cache
+def registry() -> Registry:
+    """A ``referencing`` registry holding every document under its ``$id``."""
+    return Registry().with_resources((BASE + name, Resource.from_contents(doc)) for name, doc in documents().items())
+
+
+@cache
+def compiled(ref: str) -> Draft202012Validator:
+    """A validator for ``ref`` (``"<file>#/$defs/<name>"``, relative to :data:`BASE`).
+
+    Its schema is :func:`inlined`: every ``$ref`` replaced by its target once,
+    which validates the same instances several times faster than resolving
+    references through the registry on every frame."""
+    schema = inlined(ref)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+_DATA_KEYWORDS = {"const", "enum", "description", "$comment", "title", "examples", "default"}
+
+
+@cache
+def inlined(ref: str) -> Any:
+    """The definition ``ref`` with every ``$ref`` in it replaced by its target
+    (shared subtrees, no copies); a ``$ref`` with sibling keywords becomes an
+    ``allOf`` with them. The documents hold no recursive definitions."""
+    document, _, pointer = ref.partition("#")
+    return _inline(registry().resolver(BASE + document).lookup("#" + pointer).contents, document, (ref,))
+
+
+def _inline(node: Any, document: str, stack: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(v, document, stack) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (v if k in _DATA_KEYWORDS else _inline(v, document, stack))
+           for k, v in node.items() if k not in ("$ref", "$defs", "$id", "$schema")}
+    target = node.get("$ref")
+    if target is None:
+        return out
+    ref = target if "#" in target else target + "#"
+    if ref.startswith("#"):
+        ref = document + ref
+    if ref in stack:
+        raise ValueError(f"recursive schema reference {ref}")
+    doc, _, pointer = ref.partition("#")
+    resolved = _inline(registry().resolver(BASE + doc).lookup("#" + pointer).contents, doc, stack + (ref,))
+    return {"allOf": [resolved], **out} if out else resolved
+
+
+def has_def(document: str, name: str) -> bool:
+    """True when ``document`` defines ``$defs/name``."""
+    return name in documents()[document]["$defs"]
+
+
+def errors(ref: str, instance: Any) -> list[str]:
+    """The reasons ``instance`` does not match ``ref`` (empty when it does); the most relevant first."""
+    found = list(compiled(ref).iter_errors(instance))
+    if not found:
+        return []
+    best = best_match(found)
+    ordered = [best] + [e for e in found if e is not best]
+    return [f"{e.message} (at {e.json_path})" for e in ordered]
+
+
+class FrameValidator:
+    """Checks frames against the schemas; used by :mod:`clients.client`.
+
+    ``check_server(frame)`` raises :class:`SchemaViolation` for a server frame
+    that does not match (and records it in :attr:`failures`);
+    ``client_errors(message)`` returns what is wrong with a client message (a
+    server must answer such a message with an ``error``). :attr:`checked`
+    counts the frames checked per kind (``"event:<game>:<type>"`` ...).
+    """
+
+    def __init__(self) -> None:
+        self.games: dict[str, str] = {}
+        self.failures: list[str] = []
+        self.checked: Counter[str] = Counter()
+
+    # -- server frames ------------------------------------------------------
+    def check_server(self, frame: Mapping[str, Any]) -> None:
+        """Validate one server frame (a ``batch`` and every frame in it)."""
+        problems = self.server_errors(frame)
+        if problems:
+            message = f"{frame.get('type')}: {problems[0]}"
+            self.failures.append(f"{message}\n  frame: {_short(frame)}")
+            raise SchemaViolation(message)
+
+    def server_errors(self, frame: Mapping[str, Any]) -> list[str]:
+        """What is wrong with a server frame (empty when nothing is)."""
+        kind = frame.get("type") if isinstance(frame, Mapping) else None
+        if kind == "batch":
+            inner_frames = frame.get("frames")
+            if set(frame) != {"type", "frames"} or not isinstance(inner_frames, list) or not inner_frames:
+                return ["a batch holds only type and a non-empty list of frames"]
+            problems: list[str] = []
+            for inner in inner_frames:
+                if isinstance(inner, Mapping) and inner.get("type") == "batch":
+                    problems.append("a batch inside a batch")
+                else:
+                    problems += self.server_errors(inner)
+            self.checked["batch"] += 1
+            return problems
+        if kind == "table_created":
+            self._learn(frame.get("table"), (frame.get("info") or {}).get("game"))
+        elif kind == "snapshot":
+            self._learn(frame.get("table"), (frame.get("info") or {}).get("game"))
+            game = self.games.get(frame.get("table"))  # type: ignore[arg-type]
+            if game is not None:
+                self.checked[f"snapshot:{game}"] += 1
+                return errors(f"{GAME_DOCUMENT[game]}#/$defs/snapshot", frame)
+        elif kind == "event":
+            return self._event_errors(frame)
+        if kind not in ("welcome", "table_created", "snapshot", "ok", "error", "pong"):
+            return [f"{kind!r} is not a server frame type"]
+        self.checked[str(kind)] += 1
+        return errors(f"server.json#/$defs/{kind}", frame)
+
+    def _learn(self, table: Any, game: Any) -> None:
+        if isinstance(table, str) and game in GAME_DOCUMENT:
+            self.games[table] = game
+
+    def _event_errors(self, frame: Mapping[str, Any]) -> list[str]:
+        problems = errors("server.json#/$defs/event_frame_base", frame)
+        if problems:
+            return problems
+        event = frame["event"]
+        kind = event["type"]
+        game = self.games.get(frame["table"])
+        documents_ = [GAME_DOCUMENT[game]] if game is not None else sorted(set(GAME_DOCUMENT.values()))
+        name = f"ev_{kind}"
+        candidates = [f"{doc}#/$defs/{name}" for doc in documents_ if has_def(doc, name)]
+        if has_def("server.json", name):
+            candidates.append(f"server.json#/$defs/{name}")
+        if not candidates:
+            return [f"event type {kind!r} is not in the schemas" + (f" of {game}" if game else "")]
+        found: list[str] = []
+        for ref in candidates:
+            problems = errors(ref, event)
+            if not problems:
+                break
+            found += problems
+        else:
+            return found
+        self.checked[f"event:{game or '?'}:{kind}"] += 1
+        legal = frame.get("legal")
+        if legal is not None:
+            docs = [GAME_DOCUMENT[game]] if game is not None else documents_
+            for item in legal:
+                if all(errors(f"{doc}#/$defs/legal_action", item) for doc in docs):
+                    return [f"legal action {item!r} matches no legal_action of {game or 'any game'}"] + \
+                        errors(f"{docs[0]}#/$defs/legal_action", item)
+        return []
+
+    # -- client messages -----------------------------------------------------
+    def client_errors(self, message: Mapping[str, Any]) -> list[str]:
+        """What is wrong with a client message (empty when nothing is)."""
+        kind = message.get("type") if isinstance(message, Mapping) else None
+        if not isinstance(kind, str) or not has_def("client.json", kind) or kind in ("id", "action", "control", "client_message"):
+            return [f"{kind!r} is not a client message type"]
+        self.checked[f"client:{kind}"] += 1
+        if kind == "act":
+            game = self.games.get(message.get("table"))  # type: ignore[arg-type]
+            if game is not None:
+                return errors(f"{GAME_DOCUMENT[game]}#/$defs/act", message)
+        return errors(f"client.json#/$defs/{kind}", message)
+
+
+def _short(frame: Any, limit: int = 600) -> str:
+    text = repr(frame)
+    return text if len(text) <= limit else text[:limit] + "..."
