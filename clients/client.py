@@ -106,9 +106,9 @@ class Client:
     ``"json"`` (text frames). ``batch``: accept ``batch`` frames (several
     frames in one websocket message). ``on_frame``: if given, called with every
     frame that is not a reply instead of queueing it in :attr:`inbox`.
-    ``record``: keep every frame received in :attr:`frames` and every message
-    sent in :attr:`sent`. ``origin``: the ``Origin`` header (as a browser would
-    send). ``reconnect``: reconnect by itself when the connection drops (not
+    ``record``: keep every frame received in :attr:`frames`, every message
+    sent in :attr:`sent`, and both in order in :attr:`transcript`.
+    ``origin``: the ``Origin`` header (as a browser would send). ``reconnect``: reconnect by itself when the connection drops (not
     after :meth:`close`), for up to ``reconnect_for`` seconds of trying.
     ``validator``: check frames against the schemas (default: the module's
     :data:`DEFAULT_VALIDATOR`); a server frame that does not match raises
@@ -140,6 +140,8 @@ class Client:
         self.inbox: asyncio.Queue[Frame] = asyncio.Queue()
         self.frames: list[Frame] = []
         self.sent: list[Frame] = []
+        #: with ``record``: every message in order, ``{"send": message}`` or ``{"recv": frame}``
+        self.transcript: list[dict[str, Frame]] = []
         self.seqs: dict[str, int] = {}
         #: table -> role (``player``/``spectator``) of every table joined, rejoined after a reconnect
         self.joined: dict[str, str] = {}
@@ -248,6 +250,7 @@ class Client:
     def _dispatch(self, frame: Frame) -> None:
         if self.record:
             self.frames.append(frame)
+            self.transcript.append({"recv": frame})
         kind = frame.get("type")
         if kind == "event":
             table, seq = frame["table"], frame["seq"]
@@ -332,6 +335,7 @@ class Client:
                 self._must_refuse[rid] = problems
         if self.record:
             self.sent.append(message)
+            self.transcript.append({"send": message})
         await self.ws.send(self.codec.encode(message))
 
     async def send_raw(self, payload: bytes | str) -> None:
