@@ -93,9 +93,10 @@ function replayDealt(rng, rec, drawFirst) {
   const start = rec.events.find((e) => e.type === "match_start");
   const firstKey = holdem ? "button" : "dealer";
   if (drawFirst) {
-    if (!start) throw new Error("the first button or dealer is drawn at match start: its event is needed");
-    const seats = [...start.seats].sort((a, b) => a - b);
-    checks.fact(`first ${firstKey}`, seats[rng.randbelow(seats.length)], start[firstKey]);
+    const seats = [...(start || rec.snapshot || {}).seats || []].sort((a, b) => a - b);
+    if (!seats.length) throw new Error("the seats of the match are unknown");
+    const drawn = seats[rng.randbelow(seats.length)];
+    if (start) checks.fact(`first ${firstKey}`, drawn, start[firstKey]);
   }
   const players = {};
   const hole = (hand, seat, cards) => {

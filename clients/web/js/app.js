@@ -1,0 +1,112 @@
+// The page: one websocket, the lobby (#/) and the tables (#/t/<id>, #/t/<id>/watch).
+
+import { Connection, saveName, savedName } from "./conn.js";
+import { Lobby } from "./lobby.js";
+import { Table } from "./table.js";
+import { gameInfo } from "./games/index.js";
+import { h, mount } from "./dom.js";
+
+const main = document.getElementById("main");
+const statusEl = document.getElementById("conn-status");
+const nameInput = document.getElementById("player-name");
+const crumbs = document.getElementById("crumbs");
+
+if (!savedName()) saveName(`guest-${Math.floor(1000 + Math.random() * 9000)}`);
+nameInput.value = savedName();
+
+const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
+const conn = new Connection(wsUrl);
+const tables = new Map(); // table id -> Table (kept while joined, also when another view is shown)
+let view = null;
+
+conn.addEventListener("status", (ev) => {
+  const text = { connecting: "connecting…", online: "online", reconnecting: "reconnecting…" }[ev.detail];
+  statusEl.textContent = text;
+  statusEl.dataset.state = ev.detail;
+});
+conn.addEventListener("ready", (ev) => {
+  if (ev.detail.name !== nameInput.value && document.activeElement !== nameInput) nameInput.value = ev.detail.name;
+});
+
+nameInput.addEventListener("change", () => {
+  const name = nameInput.value.trim().slice(0, 40);
+  if (!name || name === savedName()) return;
+  // names belong to players: a new name is a new player (its seats stay with the old one)
+  saveName(name);
+  localStorage.removeItem("cardhall.token");
+  for (const t of tables.values()) t.dispose();
+  tables.clear();
+  conn.ws && conn.ws.close();
+  route();
+});
+
+function tableFor(id) {
+  let t = tables.get(id);
+  if (!t) {
+    t = new Table(conn, id);
+    tables.set(id, t);
+  }
+  return t;
+}
+
+/** From the lobby: go to table `id` as a player (sit down) or spectator. */
+function openTable(id, role) {
+  const t = tableFor(id);
+  if (role === "player" && t.role !== "player") {
+    t.role = "player";
+    if (t.model) t.sit();
+  }
+  location.hash = `#/t/${id}`;
+}
+
+function show(next) {
+  if (view && view !== next) view.detach();
+  view = next;
+  view.attach(main);
+}
+
+function route() {
+  const hash = location.hash || "#/";
+  const m = hash.match(/^#\/t\/([\w-]+)(\/watch)?$/);
+  if (m) {
+    const t = tableFor(m[1]);
+    if (m[2] && t.role !== "player") t.role = "spectator";
+    if (!t.joined && !t.joining) t.join();
+    show(t);
+    const g = t.model ? gameInfo(t.model.info.game).title : "Table";
+    mount(crumbs, h("a", { href: "#/" }, "Lobby"), " › ", h("span", { "aria-current": "page" }, g));
+    document.title = `${g} · cardhall`;
+  } else {
+    // spectators stop receiving a table they no longer look at; players keep their seats
+    for (const [id, t] of tables) {
+      if (t.role !== "player") { t.leave(); tables.delete(id); }
+    }
+    show(new Lobby(conn, openTable));
+    mount(crumbs, h("span", { "aria-current": "page" }, "Lobby"));
+    document.title = "cardhall";
+  }
+  main.focus({ preventScroll: true });
+}
+
+// Keyboard: F fold, C check/call, R bet/raise, A all-in, S snowfall, P play, Space/Enter continue.
+document.addEventListener("keydown", (ev) => {
+  if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const target = ev.target;
+  const typing = target instanceof HTMLInputElement || target instanceof HTMLSelectElement || target instanceof HTMLTextAreaElement;
+  const panel = document.querySelector(".action-panel");
+  if (!panel) return;
+  let key = ev.key.toLowerCase();
+  if (key === " " || key === "enter") {
+    if (typing && key === " ") return;
+    const cont = panel.querySelector('[data-action="continue"]');
+    if (cont && !(target instanceof HTMLButtonElement)) { ev.preventDefault(); cont.click(); }
+    return;
+  }
+  if (typing) return;
+  const button = panel.querySelector(`button[aria-keyshortcuts="${key.toUpperCase()}"]`);
+  if (button) { ev.preventDefault(); button.click(); }
+});
+
+addEventListener("hashchange", route);
+conn.start();
+route();

@@ -1,0 +1,165 @@
+// The websocket to /ws with the cardhall.v1.json subprotocol: hello, requests answered by `re`,
+// server frames dispatched to listeners, and reconnection by itself (hello with the saved token;
+// the tables then join again with `since`, see table.js).
+
+const TOKEN_KEY = "cardhall.token";
+const NAME_KEY = "cardhall.name";
+
+export class ServerError extends Error {
+  constructor(frame) {
+    super(frame.message || frame.code);
+    this.code = frame.code;
+    this.frame = frame;
+  }
+}
+
+export function savedName() {
+  return localStorage.getItem(NAME_KEY) || "";
+}
+
+export function saveName(name) {
+  localStorage.setItem(NAME_KEY, name);
+}
+
+/**
+ * Events (EventTarget): "status" (detail: "connecting" | "online" | "reconnecting"),
+ * "ready" (after each welcome: detail = the welcome frame), "frame" (detail: every server frame
+ * that is not a reply: `event` frames; snapshots and replies also reach their request).
+ */
+export class Connection extends EventTarget {
+  constructor(url) {
+    super();
+    this.url = url;
+    this.ws = null;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.player = null;
+    this.welcome = null;
+    this.status = "connecting";
+    this.retry = 0;
+    this.stopped = false;
+    this.lastFrame = 0;
+    this.readyPromise = null;
+    this._resolveReady = null;
+    this._newReadyPromise();
+    setInterval(() => this._heartbeat(), 10000);
+  }
+
+  _newReadyPromise() {
+    this.readyPromise = new Promise((resolve) => { this._resolveReady = resolve; });
+  }
+
+  /** Resolves once the connection has said hello (again after a reconnect). */
+  ready() {
+    return this.readyPromise;
+  }
+
+  start() {
+    this.stopped = false;
+    this._open();
+  }
+
+  _setStatus(status) {
+    this.status = status;
+    this.dispatchEvent(new CustomEvent("status", { detail: status }));
+  }
+
+  _open() {
+    this._setStatus(this.retry ? "reconnecting" : "connecting");
+    const ws = new WebSocket(this.url, ["cardhall.v1.json"]);
+    this.ws = ws;
+    ws.onopen = () => this._hello();
+    ws.onmessage = (msg) => this._receive(msg.data);
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      for (const [, p] of this.pending) p.reject(new ServerError({ code: "disconnected", message: "connection lost" }));
+      this.pending.clear();
+      if (this.welcome) this._newReadyPromise();
+      this.welcome = null;
+      if (this.stopped) return;
+      this.retry += 1;
+      this._setStatus("reconnecting");
+      const delay = Math.min(5000, 250 * 2 ** Math.min(this.retry, 5)) * (0.75 + Math.random() / 2);
+      setTimeout(() => this._open(), delay);
+    };
+  }
+
+  async _hello() {
+    const name = savedName() || "player";
+    const token = localStorage.getItem(TOKEN_KEY);
+    let welcome;
+    try {
+      welcome = await this.request({ type: "hello", name, batch: true, ...(token ? { token } : {}) });
+    } catch (err) {
+      if (err.code !== "unknown_token") { this.ws && this.ws.close(); return; }
+      localStorage.removeItem(TOKEN_KEY); // the server forgot us (no durable store): a new player
+      welcome = await this.request({ type: "hello", name, batch: true });
+    }
+    localStorage.setItem(TOKEN_KEY, welcome.token);
+    this.player = welcome.player;
+    this.welcome = welcome;
+    this.retry = 0;
+    this._setStatus("online");
+    this._resolveReady(welcome);
+    this.dispatchEvent(new CustomEvent("ready", { detail: welcome }));
+  }
+
+  _receive(text) {
+    this.lastFrame = Date.now();
+    let frame;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return;
+    }
+    const frames = frame.type === "batch" ? frame.frames : [frame];
+    for (const f of frames) this._dispatch(f);
+  }
+
+  _dispatch(frame) {
+    if (frame.type === "event" || (frame.type === "snapshot" && frame.re == null)) {
+      this.dispatchEvent(new CustomEvent("frame", { detail: frame }));
+      return;
+    }
+    if (frame.type === "snapshot") this.dispatchEvent(new CustomEvent("frame", { detail: frame }));
+    const waiting = frame.re != null ? this.pending.get(frame.re) : undefined;
+    if (waiting) {
+      this.pending.delete(frame.re);
+      if (frame.type === "error") waiting.reject(new ServerError(frame));
+      else waiting.resolve(frame);
+    } else if (frame.type === "error") {
+      this.dispatchEvent(new CustomEvent("frame", { detail: frame }));
+    }
+  }
+
+  /** Send `msg` with a fresh id; resolves with the reply, rejects with ServerError. */
+  request(msg) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new ServerError({ code: "disconnected", message: "not connected" }));
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ ...msg, id }));
+    });
+  }
+
+  /** A request once the connection is ready (waits through a reconnect). */
+  async send(msg) {
+    await this.ready();
+    return this.request(msg);
+  }
+
+  /** Say hello again with another name (the same player and token). */
+  async rename(name) {
+    saveName(name);
+    if (this.welcome && this.ws) this.ws.close(); // the next hello carries the name
+  }
+
+  _heartbeat() {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN || !this.welcome) return;
+    if (Date.now() - this.lastFrame > 25000) { this.ws.close(); return; } // no pong for a while: reconnect
+    this.request({ type: "ping" }).catch(() => {});
+  }
+}

@@ -1,0 +1,128 @@
+// Loco Poker (engine/games/loco_poker.py): no chips; check, fold, all-in, call; points and knock-outs.
+
+import { h, plural } from "../dom.js";
+import { cardsText } from "../cards.js";
+import { boardEl, has, holeEl, key, nameOf } from "./common.js";
+
+const OUTCOMES = {
+  checked_down: "checked down: no points", folded_around: "folded around: no points",
+  uncalled_all_in: "uncalled all-in: a point", all_in_won: "the all-in won", all_in_lost: "the all-in lost", push: "push",
+};
+
+function init(e) {
+  return {
+    game: "loco_poker", seats: e.seats, dealer: e.dealer, points_to_win: e.points_to_win, multi_call: e.multi_call,
+    points: Object.fromEntries(e.seats.map((s) => [key(s), 0])), alive: [...e.seats], knocked_out: [], hand: 0,
+    street: null, board: [], players: [], in_hand: [], folded: [], cards_in_hand: {}, all_in: null, callers: [],
+    shown: {}, shown_hands: {}, hole_cards: null, outcome: null, loco: false, finished: false, result: null,
+  };
+}
+
+function reduce(s, e) {
+  switch (e.type) {
+    case "hand_start":
+      Object.assign(s, {
+        hand: e.hand, dealer: e.dealer, players: e.players, in_hand: [...e.players], street: "preflop", board: [],
+        folded: [], cards_in_hand: {}, all_in: null, callers: [], shown: {}, shown_hands: {}, hole_cards: null,
+        outcome: null, loco: false,
+      });
+      break;
+    case "hole_cards":
+      s.cards_in_hand = { ...e.counts };
+      if (e.cards) s.hole_cards = e.cards;
+      break;
+    case "action":
+      if (e.action === "fold") {
+        s.folded.push(e.seat);
+        s.in_hand = s.in_hand.filter((x) => x !== e.seat);
+        delete s.cards_in_hand[key(e.seat)];
+      } else if (e.action === "all_in") s.all_in = e.seat;
+      else if (e.action === "call") s.callers.push(e.seat);
+      break;
+    case "street":
+      s.board = e.board;
+      s.street = e.street;
+      break;
+    case "showdown":
+      s.board = e.board;
+      for (const x of e.hands) { s.shown[key(x.seat)] = x.cards; s.shown_hands[key(x.seat)] = x.hand; }
+      break;
+    case "loco":
+      s.loco = true;
+      break;
+    case "point":
+      s.points[key(e.seat)] = e.points;
+      break;
+    case "knocked_out":
+      s.alive = s.alive.filter((x) => !e.seats.includes(x));
+      s.knocked_out.push({ hand: e.hand, seats: e.seats });
+      break;
+    case "hand_end":
+      s.points = { ...e.points };
+      s.outcome = e.result;
+      s.cards_in_hand = {};
+      s.street = null;
+      break;
+    case "match_end":
+      s.finished = true;
+      s.result = e;
+      break;
+    default:
+  }
+}
+
+function fromView(v) {
+  return { ...init({ seats: v.seats, dealer: v.dealer, points_to_win: v.options.points_to_win, multi_call: v.options.multi_call }),
+    ...v, shown_hands: {}, loco: false, points_to_win: v.options.points_to_win };
+}
+
+function seatView(s, seat, ctx) {
+  const k = key(seat);
+  const badges = s.dealer === seat ? [["D", "dealer"]] : [];
+  let status = null;
+  if (!has(s.alive, seat)) status = "knocked out";
+  else if (has(s.folded, seat)) status = "folded";
+  else if (s.all_in === seat) status = "all-in";
+  else if (has(s.callers, seat)) status = "called";
+  const mine = seat === ctx.you ? s.hole_cards : null;
+  const cards = holeEl(s.shown[k] || mine, s.cards_in_hand[k] || 0);
+  const pts = s.points[k] || 0;
+  const stars = h("span", { class: "points", "data-points": pts, "aria-label": `${pts} of ${s.points_to_win} points` },
+    Array.from({ length: s.points_to_win }, (_, i) => (i < pts ? "★" : "☆")).join(""));
+  const lines = [stars];
+  if (s.shown_hands[k]) lines.push(h("span", { class: "hand-name" }, s.shown_hands[k]));
+  return { badges, status, cards, bet: null, lines };
+}
+
+function center(s) {
+  return h("div", { class: "center-info" },
+    boardEl(s.board),
+    s.loco ? h("div", { class: "loco-banner", role: "status" }, "¡Loco!") : null,
+    h("div", { class: "pot" }, s.all_in ? `All-in pending: ${s.callers.length} called` : "No chips: check, fold or all-in"),
+    h("div", { class: "meta" }, `Hand ${s.hand || "–"} · ${s.outcome ? OUTCOMES[s.outcome] || s.outcome : s.street || "between hands"} · first to ${plural(s.points_to_win, "point")} · ${s.multi_call === "duels" ? "duels" : "best hand"}`));
+}
+
+function describe(e, names) {
+  const n = (seat) => nameOf(names, seat);
+  switch (e.type) {
+    case "match_start": return `Match starts: ${n(e.dealer)} deals; first to ${e.points_to_win} points`;
+    case "hand_start": return `Hand ${e.hand}: ${n(e.dealer)} deals`;
+    case "hole_cards": return e.cards ? `You are dealt ${cardsText(e.cards)}` : "Hole cards are dealt";
+    case "action": return `${n(e.seat)} ${{ check: "checks", fold: "folds", all_in: "goes ALL-IN", call: "calls" }[e.action] || e.action}`;
+    case "street": return `${e.street[0].toUpperCase()}${e.street.slice(1)}: ${cardsText(e.cards)}`;
+    case "showdown": return `Showdown: ${e.hands.map((x) => `${n(x.seat)} ${cardsText(x.cards)} (${x.hand})`).join(", ")}`;
+    case "loco": return `¡Loco! ${e.seats.map(n).join(", ")} led after the turn and lost`;
+    case "point": return `${n(e.seat)} scores a point (${e.points})`;
+    case "knocked_out": return `${e.seats.map(n).join(", ")} knocked out`;
+    case "hand_end": return `Hand ${e.hand}: ${OUTCOMES[e.result] || e.result}`;
+    case "match_end": return `Match over: ${(e.winners || []).map(n).join(", ")} ${(e.winners || []).length > 1 ? "win" : "wins"}`;
+    default: return null;
+  }
+}
+
+export default {
+  unit: "points",
+  actions: "loco",
+  firstEvent: "match_start",
+  init, reduce, fromView, seatView, center, describe,
+};

@@ -1,0 +1,594 @@
+// One table as this page sees it: joins (as a player or spectator), keeps the model up to date from
+// the event stream (gap-free by `seq`; after a reconnect or a reload it joins again with `since`),
+// keeps what the G-2 check needs, and draws the table.
+//
+// The model is plain data saved in localStorage with its `seq`, so a reload resumes where it was:
+//   {table, seq, you, info, state (the game's view, see games/*.js), turn, legal, log, record,
+//    nextCommitment, ended, verification, seed, skew}
+
+import { h, mount, plural } from "./dom.js";
+import { gameInfo } from "./games/index.js";
+import { avalanchePanel, bettingPanel, continueButton, locoPanel } from "./actions.js";
+import { cardEl } from "./cards.js";
+import { newClientSeed } from "./fair.js";
+import { verifyMatch } from "./verify.js";
+import { fmt, nameOf } from "./games/common.js";
+
+const STORE_PREFIX = "cardhall.table.";
+/** Table events that leave the current turn open (every other event ends it unless it carries one). */
+const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused"]);
+const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
+  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"]);
+const LOG_LINES = 120;
+
+export function savedTables() {
+  const out = [];
+  for (let i = 0; i < localStorage.length; i++) {
+    const k = localStorage.key(i);
+    if (!k.startsWith(STORE_PREFIX)) continue;
+    try {
+      const v = JSON.parse(localStorage.getItem(k));
+      out.push({ table: k.slice(STORE_PREFIX.length), role: v.role, seat: v.model && v.model.you });
+    } catch { /* ignore */ }
+  }
+  return out;
+}
+
+export function forgetTable(id) {
+  localStorage.removeItem(STORE_PREFIX + id);
+}
+
+export class Table {
+  constructor(conn, id) {
+    this.conn = conn;
+    this.id = id;
+    this.root = null;
+    this.joined = false;
+    this.joining = null;
+    this.error = null;
+    this.resync = false;
+    this.wantSeat = null;
+    this.toast = null;
+    this.panelKey = null;
+    this.saveTimer = null;
+    const saved = this._load();
+    this.role = saved ? saved.role : "spectator";
+    this.seed = saved ? saved.seed : null;
+    this.model = saved ? saved.model : null;
+    this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
+    this.onReady = () => { this.joined = false; this.join(); };
+    conn.addEventListener("frame", this.onFrame);
+    conn.addEventListener("ready", this.onReady);
+    this.clockTimer = setInterval(() => this._tick(), 200);
+    addEventListener("pagehide", () => this._save());
+  }
+
+  // ---------------------------------------------------------------- storage
+  _load() {
+    try {
+      return JSON.parse(localStorage.getItem(STORE_PREFIX + this.id));
+    } catch {
+      return null;
+    }
+  }
+
+  _save() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    if (this.role === "gone") return;
+    const model = this.model ? { ...this.model, log: this.model.log.slice(-LOG_LINES) } : null;
+    try {
+      localStorage.setItem(STORE_PREFIX + this.id, JSON.stringify({ role: this.role, seed: this.seed, model }));
+    } catch { /* storage full: the page still works, a reload gets a snapshot */ }
+  }
+
+  _saveSoon() {
+    if (!this.saveTimer) this.saveTimer = setTimeout(() => this._save(), 300);
+  }
+
+  // ---------------------------------------------------------------- joining
+  /** Join (again): with `since` when the page holds the table's events, else from a snapshot. */
+  join() {
+    if (!this.joining) this.joining = this._join().finally(() => { this.joining = null; });
+    return this.joining;
+  }
+
+  async _join() {
+    await this.conn.ready();
+    try {
+      const fresh = !this.model;
+      if (fresh && (this.role === "spectator" || !this.resync)) {
+        // a spectator first: a player whose own join starts the match then receives the whole
+        // match from its first event (join with since), which the G-2 check needs
+        await this.conn.request({ type: "join", table: this.id, role: "spectator" });
+        if (this.role === "player" && this.model.info.occupants.some((o) => o.player === this.conn.player)) {
+          this.model = null; // already seated here: the seat's own snapshot
+        }
+      }
+      if (this.role === "player" || !fresh) {
+        const msg = { type: "join", table: this.id, role: this.role };
+        if (this.model) msg.since = this.model.seq;
+        if (this.role === "player") {
+          if (!this.seed) this.seed = newClientSeed();
+          msg.seed = this.seed;
+          if (this.wantSeat) msg.seat = this.wantSeat;
+        }
+        await this.conn.request(msg);
+      }
+      this.resync = false;
+      this.joined = true;
+      this.error = null;
+    } catch (err) {
+      if (err.code === "disconnected") return; // joined again on "ready"
+      if (this.role === "player" && ["table_full", "match_running", "seat_taken"].includes(err.code)) {
+        this.role = "spectator";
+        this._flash(`${err.message}: watching instead`);
+        return this._join();
+      }
+      this.error = err;
+      if (err.code === "unknown_table" || err.code === "table_closed") forgetTable(this.id);
+    }
+    this._save();
+    this.render();
+  }
+
+  /** Take a seat (from watching): join as a player with `since`, so nothing is missed. */
+  async sit(seat) {
+    this.role = "player";
+    this.wantSeat = seat || null;
+    await this.join();
+    this.wantSeat = null;
+  }
+
+  async leave() {
+    if (this.role === "gone") return;
+    try {
+      await this.conn.send({ type: "leave", table: this.id });
+    } catch { /* not joined any more */ }
+    this.dispose();
+    forgetTable(this.id);
+    this.role = "gone";
+  }
+
+  dispose() {
+    this.conn.removeEventListener("frame", this.onFrame);
+    this.conn.removeEventListener("ready", this.onReady);
+    clearInterval(this.clockTimer);
+  }
+
+  async act(action) {
+    const m = this.model;
+    const msg = { type: "act", table: this.id, action };
+    if (m && m.turn && !["start", "pause", "resume", "rematch", "sit_out", "sit_in"].includes(action.type)) msg.turn = m.turn.id;
+    try {
+      await this.conn.send(msg);
+    } catch (err) {
+      this._flash(err.code === "stale_turn" ? "Too late: that turn has passed" : err.message);
+    }
+  }
+
+  _flash(text) {
+    this.toast = { text, until: Date.now() + 4000 };
+    this.render();
+  }
+
+  // ---------------------------------------------------------------- frames
+  _frame(f) {
+    if (f.type === "snapshot") this._snapshot(f);
+    else if (f.type === "event") {
+      const m = this.model;
+      if (!m) return; // the snapshot is on its way
+      if (f.seq <= m.seq) return; // already held
+      if (f.seq !== m.seq + 1) { // a gap: start again from a snapshot
+        this.model = null;
+        this.resync = true;
+        this.join();
+        return;
+      }
+      this._event(f);
+    } else return;
+    this._saveSoon();
+    this.render();
+  }
+
+  _snapshot(f) {
+    const old = this.model;
+    const game = gameInfo(f.info.game).module;
+    const m = {
+      table: this.id, seq: f.seq, you: f.you, info: f.info, state: f.state && game ? game.fromView(f.state) : null,
+      turn: f.turn ? { ...f.turn, at: Date.now() } : null, legal: f.legal || null,
+      log: old ? old.log : [], record: null, nextCommitment: null, ended: old ? old.ended : null,
+      verification: old ? old.verification : null, skew: old ? old.skew : null,
+    };
+    if (f.info.status === "running" && f.state) {
+      m.record = newRecord(m, null);
+      m.record.complete = false;
+      m.record.snapshot = f.state;
+    } else {
+      m.nextCommitment = f.info.commitment;
+    }
+    if (f.you != null) this.role = "player";
+    m.log.push({ seq: f.seq, text: old ? "Reconnected (fresh snapshot)" : `Joined ${f.you != null ? `at seat ${f.you}` : "as a spectator"}`, cls: "sys" });
+    this.model = m;
+  }
+
+  _event(f) {
+    const m = this.model;
+    const e = f.event;
+    m.seq = f.seq;
+    const lag = Date.now() / 1000 - f.ts;
+    if (m.skew === null || lag < m.skew) m.skew = lag;
+    const game = gameInfo(m.info.game).module;
+    if (TABLE_EVENTS.has(e.type)) this._tableEvent(e, f);
+    else if (game) {
+      if (e.type === game.firstEvent) m.state = game.init(e);
+      if (m.state) game.reduce(m.state, e, m.you);
+    }
+    if (m.record && !m.record.done && e.type !== "match_started") m.record.events.push({ ...e, seq: f.seq });
+    if (f.turn) {
+      m.turn = { ...f.turn, at: (f.ts + m.skew) * 1000 };
+      m.legal = f.legal || null;
+    } else if (!KEEP_TURN.has(e.type)) {
+      m.turn = null;
+      m.legal = null;
+    }
+    if (e.type === "paused" && m.turn) m.turn.frozen = Date.now();
+    const text = this._describe(e, game);
+    if (text) m.log.push({ seq: f.seq, text, cls: e.type });
+    if (m.log.length > LOG_LINES * 2) m.log.splice(0, m.log.length - LOG_LINES);
+    if (e.type === "match_ended") this._verify();
+  }
+
+  _tableEvent(e) {
+    const m = this.model;
+    const info = m.info;
+    const occ = (seat) => info.occupants.find((o) => o.seat === seat);
+    switch (e.type) {
+      case "seated":
+        if (e.player && e.player === this.conn.player) { m.you = e.seat; this.role = "player"; }
+        info.occupants = info.occupants.filter((o) => o.seat !== e.seat).concat([{ ...e, connected: true }]).sort((a, b) => a.seat - b.seat);
+        delete info.occupants.find((o) => o.seat === e.seat).type;
+        info.taken = info.occupants.length;
+        break;
+      case "left":
+        info.occupants = info.occupants.filter((o) => o.seat !== e.seat);
+        info.taken = info.occupants.length;
+        if (e.seat === m.you) { m.you = null; this.role = "spectator"; }
+        break;
+      case "presence":
+        if (occ(e.seat)) occ(e.seat).connected = e.connected;
+        break;
+      case "sat_out":
+        if (occ(e.seat)) occ(e.seat).sitting_out = true;
+        break;
+      case "sat_in":
+        if (occ(e.seat)) occ(e.seat).sitting_out = false;
+        break;
+      case "match_started":
+        Object.assign(info, { status: "running", match: e.match, result: null, commitment: e.commitment, paused: false });
+        for (const o of e.seats) if (occ(o.seat)) Object.assign(occ(o.seat), o);
+        m.state = null;
+        m.ended = null;
+        m.verification = null;
+        m.record = newRecord(m, m.nextCommitment);
+        m.record.startCommitment = e.commitment;
+        m.nextCommitment = null;
+        break;
+      case "match_ended":
+        Object.assign(info, { status: "finished", result: e.result, commitment: e.next_commitment });
+        m.ended = e;
+        m.nextCommitment = e.next_commitment;
+        break;
+      case "rematch":
+        Object.assign(info, { status: "waiting", match: e.match, commitment: e.commitment });
+        m.nextCommitment = e.commitment;
+        break;
+      case "paused":
+        info.paused = true;
+        info.status = "paused";
+        break;
+      case "resumed":
+        info.paused = false;
+        info.status = "running";
+        break;
+      case "closed":
+        info.status = "closed";
+        break;
+      case "broken":
+        info.status = "broken";
+        break;
+      default:
+    }
+  }
+
+  _describe(e, game) {
+    const names = this.names();
+    const n = (seat) => nameOf(names, seat);
+    switch (e.type) {
+      case "seated": return `${e.name} sits at seat ${e.seat}${e.bot ? " (bot)" : ""}`;
+      case "left": return `Seat ${e.seat} is free`;
+      case "presence": return `${n(e.seat)} ${e.connected ? "connected" : "disconnected"}`;
+      case "match_started": return `Match ${e.match} begins (commitment ${e.commitment.slice(0, 12)}…)`;
+      case "match_ended": return `Match ${e.match} is over; server seed revealed`;
+      case "rematch": return `Rematch: match ${e.match}`;
+      case "timeout": return `${n(e.seat)} ran out of time: ${e.action.type}`;
+      case "sat_out": return `${n(e.seat)} sits out (${e.reason})`;
+      case "sat_in": return `${n(e.seat)} is back in`;
+      case "paused": return "The owner paused the table";
+      case "resumed": return "The table resumes";
+      case "closed": return `The table is closed (${e.reason})`;
+      case "broken": return "The table failed and is out of service";
+      default: return game ? game.describe(e, names) : null;
+    }
+  }
+
+  async _verify() {
+    const m = this.model;
+    const rec = m.record;
+    const ended = m.ended;
+    if (!rec || !ended) return;
+    rec.done = true;
+    if (rec.match !== ended.match) return;
+    m.verification = { status: "checking" };
+    try {
+      m.verification = await verifyMatch(rec, ended);
+    } catch (err) {
+      m.verification = { status: "error", mismatches: [], notes: [String(err.message || err)], checked: 0 };
+    }
+    m.verification.match = ended.match;
+    m.record = null; // verified: the events are not needed any more
+    this._save();
+    this.render();
+  }
+
+  names() {
+    const out = {};
+    for (const o of (this.model && this.model.info.occupants) || []) out[o.seat] = o.name;
+    return out;
+  }
+
+  // ---------------------------------------------------------------- clocks
+  /** Seconds left on the action clock and in the time bank for the current turn. */
+  clockLeft() {
+    const t = this.model && this.model.turn;
+    if (!t || t.clock == null) return null;
+    const now = t.frozen || Date.now();
+    const elapsed = Math.max(0, (now - t.at) / 1000);
+    const clock = Math.max(0, t.clock - elapsed);
+    const bank = elapsed <= t.clock ? t.bank : Math.max(0, t.bank - (elapsed - t.clock));
+    return { clock, bank, total: t.clock, fraction: t.clock ? clock / t.clock : 0 };
+  }
+
+  _tick() {
+    if (!this.root || !this.root.isConnected) return;
+    const left = this.clockLeft();
+    for (const el of this.root.querySelectorAll(".clock")) {
+      if (!left) { el.hidden = true; continue; }
+      el.hidden = false;
+      const inBank = left.clock <= 0;
+      el.classList.toggle("bank", inBank);
+      el.querySelector(".clock-bar").style.width = `${Math.round((inBank ? (left.bank / Math.max(1, this.model.turn.bank)) : left.fraction) * 100)}%`;
+      el.querySelector(".clock-text").textContent = inBank ? `time bank ${left.bank.toFixed(0)}s` : `${left.clock.toFixed(0)}s · bank ${left.bank.toFixed(0)}s`;
+    }
+    if (this.toast && Date.now() > this.toast.until) { this.toast = null; this.render(); }
+  }
+
+  // ---------------------------------------------------------------- drawing
+  attach(root) {
+    this.root = root;
+    this.panelKey = null;
+    this.render();
+  }
+
+  detach() {
+    this.root = null;
+  }
+
+  render() {
+    const root = this.root;
+    if (!root || !root.isConnected) return;
+    const m = this.model;
+    if (!m) {
+      mount(root, h("section", { class: "table-page loading" },
+        this.error ? h("div", { class: "notice error", role: "alert" }, `${this.error.message}. `, h("a", { href: "#/" }, "Back to the lobby"))
+          : h("p", { class: "notice" }, "Joining the table…")));
+      return;
+    }
+    // the action panel is kept while its turn lasts (inputs keep their values and focus)
+    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status]);
+    let panel = root.querySelector(".action-panel");
+    const keepPanel = panel && panelKey === this.panelKey;
+    if (!keepPanel) panel = this._actionPanel();
+    this.panelKey = panelKey;
+    const page = h("section", { class: "table-page", "data-game": m.info.game, "data-status": m.info.status, "data-you": m.you ?? "" },
+      this._head(),
+      this.error ? h("div", { class: "notice error", role: "alert" }, this.error.message) : null,
+      this.toast ? h("div", { class: "toast", role: "alert" }, this.toast.text) : null,
+      h("div", { class: "table-layout" },
+        h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
+        h("aside", { class: "side" }, this._logPanel(), this._fairPanel())));
+    const focused = document.activeElement && keepPanel && panel.contains(document.activeElement) ? document.activeElement : null;
+    mount(root, page);
+    if (focused) focused.focus();
+    const log = root.querySelector(".log ol");
+    if (log) log.scrollTop = log.scrollHeight;
+    this._tick();
+  }
+
+  _head() {
+    const m = this.model;
+    const info = m.info;
+    const g = gameInfo(info.game);
+    const owner = this.conn.player && info.owner === this.conn.player;
+    const seated = m.you != null;
+    const me = seated ? info.occupants.find((o) => o.seat === m.you) : null;
+    const controls = [];
+    if (owner && info.status === "waiting" && info.taken >= 2) controls.push(h("button", { type: "button", class: "ctl", "data-control": "start", onclick: () => this.act({ type: "start" }) }, "Start the match"));
+    if (owner && info.status === "running") controls.push(h("button", { type: "button", class: "ctl", "data-control": "pause", onclick: () => this.act({ type: "pause" }) }, "Pause"));
+    if (owner && info.status === "paused") controls.push(h("button", { type: "button", class: "ctl", "data-control": "resume", onclick: () => this.act({ type: "resume" }) }, "Resume"));
+    if ((owner || seated) && info.status === "finished") controls.push(h("button", { type: "button", class: "ctl primary", "data-control": "rematch", onclick: () => this.act({ type: "rematch" }) }, "Rematch"));
+    if (seated && (info.status === "running" || info.status === "paused") && me) {
+      controls.push(me.sitting_out
+        ? h("button", { type: "button", class: "ctl", "data-control": "sit_in", onclick: () => this.act({ type: "sit_in" }) }, "Sit in")
+        : h("button", { type: "button", class: "ctl", "data-control": "sit_out", onclick: () => this.act({ type: "sit_out" }) }, "Sit out"));
+    }
+    if (!seated && (info.status === "waiting" || info.status === "finished") && info.taken < info.seats) {
+      controls.push(h("button", { type: "button", class: "ctl primary", "data-control": "sit", onclick: () => this.sit() }, "Take a seat"));
+    }
+    controls.push(h("button", { type: "button", class: "ctl", "data-control": "leave",
+      onclick: async () => {
+        if (seated && info.status === "running" && !confirm("Leave the table? You will sit out the rest of the match.")) return;
+        await this.leave();
+        location.hash = "#/";
+      } }, seated ? "Leave the table" : "Stop watching"));
+    const status = info.paused ? "paused" : info.status;
+    return h("div", { class: "table-head" },
+      h("h1", {}, g.title, h("span", { class: "table-id" }, ` · table ${this.id}`)),
+      h("div", { class: "pills" },
+        h("span", { class: `pill status-${status}`, "data-status": status }, status),
+        h("span", { class: "pill" }, `match ${info.match}`),
+        h("span", { class: "pill" }, seated ? `you: seat ${m.you}` : "watching"),
+        h("span", { class: "pill", title: "spectators" }, `${info.spectators ?? 0} watching`)),
+      h("div", { class: "controls" }, controls));
+  }
+
+  _felt() {
+    const m = this.model;
+    const info = m.info;
+    const game = gameInfo(info.game).module;
+    const names = this.names();
+    const ctx = { you: m.you, names };
+    const n = info.seats;
+    const first = m.you ?? 1;
+    const seats = [];
+    for (let i = 0; i < n; i++) {
+      const seat = ((first - 1 + i) % n) + 1;
+      const angle = Math.PI / 2 + (2 * Math.PI * i) / n;
+      const x = 50 + 44 * Math.cos(angle);
+      const y = 50 + 40 * Math.sin(angle);
+      seats.push(this._seat(seat, ctx, game, `--x:${x.toFixed(1)}%;--y:${y.toFixed(1)}%`));
+    }
+    const center = m.state && game ? game.center(m.state, ctx) : h("div", { class: "center-info" }, h("p", { class: "waiting" },
+      info.status === "waiting" ? `Waiting for players: ${info.taken} of ${info.seats} seated` : info.status === "finished" ? "Match over" : ""));
+    return h("div", { class: "felt", "data-seats": n }, seats, h("div", { class: "center" }, center), this._resultBanner());
+  }
+
+  _seat(seat, ctx, game, style) {
+    const m = this.model;
+    const occ = m.info.occupants.find((o) => o.seat === seat);
+    const toAct = m.turn && m.turn.seat === seat;
+    if (!occ) {
+      return h("div", { class: "seat empty", style, "data-seat": seat, "aria-label": `Seat ${seat}: empty` },
+        h("div", { class: "seat-head" }, h("span", { class: "seat-no" }, seat), h("span", { class: "seat-name" }, "empty seat")));
+    }
+    const view = m.state && game ? game.seatView(m.state, seat, ctx) : { badges: [], status: null, cards: null, bet: null, lines: [] };
+    const badges = view.badges.map(([t, title]) => h("span", { class: `badge badge-${t.toLowerCase()}`, title, "aria-label": title }, t));
+    if (occ.bot) badges.push(h("span", { class: "badge bot", title: `bot (${occ.bot})` }, "bot"));
+    if (occ.sitting_out) badges.push(h("span", { class: "badge away" }, "sitting out"));
+    if (!occ.connected && !occ.bot) badges.push(h("span", { class: "badge away" }, "offline"));
+    const cls = ["seat", seat === m.you ? "me" : "", toAct ? "to-act" : "", view.status ? `st-${view.status.replace(/\s/g, "-")}` : ""].join(" ");
+    const label = `Seat ${seat}: ${occ.name}${seat === m.you ? " (you)" : ""}${toAct ? ", to act" : ""}${view.status ? `, ${view.status}` : ""}`;
+    return h("div", { class: cls, style, "data-seat": seat, "aria-label": label, role: "group" },
+      h("div", { class: "seat-head" }, h("span", { class: "seat-no" }, seat), h("span", { class: "seat-name" }, occ.name, seat === m.you ? " (you)" : ""), badges),
+      h("div", { class: "seat-cards" }, view.cards),
+      h("div", { class: "seat-lines" }, view.lines),
+      view.status ? h("div", { class: "seat-status" }, view.status) : null,
+      toAct ? h("div", { class: "clock", role: "timer", "aria-label": "action clock" }, h("span", { class: "clock-bar" }), h("span", { class: "clock-text" }, m.turn.continue ? "waiting" : "")) : null,
+      toAct && !m.turn.clock ? h("div", { class: "thinking" }, m.turn.continue ? "waiting for Continue" : "thinking…") : null,
+      view.bet ? h("div", { class: "bet", "data-bet": view.bet }, view.bet) : null);
+  }
+
+  _myArea() {
+    const m = this.model;
+    if (m.info.game !== "avalanche" || m.you == null || !m.state || !m.state.hand) return null;
+    const hand = m.state.hand;
+    return h("div", { class: "my-hand", "aria-label": `Your hand: ${plural(hand.length, "card")}` },
+      h("h2", {}, `Your hand (${hand.length})`), h("div", { class: "cards hand" }, hand.map((c) => cardEl(c))));
+  }
+
+  _actionPanel() {
+    const m = this.model;
+    const send = (action) => this.act(action);
+    let content = null;
+    if (m.turn && m.turn.seat === m.you && m.you != null) {
+      if (m.turn.continue) content = [h("span", { class: "prompt" }, "The table waits for you:"), continueButton(send)];
+      else if (m.legal && m.legal.length) {
+        const g = gameInfo(m.info.game);
+        const kind = g.module ? g.module.actions : "betting";
+        const buttons = kind === "loco" ? locoPanel(m.legal, send)
+          : kind === "avalanche" ? avalanchePanel(m.legal, m.state || {}, send)
+            : bettingPanel(m.legal, g.module.unit, send);
+        content = [h("span", { class: "prompt" }, "Your turn:"), buttons];
+      }
+    } else if (m.turn) {
+      content = h("span", { class: "prompt muted" }, `Waiting for ${nameOf(this.names(), m.turn.seat)}…`);
+    }
+    return h("div", { class: `action-panel${content && m.turn && m.turn.seat === m.you ? " mine" : ""}`, role: "group", "aria-label": "Your actions" }, content);
+  }
+
+  _resultBanner() {
+    const m = this.model;
+    if (m.info.status !== "finished" || !m.info.result) return null;
+    const names = this.names();
+    const r = m.info.result;
+    const ranking = (r.ranking || []).map((group, i) => h("li", {}, `${i + 1}. ${group.map((s) => nameOf(names, s)).join(", ")}`));
+    const v = m.verification;
+    const seated = m.you != null;
+    const owner = this.conn.player && m.info.owner === this.conn.player;
+    return h("div", { class: "result-banner", role: "status" },
+      h("h2", {}, `${(r.winners || []).map((s) => nameOf(names, s)).join(" & ")} ${(r.winners || []).length > 1 ? "win" : "wins"}!`),
+      h("ol", { class: "ranking" }, ranking),
+      v ? verdictEl(v, true) : null,
+      (seated || owner) ? h("button", { type: "button", class: "ctl primary", "data-control": "rematch-banner", onclick: () => this.act({ type: "rematch" }) }, "Rematch") : null);
+  }
+
+  _logPanel() {
+    const m = this.model;
+    return h("section", { class: "log", "aria-label": "Last actions" },
+      h("h2", {}, "Last actions"),
+      h("ol", { role: "log", "aria-live": "off" }, m.log.slice(-LOG_LINES).map((l) => h("li", { class: `ev-${l.cls}`, "data-seq": l.seq }, l.text))));
+  }
+
+  _fairPanel() {
+    const m = this.model;
+    const short = (x) => (x ? `${x.slice(0, 16)}…` : "–");
+    const rows = [];
+    const current = (m.record && (m.record.commitment || m.record.startCommitment)) || m.nextCommitment || m.info.commitment;
+    rows.push(h("div", { class: "kv" }, h("span", {}, m.info.status === "running" || m.info.status === "paused" ? "Commitment (this match)" : "Commitment (next match)"),
+      h("code", { title: current, "data-commitment": current }, short(current))));
+    if (m.you != null && this.seed) rows.push(h("div", { class: "kv" }, h("span", {}, "Your client seed"), h("code", { title: this.seed }, short(this.seed))));
+    if (m.ended) {
+      rows.push(h("div", { class: "kv" }, h("span", {}, `Server seed of match ${m.ended.match}`), h("code", { title: m.ended.server_seed }, short(m.ended.server_seed))));
+      if (m.verification) rows.push(verdictEl(m.verification, false));
+    }
+    return h("section", { class: "fair", "aria-label": "Fair deal check (G-2)" },
+      h("h2", {}, "Fair deal (G-2)"),
+      h("p", { class: "hint" }, "The server commits to a secret seed before the match and reveals it at the end; this page then replays the shuffles and checks every card it saw."),
+      rows);
+  }
+}
+
+function newRecord(m, commitment) {
+  return {
+    game: m.info.game, match: m.info.match, you: m.you, options: m.info.options, commitment: commitment || null,
+    complete: true, events: [], snapshot: null, done: false,
+  };
+}
+
+/** The G-2 verdict: "verified", the mismatches, or why the check is partial. */
+function verdictEl(v, compact) {
+  const text = {
+    checking: "Checking the deal…",
+    verified: `✓ Verified: the revealed seed matches the commitment and deals all ${plural(v.checked || 0, "card")} seen`,
+    partial: `Partly checked: ${plural(v.checked || 0, "card")} verified`,
+    mismatch: "✗ Mismatch: the revealed seed does not deal what was seen",
+    error: "The check failed to run",
+  }[v.status] || v.status;
+  return h("div", { class: `verdict verdict-${v.status}`, "data-status": v.status, "data-checked": v.checked ?? "", role: "status" },
+    h("strong", {}, text),
+    !compact && v.hands ? h("span", { class: "hint" }, ` (${plural(v.hands, "hand")})`) : null,
+    (v.mismatches || []).length ? h("ul", { class: "mismatches" }, v.mismatches.slice(0, compact ? 2 : 10).map((t) => h("li", {}, t))) : null,
+    !compact && (v.notes || []).length ? h("ul", { class: "notes" }, v.notes.map((t) => h("li", {}, t))) : null);
+}
+
+export { fmt };

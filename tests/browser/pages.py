@@ -1,0 +1,134 @@
+"""Driving the browser client like a person: the lobby form, the action buttons.
+
+Every websocket frame a page receives is kept (``Page.frames``, batches
+unwrapped) so the tests can check what the browser was sent, not only what it
+drew.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+Frame = dict[str, Any]
+
+
+@dataclass
+class Tab:
+    """A browser context with one page and the frames its websockets received."""
+
+    context: Any
+    page: Any
+    frames: list[Frame] = field(default_factory=list)
+    sent: list[Frame] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def events(self, table: str) -> list[Frame]:
+        return [f for f in self.frames if f.get("type") == "event" and f.get("table") == table]
+
+    async def close(self) -> None:
+        await self.context.close()
+
+
+def _unwrap(payload: str | bytes, into: list[Frame]) -> None:
+    frame = json.loads(payload)
+    if frame.get("type") == "batch":
+        into.extend(frame["frames"])
+    else:
+        into.append(frame)
+
+
+async def new_tab(browser: Any, base: str, path: str = "/", width: int = 1360, height: int = 860) -> Tab:
+    """A fresh context (its own localStorage: another person) showing ``base + path``."""
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    page = await context.new_page()
+    tab = Tab(context, page)
+
+    def on_ws(ws: Any) -> None:
+        ws.on("framereceived", lambda payload: _unwrap(payload, tab.frames))
+        ws.on("framesent", lambda payload: tab.sent.append(json.loads(payload)))
+
+    page.on("websocket", on_ws)
+    page.on("pageerror", lambda exc: tab.errors.append(str(exc)))
+    page.on("console", lambda msg: tab.errors.append(msg.text) if msg.type == "error" else None)
+    await page.goto(base + path)
+    await page.wait_for_selector("#conn-status[data-state=online]")
+    return tab
+
+
+async def create_table(tab: Tab, game: str, seats: int, bots: int, options: dict[str, Any],
+                       table_options: dict[str, Any]) -> str:
+    """Fill the lobby form and create the table; returns its id once the table page shows a seat."""
+    page = tab.page
+    await page.select_option("#game", game)
+    await page.fill("#seats", str(seats))
+    await page.fill("#bots", str(bots))
+    for name, value in options.items():
+        el = page.locator(f"#g-{name}")
+        kind = await el.evaluate("e => e.type")
+        if kind == "checkbox":
+            await el.set_checked(bool(value))
+        elif kind.startswith("select"):
+            await el.select_option(str(value))
+        else:
+            await el.fill(str(value))
+    if table_options:
+        await page.click("details.more summary")
+        for name, value in table_options.items():
+            await page.fill(f"#t-{name}", str(value))
+    await page.click("#create-button")
+    await page.wait_for_selector(".table-page[data-you='1']")
+    return page.url.rsplit("/", 1)[-1]
+
+
+#: button preferences per game: the first present is clicked (short matches: push the chips in)
+POLICY: dict[str, list[str]] = {
+    "no_limit_holdem": ["all_in", "call", "check"],
+    "fixed_limit_holdem": ["all_in", "raise", "bet", "call", "check"],
+    "alamo": ["all_in", "call", "check"],
+    "loco_poker": ["all_in", "call", "check"],
+    "avalanche": ["play"],
+}
+
+
+async def play_to_end(tab: Tab, game: str, timeout: float = 60.0, on_decision: Any = None) -> int:
+    """Click through the match: Continue when the table waits, else the policy's first button;
+    returns the number of clicks once the result banner shows. ``on_decision(clicks, kind)`` is
+    awaited before each click."""
+    page = tab.page
+    clicks = 0
+    deadline = time.monotonic() + timeout
+    selector = ".result-banner, .action-panel [data-action]"
+    while True:
+        assert time.monotonic() < deadline, f"{game}: the match did not end in {timeout}s ({clicks} clicks)"
+        assert not tab.errors, tab.errors
+        await page.wait_for_selector(selector, timeout=timeout * 1000)
+        if await page.locator(".result-banner").count():
+            return clicks
+        panel = page.locator(".action-panel")
+        button = None
+        for kind in ["continue", *POLICY[game]]:
+            candidate = panel.locator(f"button[data-action='{kind}']")
+            if await candidate.count():
+                button = candidate.first
+                break
+        else:
+            kind = None
+        if button is None:
+            await page.wait_for_timeout(20)
+            continue
+        if on_decision is not None:
+            await on_decision(clicks, kind)
+        handle = await button.element_handle()
+        try:
+            await button.click(timeout=2000)
+        except Exception:  # the turn moved on while we looked (a bot or the clock): look again
+            continue
+        clicks += 1
+        if handle is not None:
+            try:
+                await handle.wait_for_element_state("hidden", timeout=5000)
+            except Exception:
+                pass

@@ -1,0 +1,133 @@
+"""Each of the five games in Chromium: a table with bots created from the lobby, a whole match
+played by clicking, a second browser context watching from the lobby, and at the end the G-2 check
+of every card the pages saw.
+
+The spectator's frames and page must never show a card it may not see (hole cards, hands), and the
+player's frames carry only its own private cards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import screenshot_path
+from tests.browser.pages import Frame, Tab, create_table, new_tab, play_to_end
+from tests.server.conftest import LiveServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+#: game -> (seats, bots, game options): short matches
+MATCHES: dict[str, tuple[int, int, dict[str, Any]]] = {
+    "no_limit_holdem": (3, 2, {"starting_stacks": 60, "small_blind": 10, "big_blind": 20}),
+    "fixed_limit_holdem": (2, 1, {"starting_stacks": 40}),
+    "alamo": (2, 1, {"max_hands": 2}),
+    "loco_poker": (3, 2, {"points_to_win": 1}),
+    "avalanche": (2, 1, {}),
+}
+FAST = {"bot_think": 0, "pause": 0}
+
+#: private fields per event type (Event.private in the engines): never in a spectator's frame
+PRIVATE = {"hole_cards": "cards", "deal": "cards", "snowfall": "card", "refill": "cards"}
+#: fields of the engines' view() that only a seat gets
+PRIVATE_VIEW = ("hole", "my_cards", "hand")
+
+
+def check_spectator_frames(frames: list[Frame], table: str) -> int:
+    """No private field, no legal actions, no hidden hand in any frame a spectator received."""
+    checked = 0
+    for f in frames:
+        if f.get("table") != table:
+            continue
+        checked += 1
+        assert "legal" not in f, f
+        if f["type"] == "event":
+            field = PRIVATE.get(f["event"]["type"])
+            assert field is None or field not in f["event"], f
+        elif f["type"] == "snapshot" and f.get("state"):
+            state = f["state"]
+            assert f["you"] is None
+            for name in PRIVATE_VIEW:
+                if name == "hand" and state.get("game") != "avalanche":
+                    continue  # the Hold'em hand number
+                assert state.get(name) in (None, []), (name, state)
+            if state.get("game") == "loco_poker":
+                assert state.get("hole_cards") is None
+    return checked
+
+
+def check_player_frames(frames: list[Frame], table: str, seat: int) -> None:
+    """A seat's private fields only ever hold its own cards: the ones its page drew as its own."""
+    for f in frames:
+        if f.get("table") != table:
+            continue
+        if f["type"] == "event" and f["event"]["type"] == "hole_cards" and "cards" in f["event"]:
+            ev = f["event"]
+            dealt = ev.get("seats") or ev.get("players") or list(ev.get("counts", {}))
+            assert str(seat) in map(str, dealt)
+            assert len(ev["cards"]) == 2
+
+
+async def seat_cards(tab: Tab, seat: int) -> list[str]:
+    return await tab.page.locator(f".seat[data-seat='{seat}'] .card[data-card]").evaluate_all(
+        "els => els.map(e => e.dataset.card)")
+
+
+@pytest.mark.parametrize("game", list(MATCHES))
+async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: str) -> None:
+    seats, bots, options = MATCHES[game]
+    player = await new_tab(browser, server.http)
+    await player.page.screenshot(path=screenshot_path("lobby"))
+    table = await create_table(player, game, seats, bots, options, FAST)
+
+    # a second person opens the lobby and watches this table
+    watcher = await new_tab(browser, server.http)
+    row = watcher.page.locator(f".table-row[data-table='{table}']")
+    await row.locator("[data-go=watch]").click()
+    await watcher.page.wait_for_selector(".table-page[data-you='']")
+
+    spectator_saw_cards: list[list[str]] = []
+
+    async def look(clicks: int, kind: str) -> None:
+        # at the player's decisions: the player sees its hand, the spectator no hidden card
+        if kind == "continue":
+            return
+        if not spectator_saw_cards:
+            await player.page.screenshot(path=screenshot_path(f"{game}-player"))
+            await watcher.page.screenshot(path=screenshot_path(f"{game}-spectator"))
+        mine = await seat_cards(player, 1) if game != "avalanche" else await player.page.locator(".my-hand .card").count()
+        assert mine, "the player's own cards are drawn face up"
+        for seat in range(1, seats + 1):
+            spectator_saw_cards.append(await seat_cards(watcher, seat))
+
+    clicks = await play_to_end(player, game, on_decision=look)
+    assert clicks >= 1
+    await player.page.wait_for_selector(".fair .verdict[data-status=verified]")
+    await watcher.page.wait_for_selector(".result-banner")
+    await watcher.page.wait_for_selector(".fair .verdict:not([data-status=checking])")
+    await player.page.screenshot(path=screenshot_path(f"{game}-result"))
+
+    # the spectator: no private frame field, and every face-up card at a seat was shown by a show event
+    assert check_spectator_frames(watcher.frames, table) > 3
+    shown = {c for f in watcher.events(table) for c in _shown_cards(f["event"])}
+    assert {c for cards in spectator_saw_cards for c in cards} <= shown
+    check_player_frames(player.frames, table, 1)
+    verdict = watcher.page.locator(".fair .verdict")
+    assert await verdict.get_attribute("data-status") in ("verified", "partial"), await verdict.inner_text()  # it came in after the start
+    # the player's check covered the cards it was dealt
+    checked = int(await player.page.locator(".fair .verdict").get_attribute("data-checked"))
+    assert checked >= 2
+    # the rematch button is offered to the seated player
+    assert await player.page.locator("[data-control=rematch]").count() == 1
+    assert not player.errors and not watcher.errors, (player.errors, watcher.errors)
+    await watcher.close()
+    await player.close()
+
+
+def _shown_cards(event: Frame) -> list[str]:
+    if event["type"] == "show":
+        return list(event["cards"])
+    if event["type"] == "showdown":
+        return [c for h in event["hands"] for c in h["cards"]]
+    return []
