@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from pathlib import Path
 from collections import Counter
 
 import httpx
@@ -338,3 +339,22 @@ async def test_every_card_of_a_real_match_from_the_revealed_seeds(live, game):
     else:
         checked = _replay_board_game(game, rng, public, own, hands)
     assert checked > 20
+
+
+def test_spec_test_vectors():
+    """The test vectors printed in SPEC "Randomness", from the independent implementation."""
+    zero = bytes(32)
+    g = G2(zero, [])
+    assert g.key.hex() == "659c282cbad73a60b7b1e1a3c1577a1b8460fb53325ac97b841624e57070f48d"
+    assert g.read(16).hex() == "bec15bcb2564fa437624ac6b9f34acf9"
+    g = G2(zero, [b"ann's seed", b"bob"])
+    assert g.key.hex() == "c02568f3c82c27f5dbdda8e36d0f871d591ed34d4f0366d2f3f7a07ba2c99c32"
+    assert g.randbelow(52) == 31
+    g = G2(zero, [b"ann's seed", b"bob"])
+    deck = standard_deck()
+    g.shuffle(deck)
+    assert deck[:8] == ["Td", "2h", "9s", "Ts", "6s", "Kc", "4h", "9c"] and 32 * g.counter - len(g.buffer) == 408
+    spec = (Path(__file__).resolve().parents[2] / "protocol" / "SPEC.md").read_text()
+    for text in ("659c282cbad73a60b7b1e1a3c1577a1b8460fb53325ac97b841624e57070f48d", "bec15bcb2564fa437624ac6b9f34acf9",
+                 "c02568f3c82c27f5dbdda8e36d0f871d591ed34d4f0366d2f3f7a07ba2c99c32", "`Td 2h 9s Ts 6s Kc 4h 9c`"):
+        assert text in spec
