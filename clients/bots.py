@@ -100,6 +100,22 @@ class BotPlayer:
             await self._on_frame(frame)
         return self.results
 
+    async def _on_frame(self, frame: Frame) -> None:
+        """Handle one frame; if the connection drops meanwhile (and the client
+        reconnects), decide again from a fresh snapshot: the turn we were
+        answering was received before the drop, so it will not come again."""
+        try:
+            await self._handle(frame)
+        except ConnectionError:
+            for _ in range(3):
+                await self.client.wait_ready()
+                try:
+                    await self._handle(await self.client.join(self.table, role="player"))
+                    return
+                except ConnectionError:
+                    continue
+            raise
+
     async def _request_rematch(self) -> None:
         try:
             await self.client.act(self.table, {"type": "rematch"})
@@ -107,7 +123,7 @@ class BotPlayer:
             if exc.code != "bad_state":
                 raise
 
-    async def _on_frame(self, frame: Frame) -> None:
+    async def _handle(self, frame: Frame) -> None:
         turn = frame.get("turn")
         if not turn or turn["seat"] != self.seat:
             return

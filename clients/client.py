@@ -58,6 +58,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from protocol.codec import CODECS, JSON, MSGPACK
 
@@ -325,7 +326,8 @@ class Client:
 
     # -- requests -----------------------------------------------------------
     async def send(self, message: Frame) -> None:
-        """Send one message as is (no reply awaited)."""
+        """Send one message as is (no reply awaited); ConnectionError if the
+        connection is closed."""
         assert self.ws is not None
         checker = self.checker
         if checker is not None:
@@ -336,7 +338,10 @@ class Client:
         if self.record:
             self.sent.append(message)
             self.transcript.append({"send": message})
-        await self.ws.send(self.codec.encode(message))
+        try:
+            await self.ws.send(self.codec.encode(message))
+        except ConnectionClosed as exc:
+            raise ConnectionError(f"connection closed: {exc}") from None
 
     async def send_raw(self, payload: bytes | str) -> None:
         """Send a payload as is (tests of malformed input)."""
@@ -353,6 +358,16 @@ class Client:
                 raise ConnectionError("connection closed")
             await asyncio.wait_for(self._ready.wait(), timeout)
         return await self._request(message, timeout)
+
+    async def wait_ready(self, timeout: float | None = 30.0) -> None:
+        """Wait until the connection is up (a reconnect under way has finished);
+        ConnectionError if the client is closed or gave up."""
+        if not self._ready.is_set():
+            if self._ended:
+                raise ConnectionError("connection closed")
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        if self._ended:
+            raise ConnectionError("connection closed")
 
     async def _request(self, message: Frame, timeout: float = 10.0) -> Frame:
         if self.error is not None:

@@ -1,0 +1,83 @@
+"""The Python client library over a real server on loopback: both
+subprotocols, and automatic reconnect that resumes the event stream without
+a gap after the server drops the socket."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from clients.bots import BotPlayer
+from clients.client import Client
+from server.connection import CLOSE_SLOW_CONSUMER
+from tests.server.conftest import running_server
+
+
+@pytest.fixture
+async def live():
+    async with running_server() as srv:
+        yield srv
+
+
+def _server_side(live, client):
+    return [c for c in list(live.hall.connections) if c.player is not None and c.player.id == client.player]
+
+
+@pytest.mark.parametrize("codec", ["msgpack", "json"])
+async def test_reconnect_after_the_server_drops_resumes_gap_free(live, codec):
+    ann = await Client(live.url, codec=codec, record=True, reconnect=True).connect()
+    await ann.hello("ann")
+    table = await ann.create_table("loco_poker", seats=2, bots=1,
+                                   options={"pause": 0, "bot_think": 0.03, "points_to_win": 6})
+    player = BotPlayer(ann, table, "random", bot_seed=b"r")
+    playing = asyncio.get_running_loop().create_task(player.play(timeout=60))
+    drops = 0
+    for _ in range(3):  # drop the socket three times mid-match, from the server's side
+        await asyncio.sleep(0.1)
+        if playing.done():
+            break
+        for conn in _server_side(live, ann):
+            conn.drop(CLOSE_SLOW_CONSUMER, "test drop")
+            drops += 1
+        for _ in range(200):
+            if ann.reconnects >= drops or playing.done():
+                break
+            await asyncio.sleep(0.01)
+    results = await playing
+    assert drops >= 1 and ann.reconnects >= 1
+    assert results and results[0]["winners"]
+    seqs = [f["seq"] for f in ann.frames if f.get("type") in ("event", "snapshot") and f.get("table") == table
+            and "re" not in f]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "the events resumed with a gap or a repeat"
+    assert ann.gaps == 0
+    assert any(f["type"] == "event" and f["event"] == {"type": "presence", "seat": player.seat, "connected": False}
+               for f in ann.frames)  # the table saw the drop, and the client caught up on it
+    await ann.close()
+
+
+async def test_events_iterator_ends_on_close_and_requests_fail_after(live):
+    c = await Client(live.url, codec="json").connect()
+    await c.hello("ann")
+    assert (await c.ping())["type"] == "pong"
+
+    async def read_all():
+        return [f async for f in c.events()]
+
+    reading = asyncio.get_running_loop().create_task(read_all())
+    await asyncio.sleep(0.05)
+    await c.close()
+    assert await asyncio.wait_for(reading, 5) == []
+    with pytest.raises(ConnectionError):
+        await c.ping()
+
+
+async def test_no_reconnect_without_asking(live):
+    c = await Client(live.url).connect()
+    await c.hello("ann")
+    for conn in _server_side(live, c):
+        conn.drop(CLOSE_SLOW_CONSUMER, "test drop")
+    with pytest.raises(ConnectionError):
+        await c.next_frame(5)
+    assert c.reconnects == 0
+    await c.close()
