@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.schemas import FrameValidator
+
 Frame = dict[str, Any]
 
 
@@ -24,6 +26,18 @@ class Tab:
     frames: list[Frame] = field(default_factory=list)
     sent: list[Frame] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    raw: list[Frame] = field(default_factory=list)
+
+    def schema_failures(self) -> tuple[Any, list[str]]:
+        """Every frame received (batches as sent) and message sent, checked against
+        ``protocol/schemas``: (the validator's count of frames checked by kind, the problems found)."""
+        validator = FrameValidator()
+        problems: list[str] = []
+        for frame in self.raw:
+            problems += [f"{frame.get('type')}: {p}" for p in validator.server_errors(frame)[:1]]
+        for message in self.sent:
+            problems += [f"sent {message.get('type')}: {p}" for p in validator.client_errors(message)[:1]]
+        return validator.checked, problems
 
     def events(self, table: str) -> list[Frame]:
         return [f for f in self.frames if f.get("type") == "event" and f.get("table") == table]
@@ -32,22 +46,27 @@ class Tab:
         await self.context.close()
 
 
-def _unwrap(payload: str | bytes, into: list[Frame]) -> None:
+def _received(payload: str | bytes, tab: Tab) -> None:
     frame = json.loads(payload)
+    tab.raw.append(frame)
     if frame.get("type") == "batch":
-        into.extend(frame["frames"])
+        tab.frames.extend(frame["frames"])
     else:
-        into.append(frame)
+        tab.frames.append(frame)
 
 
-async def new_tab(browser: Any, base: str, path: str = "/", width: int = 1360, height: int = 860) -> Tab:
-    """A fresh context (its own localStorage: another person) showing ``base + path``."""
+async def new_tab(browser: Any, base: str, path: str = "/", width: int = 1360, height: int = 860,
+                  init_script: str | None = None) -> Tab:
+    """A fresh context (its own localStorage: another person) showing ``base + path``;
+    ``init_script`` runs in every page before the page's own scripts."""
     context = await browser.new_context(viewport={"width": width, "height": height})
+    if init_script:
+        await context.add_init_script(init_script)
     page = await context.new_page()
     tab = Tab(context, page)
 
     def on_ws(ws: Any) -> None:
-        ws.on("framereceived", lambda payload: _unwrap(payload, tab.frames))
+        ws.on("framereceived", lambda payload: _received(payload, tab))
         ws.on("framesent", lambda payload: tab.sent.append(json.loads(payload)))
 
     page.on("websocket", on_ws)

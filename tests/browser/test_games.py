@@ -121,6 +121,11 @@ async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: st
     # the rematch button is offered to the seated player
     assert await player.page.locator("[data-control=rematch]").count() == 1
     assert not player.errors and not watcher.errors, (player.errors, watcher.errors)
+    for tab in (player, watcher):  # every frame the browsers received and sent matches protocol/schemas
+        checked, problems = tab.schema_failures()
+        assert not problems, problems[:5]
+        assert sum(n for kind, n in checked.items() if kind.startswith(f"event:{game}:")) > 5, checked
+        assert checked["client:join"] >= 1 and checked[f"snapshot:{game}"] >= 1, checked
     await watcher.close()
     await player.close()
 

@@ -65,6 +65,7 @@ function reduce(s, e) {
       for (const p of e.pots) for (const w of p.winners) if (!s.winners.includes(w)) s.winners.push(w);
       break;
     case "hand_end":
+      s.hand = e.hand;
       Object.assign(s.stacks, e.stacks);
       s.pot = 0;
       s.face_down = 0;

@@ -14,6 +14,12 @@ function init(e) {
 }
 
 function reduce(s, e) {
+  step(s, e);
+  // all-in: in the hand, not folded, no chips behind (as the engine's view counts it)
+  s.all_in = s.players.filter((p) => !s.folded.includes(p) && s.stacks[key(p)] === 0);
+}
+
+function step(s, e) {
   switch (e.type) {
     case "blind_level":
       s.stakes = e.stakes;
@@ -31,7 +37,6 @@ function reduce(s, e) {
         if (p.kind === "ante_returned") { s.pot -= p.amount; continue; }
         s.pot += p.amount;
         if (p.kind !== "ante") s.bets[key(p.seat)] = (s.bets[key(p.seat)] || 0) + p.amount;
-        if (p.all_in && !has(s.all_in, p.seat)) s.all_in.push(p.seat);
       }
       Object.assign(s.stacks, e.stacks);
       break;
@@ -43,7 +48,6 @@ function reduce(s, e) {
       s.bets[key(e.seat)] = e.total;
       s.pot = e.pot;
       if (e.action === "fold") s.folded.push(e.seat);
-      if (e.all_in && !has(s.all_in, e.seat)) s.all_in.push(e.seat);
       break;
     case "uncalled":
       s.stacks[key(e.seat)] = e.stack;
