@@ -1,0 +1,26 @@
+"""``cardhall play``: the terminal client (``clients/tui/app.py``).
+
+    cardhall play [--server ws://127.0.0.1:8000/ws] [--name NAME] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``play`` subcommand."""
+    p = subparsers.add_parser("play", help="play or watch in the terminal (lobby, tables, keyboard actions)",
+                              description="The terminal client: lobby, create/join/watch tables, play by keys.")
+    p.add_argument("--server", default="ws://127.0.0.1:8000/ws", help="websocket URL (default ws://127.0.0.1:8000/ws)")
+    p.add_argument("--name", default="player", help="your name at the tables")
+    p.add_argument("--json", action="store_true", help="use the JSON subprotocol (default msgpack)")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from clients.tui.app import CardhallApp
+
+    CardhallApp(args.server, args.name, "json" if args.json else "msgpack").run()
+    return 0

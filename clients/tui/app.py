@@ -1,0 +1,330 @@
+"""``cardhall play``: the terminal client (textual).
+
+Lobby: the tables of ``GET /api/tables`` (``r`` refreshes), ``enter`` joins the
+selected table as a player, ``w`` watches it, and the input at the bottom
+creates a table: ``GAME [SEATS [BOTS]] [option=value ...]`` (e.g.
+``no_limit_holdem 3 2 starting_stacks=500``), which you then join.
+
+Table: the state as your seat sees it (cards, board, stacks or card counts,
+pot, points), whose turn it is with the clock counting down, the last actions,
+the legal actions, the result. Keys: ``f`` fold, ``c`` check or call, ``b``
+bet/raise (the amount typed in the input, else the minimum), ``a`` all-in,
+``s`` snowfall, ``p`` play (Avalanche: type ``RANK [COUNT]`` in the input, e.g.
+``9 2``; default one card of your lowest rank), ``space`` continue (solo
+play), ``m`` rematch, ``escape`` leave to the lobby. It reconnects by itself
+(``Client(reconnect=True)``) and redraws from a fresh snapshot after each event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.request
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
+
+from clients.client import Client, ServerError
+from clients.tui.render import event_line, table_text
+
+Frame = dict[str, Any]
+RANKS = "23456789TJQKAX"
+
+
+def http_base(ws_url: str) -> str:
+    """``ws://host:port/ws`` -> ``http://host:port``."""
+    base = ws_url.replace("wss://", "https://", 1).replace("ws://", "http://", 1)
+    return base[: -len("/ws")] if base.endswith("/ws") else base
+
+
+def parse_create(text: str) -> Frame:
+    """``"loco_poker 3 2 points_to_win=2"`` -> a ``create_table`` spec. ValueError on bad input."""
+    words = text.split()
+    if not words:
+        raise ValueError("type: GAME [SEATS [BOTS]] [option=value ...]")
+    spec: Frame = {"game": words[0], "options": {}}
+    numbers = []
+    for w in words[1:]:
+        if "=" in w:
+            key, _, value = w.partition("=")
+            try:
+                spec["options"][key] = json.loads(value)
+            except json.JSONDecodeError:
+                spec["options"][key] = value
+        else:
+            numbers.append(int(w))
+    if numbers:
+        spec["seats"] = numbers[0]
+    if len(numbers) > 1:
+        spec["bots"] = numbers[1]
+    return spec
+
+
+class Lobby(Screen):
+    """The tables on the server; create, join or watch one."""
+
+    BINDINGS = [Binding("r", "refresh", "refresh"), Binding("w", "watch", "watch"),
+                Binding("enter", "join", "join", show=True)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="tables", cursor_type="row")
+        yield Static("create: GAME [SEATS [BOTS]] [option=value ...]   games: fixed_limit_holdem no_limit_holdem "
+                     "alamo loco_poker avalanche", id="help")
+        yield Input(placeholder="no_limit_holdem 2 1", id="create")
+        yield Static("", id="status")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        table = self.query_one("#tables", DataTable)
+        table.add_columns("table", "game", "seats", "taken", "watching", "status")
+        await self.action_refresh()
+
+    async def action_refresh(self) -> None:
+        app: CardhallApp = self.app  # type: ignore[assignment]
+        try:
+            tables = await asyncio.to_thread(app.fetch_tables)
+        except OSError as exc:
+            self.query_one("#status", Static).update(f"lobby unavailable: {exc}")
+            return
+        grid = self.query_one("#tables", DataTable)
+        grid.clear()
+        for t in tables:
+            grid.add_row(t["id"], t["game"], str(t["seats"]), str(t["taken"]), str(t["spectators"]), t["status"],
+                         key=t["id"])
+
+    def _selected(self) -> str | None:
+        grid = self.query_one("#tables", DataTable)
+        if grid.row_count == 0:
+            return None
+        return grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
+
+    async def action_join(self) -> None:
+        table = self._selected()
+        if table:
+            await self.app.open_table(table, "player")  # type: ignore[attr-defined]
+
+    async def action_watch(self) -> None:
+        table = self._selected()
+        if table:
+            await self.app.open_table(table, "spectator")  # type: ignore[attr-defined]
+
+    async def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        await self.app.open_table(message.row_key.value, "player")  # type: ignore[attr-defined]
+
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        app: CardhallApp = self.app  # type: ignore[assignment]
+        try:
+            spec = parse_create(message.value)
+            table = await app.client.create_table(spec["game"], spec.get("seats"), spec["options"], spec.get("bots"))
+        except (ValueError, ServerError) as exc:
+            self.query_one("#status", Static).update(f"cannot create: {exc}")
+            return
+        message.input.value = ""
+        await app.open_table(table, "player")
+
+
+class TableView(Screen):
+    """One table, as a seat or a spectator."""
+
+    BINDINGS = [
+        Binding("f", "act('fold')", "fold"), Binding("c", "act('check_call')", "check/call"),
+        Binding("b", "act('bet_raise')", "bet/raise"), Binding("a", "act('all_in')", "all-in"),
+        Binding("s", "act('snowfall')", "snowfall"), Binding("p", "act('play')", "play"),
+        Binding("space", "act('continue')", "continue"), Binding("m", "act('rematch')", "rematch"),
+        Binding("escape", "leave", "lobby"),
+    ]
+
+    def __init__(self, table: str, role: str) -> None:
+        super().__init__()
+        self.table = table
+        self.role = role
+        self.snap: Frame | None = None
+        self.turn: Frame | None = None
+        self.legal: list[Frame] = []
+        self.turn_seen = 0.0
+        self.events: list[Frame] = []
+        self._refresh_due = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical():
+            yield Static("", id="info")
+            yield Static("", id="board")
+            yield Static("", id="turn")
+            yield Static("", id="legal")
+            yield RichLog(id="log", max_lines=200)
+            yield Input(placeholder="amount, or for Avalanche: RANK [COUNT]", id="amount")
+            yield Static("", id="status")
+        yield Footer()
+
+    @property
+    def client(self) -> Client:
+        return self.app.client  # type: ignore[attr-defined,no-any-return]
+
+    async def on_mount(self) -> None:
+        snap = await self.client.join(self.table, role=self.role)
+        self._show(snap)
+        self.set_interval(0.2, self._tick)
+        self.query_one("#log", RichLog).focus()  # keys act; click the input to type an amount
+        self.run_worker(self._follow(), exclusive=True)
+
+    async def _follow(self) -> None:
+        async for frame in self.client.events(self.table):
+            if frame["type"] == "snapshot":
+                self._show(frame)
+                continue
+            self.events.append(frame["event"])
+            line = event_line(frame["event"])
+            if line:
+                self.query_one("#log", RichLog).write(line)
+            if "turn" in frame:
+                self.turn, self.turn_seen = frame["turn"], time.monotonic()
+                self.legal = frame.get("legal", [])
+            elif self.turn is not None and frame["event"]["type"] in ("match_ended", "paused", "closed"):
+                self.turn, self.legal = None, []
+            if not self._refresh_due:
+                self._refresh_due = True
+                self.call_later(self._refresh_state)
+
+    async def _refresh_state(self) -> None:
+        self._refresh_due = False
+        try:
+            snap = await self.client.join(self.table, role=self.role)
+        except (ServerError, ConnectionError, asyncio.TimeoutError) as exc:
+            self.query_one("#status", Static).update(str(exc))
+            return
+        self._show(snap)
+
+    def _show(self, snap: Frame) -> None:
+        self.snap = snap
+        info = snap["info"]
+        you = snap.get("you")
+        names = {o["seat"]: o["name"] for o in info["occupants"]}
+        seats = ", ".join(f"{o['seat']} {o['name']}" + (" (bot)" if "bot" in o else "")
+                          + ("" if o["connected"] else " (away)") for o in info["occupants"])
+        self.query_one("#info", Static).update(
+            f"{info['game']}  table {info['id']}  match {info['match']}  {info['status']}  "
+            f"you: {'seat ' + str(you) if you else 'watching'}\nseats: {seats}")
+        self.query_one("#board", Static).update(table_text(info["game"], snap.get("state"), you, names))
+        self.turn = snap.get("turn")
+        self.turn_seen = time.monotonic()
+        self.legal = snap.get("legal", [])
+        self._tick()
+
+    def _tick(self) -> None:
+        turn = self.turn
+        you = self.snap.get("you") if self.snap else None
+        if not turn:
+            text = "nobody to act"
+        else:
+            mine = turn["seat"] == you
+            who = "YOUR TURN" if mine else f"seat {turn['seat']} to act"
+            if turn.get("continue"):
+                text = f"{who}: press space to continue" if mine else f"seat {turn['seat']} to continue"
+            elif "clock" in turn:
+                left = turn["clock"] - (time.monotonic() - self.turn_seen)
+                bank = turn["bank"] + min(0.0, left)
+                text = f"{who}   clock {max(0.0, left):4.1f}s   bank {max(0.0, bank):4.1f}s"
+            else:
+                text = who
+        self.query_one("#turn", Static).update(text)
+        self.query_one("#legal", Static).update(
+            "legal: " + "  ".join(_legal_text(a) for a in self.legal) if self.legal else "")
+
+    def _amount(self) -> str:
+        return self.query_one("#amount", Input).value.strip()
+
+    def choose(self, what: str) -> Frame | None:
+        """The action for key ``what`` from the legal actions, or None."""
+        legal = {a["type"]: a for a in self.legal}
+        if what in ("continue", "rematch"):
+            return {"type": what}
+        if what == "check_call":
+            kind = "check" if "check" in legal else "call" if "call" in legal else None
+            return {"type": kind} if kind else None
+        if what == "bet_raise":
+            kind = "bet" if "bet" in legal else "raise" if "raise" in legal else None
+            if kind is None:
+                return None
+            text = self._amount()
+            return {"type": kind, "amount": int(text) if text.isdigit() else legal[kind]["min"]}
+        if what == "play" and "play" in legal:
+            groups = legal["play"]["groups"]
+            words = self._amount().upper().split()
+            rank = words[0] if words and words[0] in groups else min(groups, key=RANKS.index)
+            count = int(words[1]) if len(words) > 1 and words[1].isdigit() else 1
+            return {"type": "play", "rank": rank, "count": count}
+        return {"type": what} if what in legal else None
+
+    async def action_act(self, what: str) -> None:
+        action = self.choose(what)
+        status = self.query_one("#status", Static)
+        if action is None:
+            status.update(f"{what.replace('_', '/')} is not possible now")
+            return
+        turn = self.turn["id"] if self.turn and what not in ("rematch",) else None
+        try:
+            await self.client.act(self.table, action, turn=turn)
+            status.update(f"sent {action}")
+            self.query_one("#amount", Input).value = ""
+        except ServerError as exc:
+            status.update(f"{exc.code}: {exc.message}")
+
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        """Enter in the amount input: play (Avalanche) or bet/raise that amount."""
+        kinds = {a["type"] for a in self.legal}
+        await self.action_act("play" if "play" in kinds else "bet_raise")
+        self.query_one("#log", RichLog).focus()
+
+    async def action_leave(self) -> None:
+        try:
+            await self.client.leave(self.table)
+        except (ServerError, ConnectionError):
+            pass
+        self.app.pop_screen()
+
+
+def _legal_text(a: Frame) -> str:
+    if "groups" in a:
+        return "play [" + " ".join(f"{r}×{n}" for r, n in a["groups"].items()) + "]"
+    if a.get("min") is not None and a["type"] != "call" and a.get("min") != a.get("max"):
+        return f"{a['type']} {a['min']}..{a['max']}"
+    if a.get("min") is not None:
+        return f"{a['type']} {a['min']}"
+    return a["type"]
+
+
+class CardhallApp(App):
+    """The terminal client. ``server``: the websocket URL; ``name``: shown at tables."""
+
+    TITLE = "cardhall"
+    CSS = "#board { padding: 1 2; border: round $accent; } #turn { text-style: bold; } #log { height: 10; }"
+
+    def __init__(self, server: str = "ws://127.0.0.1:8000/ws", name: str = "player", codec: str = "msgpack") -> None:
+        super().__init__()
+        self.server = server
+        self.player_name = name
+        self.client = Client(server, codec=codec, reconnect=True)
+
+    def fetch_tables(self) -> list[Frame]:
+        """``GET /api/tables`` (blocking; run in a thread)."""
+        with urllib.request.urlopen(http_base(self.server) + "/api/tables", timeout=5) as r:  # noqa: S310
+            return json.loads(r.read())
+
+    async def on_mount(self) -> None:
+        await self.client.connect()
+        await self.client.hello(self.player_name)
+        self.sub_title = f"{self.player_name} @ {self.server}"
+        await self.push_screen(Lobby())
+
+    async def open_table(self, table: str, role: str) -> None:
+        await self.push_screen(TableView(table, role))
+
+    async def on_unmount(self) -> None:
+        await self.client.close()

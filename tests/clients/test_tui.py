@@ -1,0 +1,80 @@
+"""The terminal client (``cardhall play``) against a real server, driven by
+textual's pilot: create a table with a bot from the lobby, then play a hand of
+each game by pressing keys, and check what the screen shows."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from clients.tui.app import CardhallApp, Lobby, TableView, parse_create
+from tests.server.conftest import running_server
+
+GAMES = {
+    "fixed_limit_holdem": "fixed_limit_holdem 2 1 pause=0 bot_think=0 starting_stacks=100",
+    "no_limit_holdem": "no_limit_holdem 2 1 pause=0 bot_think=0 starting_stacks=200",
+    "alamo": "alamo 2 1 pause=0 bot_think=0",
+    "loco_poker": "loco_poker 2 1 pause=0 bot_think=0",
+    "avalanche": "avalanche 2 1 pause=0 bot_think=0",
+}
+HAND_OVER = {"avalanche": "MATCH OVER"}
+
+
+def test_parse_create():
+    assert parse_create("loco_poker 3 2 points_to_win=2 pause=0.5") == {
+        "game": "loco_poker", "seats": 3, "bots": 2, "options": {"points_to_win": 2, "pause": 0.5}}
+    with pytest.raises(ValueError):
+        parse_create("  ")
+
+
+def _text(widget) -> str:
+    return str(widget.render())
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+async def test_play_a_hand_by_keys(game):
+    async with running_server() as live:
+        app = CardhallApp(live.url, "ann", codec="json")
+        async with app.run_test(size=(120, 50)) as pilot:
+            for _ in range(100):
+                if isinstance(app.screen, Lobby):
+                    break
+                await pilot.pause(0.02)
+            await pilot.click("#create")
+            await pilot.press(*GAMES[game])
+            await pilot.press("enter")
+            for _ in range(200):
+                if isinstance(app.screen, TableView) and app.screen.snap is not None:
+                    break
+                await pilot.pause(0.02)
+            view = app.screen
+            assert isinstance(view, TableView) and view.snap["you"] == 1
+            assert game in _text(view.query_one("#info"))
+            saw_my_turn = False
+            over = HAND_OVER.get(game, "hand 1 over")
+            log = view.query_one("#log")
+            for _ in range(3000):
+                if any(over in str(line.text) for line in log.lines):
+                    break
+                turn = view.turn
+                if turn and turn["seat"] == 1:
+                    if turn.get("continue"):
+                        await pilot.press("space")
+                    else:
+                        kinds = {a["type"] for a in view.legal}
+                        if kinds:
+                            saw_my_turn = saw_my_turn or "YOUR TURN" in _text(view.query_one("#turn"))
+                            key = "c" if kinds & {"check", "call"} else "s" if "snowfall" in kinds else "p"
+                            await pilot.press(key)
+                await pilot.pause(0.02)
+            else:
+                raise AssertionError("the hand did not end")
+            assert saw_my_turn
+            board = _text(view.query_one("#board"))
+            shown = {"alamo": "stacks (cards)", "loco_poker": "points", "avalanche": "RESULT"}.get(game, "stacks")
+            assert shown in board, board
+            assert any("seat 1 " in str(line.text) for line in log.lines)  # our own actions are in the log
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, Lobby)
