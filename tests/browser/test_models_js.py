@@ -76,7 +76,8 @@ def steps(game: str, viewer: int | None, seed: str) -> list[dict[str, Any]]:
         if game in ("no_limit_holdem", "fixed_limit_holdem") and viewer is not None and "hole" not in view:
             view["hole"] = None
         out.append({"events": json.loads(json.dumps([e.view(viewer) for e in events])),
-                    "view": {f: normal(game, f, view.get(f)) for f in fields if f in view}})
+                    "view": {f: normal(game, f, view.get(f)) for f in fields if f in view},
+                    "snapshot": json.loads(json.dumps(engine.view(viewer)))})
 
     record(engine.start())
     while not engine.finished:
@@ -105,9 +106,14 @@ async def test_page_state_follows_the_engine_view(page: Any, game: str, viewer: 
         if (["folded", "all_in", "in_hand", "callers", "alive", "out"].includes(name) && Array.isArray(v)) v = [...v].sort((a, b) => a - b);
         return v;
       };
+      // from the first event, and from snapshots taken a third and two thirds into the match
+      // (a page that joins mid-match starts from the snapshot's state)
+      const starts = [0, Math.floor(data.length / 3), Math.floor((2 * data.length) / 3)];
+      for (const start of starts) {
       let state = null;
-      for (let i = 0; i < data.length; i++) {
-        for (const e of data[i].events) {
+      for (let i = start; i < data.length; i++) {
+        if (i === start && start > 0) state = g.fromView(data[i].snapshot);
+        else for (const e of data[i].events) {
           if (e.type === g.firstEvent) state = g.init(e);
           if (state) g.reduce(state, e, you);
         }
@@ -115,8 +121,9 @@ async def test_page_state_follows_the_engine_view(page: Any, game: str, viewer: 
           if (!(f in data[i].view)) continue;
           const mine = JSON.stringify(norm(f, state[f]));
           const theirs = JSON.stringify(data[i].view[f]);
-          if (mine !== theirs) return {step: i, field: f, page: mine, engine: theirs, events: data[i].events};
+          if (mine !== theirs) return {start, step: i, field: f, page: mine, engine: theirs, events: data[i].events};
         }
+      }
       }
       return {steps: data.length};
     }""", [MODULE[game], data, fields, viewer, game])

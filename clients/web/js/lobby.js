@@ -100,7 +100,12 @@ export class Lobby {
     const [lo, hi] = g.seats;
     return h("div", { class: "grid" },
       h("div", { class: "field" }, h("label", { for: "seats" }, `Seats (${lo}–${hi})`),
-        h("input", { type: "number", id: "seats", name: "seats", min: lo, max: hi, value: g.defaultSeats, required: true })),
+        h("input", { type: "number", id: "seats", name: "seats", min: lo, max: hi, value: g.defaultSeats, required: true,
+          oninput: (ev) => { // keep a seat free for you
+            const bots = ev.currentTarget.form.elements.bots;
+            const seats = Number(ev.currentTarget.value);
+            if (seats >= lo && seats <= hi) { bots.max = seats - 1; if (Number(bots.value) >= seats) bots.value = seats - 1; }
+          } })),
       h("div", { class: "field" }, h("label", { for: "bots" }, "Bots"),
         h("input", { type: "number", id: "bots", name: "bots", min: 0, max: hi - 1, value: g.defaultSeats - 1 })),
       h("div", { class: "field" }, h("label", { for: "bot" }, "Bot strategy"),

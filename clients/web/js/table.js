@@ -368,7 +368,7 @@ export class Table {
       const inBank = left.clock <= 0;
       el.classList.toggle("bank", inBank);
       el.querySelector(".clock-bar").style.width = `${Math.round((inBank ? (left.bank / Math.max(1, this.model.turn.bank)) : left.fraction) * 100)}%`;
-      el.querySelector(".clock-text").textContent = inBank ? `time bank ${left.bank.toFixed(0)}s` : `${left.clock.toFixed(0)}s · bank ${left.bank.toFixed(0)}s`;
+      el.querySelector(".clock-text").textContent = inBank ? `time bank ${Math.ceil(left.bank)}s` : `${Math.ceil(left.clock)}s · bank ${Math.ceil(left.bank)}s`;
     }
     if (this.toast && Date.now() > this.toast.until) { this.toast = null; this.render(); }
   }
@@ -395,7 +395,7 @@ export class Table {
       return;
     }
     // the action panel is kept while its turn lasts (inputs keep their values and focus)
-    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status]);
+    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken]);
     let panel = root.querySelector(".action-panel");
     const keepPanel = panel && panelKey === this.panelKey;
     if (!keepPanel) panel = this._actionPanel();
@@ -521,7 +521,18 @@ export class Table {
         content = [h("span", { class: "prompt" }, "Your turn:"), buttons];
       }
     } else if (m.turn) {
-      content = h("span", { class: "prompt muted" }, `Waiting for ${nameOf(this.names(), m.turn.seat)}…`);
+      content = h("span", { class: "prompt muted" }, m.turn.continue
+        ? `Waiting for ${nameOf(this.names(), m.turn.seat)} to continue…` : `Waiting for ${nameOf(this.names(), m.turn.seat)}…`);
+    } else {
+      const info = m.info;
+      const idle = {
+        waiting: `Waiting for players: ${info.taken} of ${info.seats} seated.`,
+        finished: m.you != null ? "Match over. Ask for a rematch, or leave the table." : "Match over.",
+        paused: "The owner paused the table.",
+        closed: "This table is closed.",
+        broken: "This table failed and is out of service.",
+      }[info.status] || (m.you == null ? "You are watching." : "Dealing…");
+      content = h("span", { class: "prompt muted" }, idle);
     }
     return h("div", { class: `action-panel${content && m.turn && m.turn.seat === m.you ? " mine" : ""}`, role: "group", "aria-label": "Your actions" }, content);
   }
@@ -560,6 +571,8 @@ export class Table {
     if (m.ended) {
       rows.push(h("div", { class: "kv" }, h("span", {}, `Server seed of match ${m.ended.match}`), h("code", { title: m.ended.server_seed }, short(m.ended.server_seed))));
       if (m.verification) rows.push(verdictEl(m.verification, false));
+      rows.push(h("p", { class: "hint" }, h("a", { href: `/api/tables/${encodeURIComponent(this.id)}/hands`, target: "_blank", rel: "noopener" },
+        "Hand histories"), " of the finished matches, every card included."));
     }
     return h("section", { class: "fair", "aria-label": "Fair deal check (G-2)" },
       h("h2", {}, "Fair deal (G-2)"),
