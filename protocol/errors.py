@@ -41,6 +41,7 @@ CODES: dict[str, str] = {
     "table_broken": "the table failed and is out of service",
     "table_closed": "the table has been closed",
     "shutting_down": "the server is stopping; reconnect shortly",
+    "unavailable": "the server cannot save game state right now (its store is down); retry shortly",
     "internal": "an unexpected server error (logged)",
 }
 

@@ -27,6 +27,12 @@ class Settings:
     ``max_connections_per_ip``: 0 means no limit.
     ``sweep_interval``: how often idle finished tables are looked for (G-9).
     ``gc_thresholds``: ``gc.set_threshold`` for ``cardhall serve`` (deploy/README.md).
+    ``redis_url``: keep tables, events, hands and players in this Redis (None:
+    in memory, nothing survives the process); ``redis_prefix``: its keys' prefix
+    (one server per prefix); ``redis_timeout``: seconds a Redis command may take;
+    ``stream_bound``: events kept per table in Redis (for ``since`` after a
+    restart); ``store_retry``: seconds between probes of a store that stopped
+    answering (doubling up to 5). See ``server/STORAGE.md``.
     """
 
     host: str = "127.0.0.1"
@@ -47,3 +53,8 @@ class Settings:
     shutdown_grace: float = 2.0
     gc_thresholds: tuple[int, int, int] = (10_000, 1_000, 1_000)
     table_defaults: dict[str, object] = field(default_factory=dict)
+    redis_url: str | None = None
+    redis_prefix: str = "cardhall"
+    redis_timeout: float = 3.0
+    stream_bound: int = 1024
+    store_retry: float = 0.5

@@ -3,6 +3,15 @@
 It creates tables (validating game, seats, options and bots), routes nothing
 itself (connections post to table mailboxes), closes idle finished tables
 (G-9) and drains everything on shutdown.
+
+Durability (issue 5, ``server/STORAGE.md``): on start it recovers every stored
+table that is not closed (an unreadable one is quarantined: logged, set aside,
+the others load). When a commit fails because the store is unreachable, the
+committer is blocked (tables stall at once instead of waiting on a dead
+store) and a watcher probes the store every ``store_retry`` seconds (backing
+off to 5 s); when it answers, a store that lost its data gets every table and
+player written again from memory first, then the stalled tables are told to
+retry.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from server.connection import Connection
 from server.metrics import Metrics
 from server.options import split_options
 from server.players import Players
-from server.store import GroupCommitter, MemoryStore, Store
+from server.store import GroupCommitter, MemoryStore, Store, StoreUnavailable
 from server.table import BROKEN, CLOSED, FINISHED, WAITING, Table
 
 log = logging.getLogger("cardhall.hall")
@@ -31,35 +40,86 @@ log = logging.getLogger("cardhall.hall")
 Data = dict[str, Any]
 
 
+def make_store(settings: Settings) -> Store:
+    """The store ``settings`` ask for: Redis when ``redis_url`` is set, else in memory."""
+    if settings.redis_url:
+        from server.store_redis import RedisStore
+
+        return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout)
+    return MemoryStore(settings.event_buffer)
+
+
 class Hall:
-    """The service's state. ``store`` defaults to :class:`MemoryStore`."""
+    """The service's state. ``store`` defaults to :func:`make_store` of the settings."""
 
     def __init__(self, settings: Settings, store: Store | None = None) -> None:
         self.settings = settings
-        self.store = store if store is not None else MemoryStore(settings.event_buffer)
+        self.store = store if store is not None else make_store(settings)
         self.tables: dict[str, Table] = {}
         self.connections: set[Connection] = set()
         self.players = Players(self.store)
-        self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections))
-        self.committer = GroupCommitter(self.store, self.metrics.committed)
+        self.stalled: set[Table] = set()
+        self.quarantined: dict[str, str] = {}
+        self.store_error: str | None = None  # why the store is unavailable, while it is
+        self.recovery: dict[str, Any] = {}
+        self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections), lambda: len(self.stalled))
+        self.committer = GroupCommitter(self.store, self.metrics.committed, self._store_failed)
         self.accepting = True
         self._sweeper: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     # -- lifecycle ----------------------------------------------------------
     async def start(self) -> None:
-        """Restore stored tables and start the sweeper."""
-        for data in await self.store.load_tables():
-            if data.get("status") in (CLOSED, BROKEN):
-                continue
-            try:
-                table = Table.from_data(self, data)
-            except Exception:
-                log.exception("table %s could not be restored; left in the store", data.get("id"))
-                continue
-            self.tables[table.id] = table
-            table.start_actor()
-            table.restore()
+        """Recover stored tables (quarantining unreadable ones) and start the sweeper.
+        An unreachable store is waited for (logged), never a crash."""
+        started = time.perf_counter()
+        stored = await self._load()
+        for item in stored:
+            data = item.data
+            reason = item.error
+            if data is not None:
+                if data.get("status") in (CLOSED, BROKEN):
+                    continue
+                try:
+                    table = Table.from_data(self, data)
+                except Exception as exc:
+                    reason = f"state cannot be restored: {exc!r}"[:300]
+                else:
+                    self.tables[table.id] = table
+                    table.start_actor()
+                    table.restore()
+                    continue
+            await self.quarantine(item.id, reason or "unreadable")
+        seconds = time.perf_counter() - started
+        self.recovery = {"tables": len(self.tables), "quarantined": len(self.quarantined), "seconds": round(seconds, 4)}
+        self.metrics.recovered(len(self.tables), seconds)
+        if stored:
+            log.info("recovered %d tables from the %s store in %.3f s (%d quarantined)",
+                     len(self.tables), self.store.kind, seconds, len(self.quarantined))
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _load(self) -> list[Any]:
+        waited = 0.0
+        while True:
+            try:
+                return await self.store.load_tables()
+            except StoreUnavailable as exc:
+                if waited == 0.0 or waited >= 10.0:
+                    log.error("cannot read the %s store (%s); waiting for it", self.store.kind, exc)
+                    waited = 0.0
+                await asyncio.sleep(1.0)
+                waited += 1.0
+
+    async def quarantine(self, table_id: str, reason: str) -> None:
+        """Set an unreadable stored table aside (kept in the store for an operator)."""
+        log.error("table %s quarantined: %s; it is not loaded, its data stays in the store (server/STORAGE.md)",
+                  table_id, reason)
+        self.quarantined[table_id] = reason
+        self.metrics.quarantined.set(len(self.quarantined))
+        try:
+            await self.store.quarantine(table_id, reason)
+        except StoreUnavailable as exc:
+            log.error("table %s: could not record the quarantine in the store: %s", table_id, exc)
 
     async def shutdown(self) -> None:
         """Stop taking work; let tables finish what is queued; close sockets with 1001."""
@@ -76,6 +136,9 @@ class Hall:
             await asyncio.wait([asyncio.ensure_future(w) for w in waits], timeout=self.settings.shutdown_grace)
         if self._sweeper is not None:
             self._sweeper.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
+        await self.store.close()
 
     # -- tables -------------------------------------------------------------
     def create_table(self, spec: Mapping[str, Any], owner: str | None) -> Table:
@@ -132,6 +195,68 @@ class Hall:
 
     def table_broken(self, table: Table) -> None:
         self.metrics.broken.inc()
+
+    # -- store trouble ------------------------------------------------------
+    def table_stalled(self, table: Table, exc: StoreUnavailable) -> None:
+        """Called by a table whose checkpoint could not be written."""
+        self.stalled.add(table)
+        self._store_failed(exc)
+
+    def table_unstalled(self, table: Table) -> None:
+        self.stalled.discard(table)
+
+    @property
+    def store_up(self) -> bool:
+        return self.store_error is None
+
+    def _store_failed(self, exc: BaseException) -> None:
+        """A commit failed: if the store is unreachable, block the committer
+        and watch the store until it answers."""
+        if not isinstance(exc, StoreUnavailable) or self.store_error is not None:
+            return
+        self.store_error = str(exc) or type(exc).__name__
+        self.committer.blocked = exc
+        self.metrics.store_down()
+        log.error("the %s store is unavailable (%s): tables stop taking actions until it answers",
+                  self.store.kind, self.store_error)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        delay = self.settings.store_retry
+        quiet_since = time.monotonic()
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                holds_data = await self.store.probe()
+                if not holds_data:
+                    log.warning("the %s store answers but lost its data: writing %d tables again from memory",
+                                self.store.kind, len(self.tables))
+                    await self.committer.exclusive(self._rewrite)
+                    self.metrics.rewrites.inc()
+                break
+            except StoreUnavailable as exc:
+                self.store_error = str(exc) or type(exc).__name__
+                delay = min(delay * 2, 5.0)
+                if time.monotonic() - quiet_since >= 30.0:
+                    log.error("the %s store is still unavailable (%s); %d tables stalled",
+                              self.store.kind, exc, len(self.stalled))
+                    quiet_since = time.monotonic()
+            except Exception:
+                log.exception("probing the %s store failed", self.store.kind)
+                delay = min(delay * 2, 5.0)
+        self.store_error = None
+        self.committer.blocked = None
+        self.metrics.store_up.set(1)
+        log.warning("the %s store answers again: %d stalled tables resume", self.store.kind, len(self.stalled))
+        for table in list(self.stalled):
+            table.post(("retry",))
+
+    async def _rewrite(self) -> None:
+        tables = [t for t in self.tables.values() if t.status != CLOSED]
+        started = time.perf_counter()
+        await self.store.rewrite([t.full_checkpoint() for t in tables])
+        log.warning("wrote %d tables again in %.3f s", len(tables), time.perf_counter() - started)
 
     async def _sweep(self) -> None:
         """G-9: close finished (or never started, unseated) tables nobody watches after ``close_after``."""

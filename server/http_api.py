@@ -7,7 +7,10 @@
 * ``GET /api/tables/{id}/hands``: hand histories of the table's finished
   matches (never of the match being played: G-2 keeps mucked cards hidden until
   the match ends). PHH text for the Hold'em games, JSON for the others.
-* ``GET /healthz``, ``GET /metrics`` (Prometheus).
+* ``GET /healthz``: 200 ``{"status": "ok", ...}``; 503 with ``"degraded"``
+  while the store cannot be written (tables stalled) or ``"stopping"``; its
+  ``store`` map says which store, whether it is up, why not, how many tables
+  are stalled and quarantined. ``GET /metrics`` (Prometheus).
 * ``GET /api/ops/tables/{id}`` (full state, hidden cards included) and
   ``POST /api/ops/tables/{id}/close``: operator key in ``X-Operator-Key``.
 """
@@ -25,6 +28,7 @@ from starlette.routing import Route
 from protocol.errors import ProtocolError
 from server.hall import Hall
 from server.hands import export_hands
+from server.store import StoreUnavailable
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
@@ -74,7 +78,10 @@ def routes(hall: Hall) -> list[Route]:
     async def hands(request: Request) -> Response:
         table_id = request.path_params["table"]
         table = hall.tables.get(table_id)
-        records = await hall.store.hands(table_id)
+        try:
+            records = await hall.store.hands(table_id)
+        except StoreUnavailable:
+            return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
         if table is None and not records:
             return _error(ProtocolError("unknown_table", f"no table {table_id!r}"))
         game = table.game if table is not None else records[0].get("game", "")
@@ -85,8 +92,13 @@ def routes(hall: Hall) -> list[Route]:
         return Response(body, media_type=media)
 
     async def healthz(request: Request) -> Response:
-        return _json({"status": "ok" if hall.accepting else "stopping", "tables": len(hall.tables),
-                      "connections": len(hall.connections)}, 200 if hall.accepting else 503)
+        status = "stopping" if not hall.accepting else "ok" if hall.store_up else "degraded"
+        store = {**hall.store.describe(), "up": hall.store_up, "stalled_tables": len(hall.stalled),
+                 "quarantined_tables": len(hall.quarantined)}
+        if hall.store_error is not None:
+            store["error"] = hall.store_error
+        return _json({"status": status, "tables": len(hall.tables), "connections": len(hall.connections),
+                      "store": store, "recovery": hall.recovery}, 200 if status == "ok" else 503)
 
     async def metrics(request: Request) -> Response:
         body, media = hall.metrics.render()

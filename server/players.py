@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
-from server.store import Store
+from server.store import Store, StoreUnavailable
 
 TOKEN_BYTES = 16  # 128 bits
 
@@ -42,15 +42,21 @@ class Players:
         """A new player and its token."""
         token = secrets.token_urlsafe(TOKEN_BYTES)
         player = Player("p_" + secrets.token_hex(8), name)
+        try:
+            await self._store.save_player(player.id, token_hash(token), name)
+        except StoreUnavailable:
+            raise ProtocolError("unavailable", "players cannot be saved right now; retry shortly") from None
         self._by_id[player.id] = player
-        await self._store.save_player(player.id, token_hash(token), name)
         return player, token
 
     async def by_token(self, token: str) -> Player:
         """The player holding ``token``; ProtocolError ``unknown_token`` otherwise."""
         if not isinstance(token, str) or not token or len(token) > 128:
             raise ProtocolError("unknown_token", "no player has this token")
-        found = await self._store.find_player(token_hash(token))
+        try:
+            found = await self._store.find_player(token_hash(token))
+        except StoreUnavailable:
+            raise ProtocolError("unavailable", "players cannot be read right now; retry shortly") from None
         if found is None:
             raise ProtocolError("unknown_token", "no player has this token")
         pid, name = found

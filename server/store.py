@@ -1,16 +1,24 @@
 """Where tables, their events and hand histories are kept: the ``Store``
-interface, the in-memory store, and group commit.
+interface, the checkpoint format, the in-memory store, and group commit.
 
 Ordering guarantee (built into the table actor, whatever the store): a table's
 new events, its state after them and the hands it finished are handed to the
 store as one :class:`Checkpoint`; no event, snapshot or reply leaves the
 server before the store's ``commit`` that holds it has returned. The
 :class:`GroupCommitter` gathers the checkpoints of every table that acted in
-the same event-loop iteration into one ``commit`` call (one pipeline for a
+the same event-loop iteration into one ``commit`` call (one round trip for a
 networked store) and releases each table when it returns.
 
-A networked store (Redis, issue 5) implements the same five coroutines;
-``commit`` must write each checkpoint's state and events atomically.
+Two stores implement the interface: :class:`MemoryStore` (the default; nothing
+outlives the process) and :class:`server.store_redis.RedisStore` (``cardhall
+serve --redis URL``). ``server/STORAGE.md`` documents the format and the Redis
+key layout.
+
+Format (both stores): a table's state is ``Table.to_data()`` packed with
+msgpack; its ``"v"`` is :data:`FORMAT_VERSION`. :func:`unpack_state` reads a
+stored state, upgrading an older version through :data:`MIGRATIONS`, and
+raises :class:`CheckpointError` for anything it cannot read (the hall then
+quarantines that table).
 """
 
 from __future__ import annotations
@@ -19,34 +27,131 @@ import asyncio
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import msgpack
 
 Data = dict[str, Any]
+T = TypeVar("T")
 
-#: format version of a stored table state (``Table.to_data()``)
-STATE_VERSION = 1
+#: format version of a stored table state (``Table.to_data()["v"]``) and of
+#: stored event records. Bump it when either changes and add a migration.
+FORMAT_VERSION = 1
+STATE_VERSION = FORMAT_VERSION  # the name table.py uses
+
+#: ``MIGRATIONS[v]`` turns a state of version ``v`` into one of ``v + 1``
+#: (plain data in, plain data out). A checkpoint written by an older server is
+#: upgraded step by step when it is read; it is written back in the current
+#: format by the table's next checkpoint.
+MIGRATIONS: dict[int, Callable[[Data], Data]] = {}
+
+
+class CheckpointError(ValueError):
+    """A stored checkpoint that cannot be read: not msgpack, not a map, or
+    of a format version this server does not know (newer, or with no
+    migration path)."""
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be written or read right now (connection refused,
+    timeout, Redis loading or read-only...). Tables stop and retry; nothing
+    is lost."""
+
+
+class StoreEmpty(StoreUnavailable):
+    """The store answers but has lost its data (a Redis restarted without
+    persistence): every table must be written again from memory first."""
+
+
+def pack_state(state: Data) -> bytes:
+    """A table state (``Table.to_data()``) as stored: msgpack bytes."""
+    return msgpack.packb(state)
+
+
+def unpack_state(blob: bytes | None) -> Data:
+    """The state in ``blob``, migrated to :data:`FORMAT_VERSION`; raises
+    :class:`CheckpointError` when it cannot be read.
+
+    >>> unpack_state(pack_state({"v": FORMAT_VERSION, "id": "t_1"}))["id"]
+    't_1'
+    >>> unpack_state(b"\\xc1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    server.store.CheckpointError: not a msgpack checkpoint: ...
+    >>> unpack_state(pack_state({"v": FORMAT_VERSION + 1}))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    server.store.CheckpointError: checkpoint format 2 is newer than this server's (1)
+    """
+    if blob is None:
+        raise CheckpointError("no state stored")
+    try:
+        data = msgpack.unpackb(blob, strict_map_key=False)
+    except Exception as exc:
+        raise CheckpointError(f"not a msgpack checkpoint: {exc!r}"[:200]) from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"checkpoint is a {type(data).__name__}, not a map")
+    return migrate(data)
+
+
+def migrate(data: Data) -> Data:
+    """``data`` upgraded to :data:`FORMAT_VERSION` through :data:`MIGRATIONS`;
+    :class:`CheckpointError` for a version that is unknown or newer."""
+    version = data.get("v")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise CheckpointError(f"checkpoint has no format version (v={version!r})")
+    if version > FORMAT_VERSION:
+        raise CheckpointError(f"checkpoint format {version} is newer than this server's ({FORMAT_VERSION})")
+    while version < FORMAT_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise CheckpointError(f"no migration from checkpoint format {version} to {version + 1}")
+        data = step(data)
+        version += 1
+        data["v"] = version
+    return data
+
+
+def pack_event(record: Data) -> bytes:
+    """A stored event record (``{"data", "private"?, "ts", "turn"?}``) as bytes."""
+    return msgpack.packb(record)
+
+
+def unpack_event(blob: bytes) -> Data:
+    """The event record in ``blob``; :class:`CheckpointError` if unreadable."""
+    try:
+        record = msgpack.unpackb(blob, strict_map_key=False)
+    except Exception as exc:
+        raise CheckpointError(f"not a msgpack event: {exc!r}"[:200]) from None
+    if not isinstance(record, dict) or "data" not in record:
+        raise CheckpointError("event record without data")
+    return record
 
 
 class Checkpoint:
     """One table's commit: its state after the new events, the new events as
-    ``(seq, event data)`` in order, and the hands finished since the last commit
-    (``{"game", "match", "hand"}``).
+    ``(seq, event record)`` in order, and the hands finished since the last
+    commit (``{"game", "match", "hand", "seq"}``: ``seq`` is the table's seq when
+    the hand was recorded; a store writes each hand once, by that ``seq``).
 
     ``state`` and ``events`` are computed when a store first reads them: the
     table's actor waits for its commit, so the state cannot change before the
     store has read it, and a store that keeps no states pays nothing for them.
+    A store that cannot encode this checkpoint (a bug in a state) sets
+    ``error`` and writes the others; the committer hands the error to this
+    table alone.
     """
 
-    __slots__ = ("table", "hands", "_state_fn", "_events_fn", "_state", "_events")
+    __slots__ = ("table", "hands", "error", "_state_fn", "_events_fn", "_state", "_events")
 
     def __init__(self, table: str, state: Data | Callable[[], Data],
                  events: list[tuple[int, Data]] | Callable[[], list[tuple[int, Data]]] = (),  # type: ignore[assignment]
                  hands: list[Data] | None = None) -> None:
         self.table = table
         self.hands = hands or []
+        self.error: BaseException | None = None
         self._state_fn = state if callable(state) else None
         self._state = None if callable(state) else state
         self._events_fn = events if callable(events) else None
@@ -67,12 +172,30 @@ class Checkpoint:
         return self._events
 
 
+@dataclass(frozen=True, slots=True)
+class StoredTable:
+    """One table found by :meth:`Store.load_tables`: its migrated ``data``,
+    or the ``error`` that makes it unreadable (the hall quarantines it)."""
+
+    id: str
+    data: Data | None = None
+    error: str | None = None
+
+
 class Store(ABC):
-    """Durable state of the service. All methods are coroutines; errors propagate."""
+    """Durable state of the service. All methods are coroutines; a store that
+    cannot be reached raises :class:`StoreUnavailable`."""
+
+    #: short name for ``/healthz`` and logs
+    kind = "store"
 
     @abstractmethod
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
-        """Write every checkpoint of ``batch`` (each one atomically)."""
+        """Write every checkpoint of ``batch``, each one atomically and
+        idempotently: events whose ``seq`` is already stored and hands whose
+        ``seq`` is already stored are not written again, so a commit may be
+        retried after a failure. A checkpoint that cannot be encoded gets its
+        ``error`` set and is skipped."""
 
     def commit_now(self, batch: Sequence[Checkpoint]) -> bool:
         """Commit at once without awaiting, if this store can; returns False
@@ -80,12 +203,13 @@ class Store(ABC):
         return False
 
     @abstractmethod
-    async def load_tables(self) -> list[Data]:
-        """The stored state of every table not deleted (for recovery)."""
+    async def load_tables(self) -> list[StoredTable]:
+        """Every stored table not deleted (for recovery), readable or not."""
 
     @abstractmethod
-    async def events_since(self, table: str, seq: int) -> list[tuple[int, Data]] | None:
-        """Stored events after ``seq``, or None when the store no longer has them all."""
+    async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
+        """The stored event records ``seq < s <= upto`` in order, or None when
+        the store no longer holds all of them (trimmed, or never kept)."""
 
     @abstractmethod
     async def hands(self, table: str) -> list[Data]:
@@ -103,6 +227,33 @@ class Store(ABC):
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         """``(player id, name)`` for a token hash, or None."""
 
+    async def quarantine(self, table: str, reason: str) -> None:
+        """Set an unreadable table aside: it is no longer loaded, its data is
+        kept for an operator (``server/STORAGE.md``)."""
+
+    async def quarantined(self) -> dict[str, str]:
+        """Quarantined table ids and why."""
+        return {}
+
+    async def probe(self) -> bool:
+        """Is the store reachable? True when it holds its data, False when it
+        answers but has lost everything (a new, empty Redis); raises
+        :class:`StoreUnavailable` when it does not answer."""
+        return True
+
+    async def rewrite(self, batch: Sequence[Checkpoint]) -> None:
+        """Write ``batch`` (every table, from memory) and the players this
+        process knows into a store that lost its data, and mark it as holding
+        data again."""
+        await self.commit(batch)
+
+    def describe(self) -> Data:
+        """What ``/healthz`` shows about the store."""
+        return {"kind": self.kind}
+
+    async def close(self) -> None:
+        """Release connections."""
+
 
 class MemoryStore(Store):
     """Keeps everything in this process (the default: ``cardhall serve`` needs
@@ -112,12 +263,16 @@ class MemoryStore(Store):
     committed state packed with msgpack, as a networked store would, so a state
     that does not survive msgpack fails there too."""
 
+    kind = "memory"
+
     def __init__(self, event_bound: int = 1024, keep_states: bool = False) -> None:
         self.keep_states = keep_states
         self._states: dict[str, bytes] = {}
-        self._events: dict[str, deque[tuple[int, Data]]] = {}
+        self._events: dict[str, deque[tuple[int, bytes]]] = {}
         self._hands: dict[str, list[Data]] = {}
+        self._hand_seq: dict[str, int] = {}
         self._players: dict[str, tuple[str, str]] = {}
+        self._quarantine: dict[str, str] = {}
         self._event_bound = event_bound
         self.commits = 0
 
@@ -129,22 +284,45 @@ class MemoryStore(Store):
         self.commits += 1
         for cp in batch:
             if self.keep_states:
-                self._states[cp.table] = msgpack.packb(cp.state)
-                self._events.setdefault(cp.table, deque(maxlen=self._event_bound)).extend(cp.events)
+                try:
+                    state = pack_state(cp.state)
+                    events = [(seq, pack_event(record)) for seq, record in cp.events]
+                except Exception as exc:
+                    cp.error = exc
+                    continue
+                self._states[cp.table] = state
+                stream = self._events.get(cp.table)
+                if stream is None:
+                    stream = self._events[cp.table] = deque(maxlen=self._event_bound)
+                last = stream[-1][0] if stream else 0
+                stream.extend(e for e in events if e[0] > last)
             if cp.hands:
-                self._hands.setdefault(cp.table, []).extend(cp.hands)
+                done = self._hand_seq.get(cp.table, 0)
+                new = [h for h in cp.hands if h.get("seq", done + 1) > done]
+                if new:
+                    self._hands.setdefault(cp.table, []).extend(new)
+                    self._hand_seq[cp.table] = max(h.get("seq", done) for h in new)
         return True
 
-    async def load_tables(self) -> list[Data]:
-        return [msgpack.unpackb(blob, strict_map_key=False) for blob in self._states.values()]
+    async def load_tables(self) -> list[StoredTable]:
+        out = []
+        for table, blob in self._states.items():
+            if table in self._quarantine:
+                continue
+            try:
+                out.append(StoredTable(table, unpack_state(blob)))
+            except CheckpointError as exc:
+                out.append(StoredTable(table, error=str(exc)))
+        return out
 
-    async def events_since(self, table: str, seq: int) -> list[tuple[int, Data]] | None:
-        events = self._events.get(table)
-        if not events:
+    async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
+        if upto <= seq:
+            return []
+        stream = self._events.get(table)
+        if not stream or stream[0][0] > seq + 1:
             return None
-        if events[0][0] > seq + 1:
-            return None
-        return [e for e in events if e[0] > seq]
+        out = [(s, unpack_event(blob)) for s, blob in stream if seq < s <= upto]
+        return out if len(out) == upto - seq else None
 
     async def hands(self, table: str) -> list[Data]:
         return list(self._hands.get(table, ()))
@@ -159,32 +337,61 @@ class MemoryStore(Store):
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         return self._players.get(token_hash)
 
+    async def quarantine(self, table: str, reason: str) -> None:
+        self._quarantine[table] = reason
+
+    async def quarantined(self) -> dict[str, str]:
+        return dict(self._quarantine)
+
     def state(self, table: str) -> Data | None:
         """The last committed state of ``table`` (tests and operators)."""
         blob = self._states.get(table)
-        return None if blob is None else msgpack.unpackb(blob, strict_map_key=False)
+        return None if blob is None else unpack_state(blob)
+
+    def drop_events(self, table: str) -> None:
+        """Forget ``table``'s stored events (tests: a ``since`` nobody holds any more)."""
+        self._events.pop(table, None)
+
+    def put_raw_state(self, table: str, blob: bytes) -> None:
+        """Store ``blob`` as ``table``'s state as is (tests of unreadable checkpoints)."""
+        self._states[table] = blob
 
 
 class GroupCommitter:
     """Gathers the checkpoints submitted in one loop iteration into one
     ``Store.commit``; at most one commit is in flight, the next batch forms
-    meanwhile. ``on_commit(seconds, size)`` is called after each commit."""
+    meanwhile. ``on_commit(seconds, size)`` is called after each commit that
+    succeeded, ``on_failure(exc)`` after each that raised.
 
-    def __init__(self, store: Store, on_commit: Any = None) -> None:
+    While :attr:`blocked` holds an exception (the hall sets it when the store
+    is down), commits fail at once with :class:`StoreUnavailable` without
+    reaching the store. :meth:`exclusive` runs a job (the rewrite of an empty
+    store) with no commit in flight before, during or after it starts.
+    """
+
+    def __init__(self, store: Store, on_commit: Any = None,
+                 on_failure: Callable[[BaseException], None] | None = None) -> None:
         self.store = store
+        self.blocked: StoreUnavailable | None = None
         self._batch: list[Checkpoint] = []
         self._waiters: list[asyncio.Future[None]] = []
         self._scheduled = False
-        self._in_flight: asyncio.Task[None] | None = None
+        self._in_flight: asyncio.Future[Any] | None = None
         self._on_commit = on_commit
+        self._on_failure = on_failure
 
     async def commit(self, checkpoint: Checkpoint) -> None:
-        """Return once ``checkpoint`` is written; raises what the store raised.
-        A store that commits synchronously (``commit_now``) needs no grouping:
-        the call returns without suspending."""
+        """Return once ``checkpoint`` is written; raises what the store raised
+        (:class:`StoreUnavailable` when it is down, or the checkpoint's own
+        ``error``). A store that commits synchronously (``commit_now``) needs
+        no grouping: the call returns without suspending."""
+        if self.blocked is not None:
+            raise StoreUnavailable(f"store unavailable: {self.blocked}")
         if self._in_flight is None and not self._batch:
             started = time.perf_counter()
             if self.store.commit_now((checkpoint,)):
+                if checkpoint.error is not None:
+                    raise checkpoint.error
                 if self._on_commit is not None:
                     self._on_commit(time.perf_counter() - started, 1)
                 return
@@ -197,12 +404,30 @@ class GroupCommitter:
             loop.call_soon(self._flush)
         await fut
 
+    async def exclusive(self, job: Callable[[], Awaitable[T]]) -> T:
+        """Run ``job()`` alone: after the commit in flight, before the next."""
+        while self._in_flight is not None:
+            await asyncio.wait([self._in_flight])
+        self._in_flight = task = asyncio.ensure_future(job())
+        try:
+            return await task
+        finally:
+            self._in_flight = None
+            if self._batch:
+                self._flush()
+
     def _flush(self) -> None:
         self._scheduled = False
-        if not self._batch:
+        if not self._batch or self._in_flight is not None:
             return
         batch, waiters = self._batch, self._waiters
         self._batch, self._waiters = [], []
+        if self.blocked is not None:
+            error = StoreUnavailable(f"store unavailable: {self.blocked}")
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_exception(error)
+            return
         self._in_flight = asyncio.ensure_future(self._write(batch, waiters))
 
     async def _write(self, batch: list[Checkpoint], waiters: list[asyncio.Future[None]]) -> None:
@@ -212,15 +437,20 @@ class GroupCommitter:
             await self.store.commit(batch)
         except Exception as exc:  # handed to every waiter
             error = exc
-        for fut in waiters:
+        for cp, fut in zip(batch, waiters):
             if fut.done():
                 continue
-            if error is None:
-                fut.set_result(None)
-            else:
+            if error is not None:
                 fut.set_exception(error)
-        if self._on_commit is not None:
-            self._on_commit(time.perf_counter() - started, len(batch))
+            elif cp.error is not None:
+                fut.set_exception(cp.error)
+            else:
+                fut.set_result(None)
+        if error is None:
+            if self._on_commit is not None:
+                self._on_commit(time.perf_counter() - started, len(batch))
+        elif self._on_failure is not None:
+            self._on_failure(error)
         self._in_flight = None
         if self._batch:
             self._flush()

@@ -14,6 +14,14 @@ So no event, snapshot or acknowledgement leaves the server before the
 checkpoint holding it (issue 5's guarantee). A fault while applying an input
 marks this table broken (logged, an ``broken`` event); nothing else is touched.
 
+When the store cannot be written (:class:`~server.store.StoreUnavailable`),
+the table *stalls*: what it applied stays in memory, unpublished and
+unacknowledged; clocks stop; requests are refused with ``unavailable``; bots,
+clocks and paced steps wait. When the hall sees the store answer again it
+posts ``retry``: the table commits what it held, publishes it, and its clocks,
+bots and steps resume (``rearm``). So nothing acknowledged is ever lost, and
+nothing is published that a restart could contradict.
+
 Rules implemented here, not in the engines: G-2 (seed commitment, client seeds,
 reveal), G-3 (action clock, time bank, timeout action, sit-out after two
 timeouts), G-4 (pauses, the solo player's ``continue``), G-5 (seats and
@@ -39,7 +47,7 @@ from protocol.errors import ProtocolError
 from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
 from server.seating import Occupant, parse_seed
-from server.store import STATE_VERSION, Checkpoint
+from server.store import STATE_VERSION, Checkpoint, StoreUnavailable
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -79,6 +87,7 @@ class _Join:
     viewer: int | None
     since: int | None
     re: Any
+    older: list[EventRecord] | None = None  # missed events older than the buffer, read from the store
 
 
 class Table:
@@ -131,6 +140,8 @@ class Table:
         self._ts = 0.0
         self._task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_event_loop()
+        self.stalled = False  # the store could not be written: see the module docstring
+        self._deferred: list[tuple[Any, ...]] = []  # inputs held while stalled
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -171,6 +182,9 @@ class Table:
                 checkpoint = self._checkpoint()
                 try:
                     await self.hall.committer.commit(checkpoint)
+                except StoreUnavailable as exc:
+                    self._stall(checkpoint, exc)
+                    continue
                 except Exception:
                     log.exception("table %s: checkpoint failed; table out of service", self.id)
                     self._outbox.clear()
@@ -178,6 +192,10 @@ class Table:
                     self.status = BROKEN
                     self.hall.table_broken(self)
                     continue
+                if self.stalled:
+                    self._unstall()
+            if self._joins:
+                await self._read_older_events()
             self._publish()
             if self.status == CLOSED:
                 self.hall.table_closed(self)
@@ -185,6 +203,9 @@ class Table:
 
     def _handle(self, item: tuple[Any, ...]) -> None:
         kind = item[0]
+        if self.stalled and kind != "disconnect":
+            self._held(item)
+            return
         if kind == "request":
             _, conn, msg, received = item
             mark = (len(self._outbox), self.seq, len(self._replies))
@@ -224,10 +245,59 @@ class Table:
                     self._rematch()
             elif kind == "close":
                 self._close(item[1])
-            elif kind == "noop":
+            elif kind == "rearm":
+                if self.status == RUNNING and not self.paused:
+                    self._rearm()
+                elif self.status == FINISHED:
+                    self._schedule_rematch()
+            elif kind in ("noop", "retry"):
                 pass
         except Exception:
             self._fault(mark, kind)
+
+    # ---------------------------------------------------------------- stalls
+    def _held(self, item: tuple[Any, ...]) -> None:
+        """An input while stalled: requests are refused (``unavailable``: the
+        client retries), a close waits for the store, and the table's own
+        timers are dropped (re-armed when the store answers)."""
+        kind = item[0]
+        if kind == "request":
+            conn, msg = item[1], item[2]
+            conn.send(ProtocolError("unavailable", "the table cannot save its state right now; retry shortly")
+                      .frame(msg.get("id")))
+            self.hall.metrics.error("unavailable")
+        elif kind == "close":
+            self._deferred.append(item)
+
+    def _stall(self, checkpoint: Checkpoint, exc: StoreUnavailable) -> None:
+        """The checkpoint was not written: keep everything it held for the
+        next attempt, stop the clock and the timers."""
+        self._dirty = True
+        self._hands = checkpoint.hands + self._hands
+        if self.stalled:
+            return
+        self.stalled = True
+        if isinstance(self.clock, TurnClock):
+            self.clock = self.clock.pause(self._loop.time())
+        self._cancel_timer()
+        log.debug("table %s stalled: %s", self.id, exc)
+        self.hall.table_stalled(self, exc)
+
+    def _unstall(self) -> None:
+        """Everything held is written: take inputs again and re-arm the turn."""
+        self.stalled = False
+        self.hall.table_unstalled(self)
+        self.post(("rearm",))
+        for item in self._deferred:
+            self.post(item)
+        self._deferred.clear()
+
+    def full_checkpoint(self) -> Checkpoint:
+        """Everything this table holds: its state, every buffered event and the
+        hands not yet written (to fill a store that lost its data)."""
+        records = list(self.buffer)
+        return Checkpoint(self.id, self.to_data(), [(rec.seq, _record_data(rec)) for rec in records],
+                          list(self._hands))
 
     def _fault(self, mark: tuple[int, int, int], what: str) -> None:
         """Contain a fault: drop the failed input's partial events, mark broken."""
@@ -535,6 +605,10 @@ class Table:
             "client_seeds": {str(s): o.seed for s, o in sorted(self.seats.items()) if o.seed},
             "next_commitment": commitment(self.server_seed),
         }))
+        self._schedule_rematch()
+
+    def _schedule_rematch(self) -> None:
+        """A finished bots-only table with ``auto_rematch`` starts the next match after its pause."""
         if self.topts["auto_rematch"] and all(not o.human for o in self.seats.values()):
             self._loop.call_later(float(self.topts["pause"]), self.post, ("rematch",))
 
@@ -652,7 +726,7 @@ class Table:
         if record is None or record == self._last_hand:
             return
         self._last_hand = record
-        self._hands.append({"game": self.game, "match": self.match, "hand": record})
+        self._hands.append({"game": self.game, "match": self.match, "hand": record, "seq": self.seq})
 
     def _turn_event(self) -> EventRecord:
         """The record that puts a seat to act: the last event of this step, or a
@@ -823,12 +897,43 @@ class Table:
             return
         since = join.since
         if since is not None and since <= self.seq:
-            if since == self.seq or (self.buffer and self.buffer[0].seq <= since + 1):
+            if since == self.seq or (self.buffer and self.buffer[0].seq <= since + 1) or join.older is not None:
                 missed = [rec for rec in self.buffer if rec.seq > since]
+                if join.older:
+                    missed = join.older + missed
                 self.fanout.replay(conn, join.viewer, missed, current_turn=self.turn_id)
                 conn.send({"type": "ok", "re": join.re, "seq": self.seq})
                 return
         conn.send(self.snapshot(join.viewer, join.re))
+
+    async def _read_older_events(self) -> None:
+        """Joins with a ``since`` older than the buffer (a restart empties it;
+        it is bounded) get the missing events from the store's stream, when it
+        still holds them all; otherwise they get a snapshot."""
+        first = self.buffer[0].seq if self.buffer else self.seq + 1
+        wanting = [j for j in self._joins if j.since is not None and j.since + 1 < first and j.since < self.seq]
+        if not wanting:
+            return
+        since = min(j.since for j in wanting)  # type: ignore[type-var]
+        try:
+            stored = await self.hall.store.events_since(self.id, since, first - 1)
+        except Exception as exc:
+            log.warning("table %s: stored events after seq %s unreadable (%s); sending snapshots", self.id, since, exc)
+            return
+        if stored is None:
+            return
+        records = [self._record_from_data(seq, data) for seq, data in stored]
+        for join in wanting:
+            join.older = [rec for rec in records if rec.seq > join.since]  # type: ignore[operator]
+
+    def _record_from_data(self, seq: int, data: Data) -> EventRecord:
+        """An :class:`EventRecord` from its stored form (:func:`_record_data`);
+        the current turn's event carries its legal actions again."""
+        rec = EventRecord(seq, Event.from_data(data), data.get("ts", 0.0), data.get("turn"))
+        if seq == self.turn_id and self.turn_kind == "human":
+            rec.legal_seat = self.turn_seat
+            rec.legal = self.turn_legal
+        return rec
 
     # ------------------------------------------------------------ questions
     def snapshot(self, viewer: int | None, re: Any = None) -> Data:
@@ -930,11 +1035,17 @@ class Table:
             table.turn_id, table.turn_seat, table.turn_kind = turn["id"], turn["seat"], turn["kind"]
             if "clock" in turn:
                 table.clock = PausedClock(turn["clock"], turn["bank"])
+            if table.engine is not None and table.engine.to_act is not None and table.turn_kind != "continue":
+                table.turn_legal = [a.to_data() for a in table.engine.legal_actions()]
         table.step_id = data["step"]
         return table
 
     def restore(self) -> None:
-        """After :meth:`from_data`: re-arm clocks, bots and paced steps."""
+        """After :meth:`from_data`: re-arm clocks, bots, paced steps and the
+        automatic rematch; a human's clock resumes with the time it had left
+        at the checkpoint."""
+        if self.status == FINISHED:
+            self._schedule_rematch()
         if self.status != RUNNING or self.paused:
             return
         if self.step_id is not None and self.turn_id is None:

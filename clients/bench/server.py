@@ -21,6 +21,16 @@ maximum. ``--baseline`` then runs a bare Starlette broadcast
 (``clients.bench.baseline``) to the same number of connections with the same
 number of frames of the same mean size and prints its frames/s and our ratio
 (target >= 0.6). ``--json`` prints one JSON object.
+
+``--redis URL`` (issue 5) runs the same measurement twice, with the in-memory
+store and with Redis (``serve --redis URL`` under a fresh key prefix, deleted
+afterwards), prints both and ``redis_ratio`` (Redis actions/s over memory
+actions/s; target >= 0.75), then the recovery: ``--recover-tables`` (1,000)
+bot tables in the middle of their matches are checkpointed to Redis, the server
+is killed with SIGKILL and started again, and the figure is the server's own
+``cardhall_recovery_seconds`` (reading, decoding and restarting every table;
+target < 2 s) next to the time from the new process's start to its first
+answer.
 """
 
 from __future__ import annotations
@@ -54,6 +64,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--codec", choices=["msgpack", "json"], default="msgpack")
     p.add_argument("--baseline", action="store_true", help="also run a bare Starlette broadcast and print the ratio")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument("--redis", metavar="URL", default=None,
+                   help="also measure with this Redis as the store, print the ratio and the recovery time")
+    p.add_argument("--recover-tables", type=int, default=1000,
+                   help="with --redis: tables checkpointed, killed and recovered (default 1000; 0: skip)")
     p.set_defaults(func=main)
 
 
@@ -239,8 +253,95 @@ async def _baseline(port: int, connections: int, frames: int, size: int) -> dict
 
 
 # -- the benchmark -----------------------------------------------------------
+def _serve(port: int, store_args: list[str]) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("CARDHALL_REDIS_URL", None)
+    return subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
+                             "--log-level", "warning", "--send-queue", "100000", *store_args], env=env)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Run one benchmark; returns the figures."""
+    """Run the benchmark (twice with ``--redis``: memory, then Redis, then the
+    recovery); returns the figures."""
+    if not getattr(args, "redis", None):
+        return measure(args, [])
+    prefix = f"cardhall-bench-{os.getpid()}"
+    try:
+        memory = measure(args, [])
+        with_redis = measure(args, ["--redis", args.redis, "--redis-prefix", prefix + "-load"])
+        out: dict[str, Any] = {**memory, "redis": with_redis,
+                               "redis_ratio": round(with_redis["actions_per_s"] / memory["actions_per_s"], 3)
+                               if memory["actions_per_s"] else None}
+        if args.recover_tables > 0:
+            out["recovery"] = measure_recovery(args, prefix + "-recover")
+    finally:
+        _delete_prefix(args.redis, prefix)
+    return out
+
+
+def _delete_prefix(url: str, prefix: str) -> None:
+    """Delete every key the benchmark wrote (``prefix*``)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        batch = []
+        for key in client.scan_iter(match=f"{prefix}*", count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                client.delete(*batch)
+                batch.clear()
+        if batch:
+            client.delete(*batch)
+    finally:
+        client.close()
+
+
+def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
+    """Checkpoint ``args.recover_tables`` bot tables mid-match to Redis, SIGKILL
+    the server, start it again and read how long recovering them took."""
+    import httpx
+
+    game = pick_game(args.game)
+    from engine.registry import engine_class
+
+    cls = engine_class(game)
+    seats = max(cls.min_seats, min(args.seats, cls.max_seats))
+    store_args = ["--redis", args.redis, "--redis-prefix", prefix]
+    port = _free_port()
+    server = _serve(port, store_args)
+    try:
+        _wait_port(port, server)
+        spec = {"game": game, "seats": seats, "bots": [args.bot] * seats,
+                "options": {"pause": 0, "bot_think": 0.5, "auto_rematch": True, "close_after": 3600}}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+            for _ in range(args.recover_tables):
+                http.post("/api/tables", json=spec).raise_for_status()
+        time.sleep(2.0)  # every table deals and acts: its checkpoint holds a hand in play
+    finally:
+        server.kill()
+        server.wait(15)
+    port = _free_port()
+    started = time.monotonic()
+    server = _serve(port, store_args)
+    try:
+        _wait_port(port, server, timeout=120)
+        ready = time.monotonic() - started
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
+            health = http.get("/healthz").json()
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    recovery = health.get("recovery", {})
+    return {"tables": recovery.get("tables"), "quarantined": recovery.get("quarantined"),
+            "seconds": recovery.get("seconds"), "process_start_to_ready_s": round(ready, 3)}
+
+
+def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
+    """One measurement against a server started with ``store_args``."""
     import httpx
 
     game = pick_game(args.game)
@@ -249,9 +350,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cls = engine_class(game)
     seats = max(cls.min_seats, min(args.seats, cls.max_seats))
     port = _free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
-                               "--log-level", "warning", "--send-queue", "100000"], env=env)
+    server = _serve(port, store_args)
     try:
         _wait_port(port, server)
         base = f"http://127.0.0.1:{port}"
@@ -347,6 +446,20 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
+    _print(out, "in-memory store" if "redis" in out else "")
+    if "redis" in out:
+        _print(out["redis"], "Redis store")
+        print(f"Redis/memory actions/s ratio {out['redis_ratio']} (target >= 0.75)")
+    if "recovery" in out:
+        r = out["recovery"]
+        print(f"recovery: {r['tables']} tables in {r['seconds']} s (target < 2 s; {r['quarantined']} quarantined), "
+              f"{r['process_start_to_ready_s']} s from process start to first answer")
+    return 0
+
+
+def _print(out: dict[str, Any], label: str) -> None:
+    if label:
+        print(f"-- {label}")
     print(f"game {out['game']}: {out['tables']} tables x {out['seats']} bots, think {out['think_s']} s, "
           f"{out['connections']} spectators ({out['codec']}), {out['duration_s']} s measured")
     print(f"  actions/s          {out['actions_per_s']:>10}")
@@ -358,4 +471,3 @@ def main(args: argparse.Namespace) -> int:
           f"({out['server_rss_per_connection_bytes'] / 1024:.1f} KiB per connection, tables included)")
     if "baseline_events_per_s" in out:
         print(f"  bare Starlette broadcast {out['baseline_events_per_s']} frames/s; ratio {out['baseline_ratio']}")
-    return 0

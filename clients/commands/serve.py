@@ -1,10 +1,14 @@
-"""``cardhall serve``: run the live service (in-memory store; needs nothing else).
+"""``cardhall serve``: run the live service (in-memory store by default; needs nothing else).
 
     cardhall serve [--host 127.0.0.1] [--port 8000] [--log-level info]
                    [--allow-origin URL ...] [--operator-key KEY]
+                   [--redis redis://host:6379/0 [--redis-prefix cardhall]]
 
-The operator key may also come from ``CARDHALL_OPERATOR_KEY``. SIGTERM stops
-the service gracefully (connections closed with 1001 so clients reconnect).
+The operator key may also come from ``CARDHALL_OPERATOR_KEY``, the Redis URL
+from ``CARDHALL_REDIS_URL``. With Redis, tables, their events, hand histories
+and players are checkpointed there and recovered on start (server/STORAGE.md).
+SIGTERM stops the service gracefully (connections closed with 1001 so clients
+reconnect).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ def register(subparsers: Any) -> None:
                    help="secret for /api/ops/... (default: $CARDHALL_OPERATOR_KEY; unset: operator endpoints off)")
     p.add_argument("--max-connections-per-ip", type=int, default=0, help="0: no limit")
     p.add_argument("--send-queue", type=int, default=2000, help="frames queued for a client before it is dropped")
+    p.add_argument("--redis", metavar="URL", default=os.environ.get("CARDHALL_REDIS_URL") or None,
+                   help="keep tables, events, hands and players in this Redis and recover them on start "
+                        "(default: $CARDHALL_REDIS_URL; unset: in memory, nothing survives a restart)")
+    p.add_argument("--redis-prefix", default="cardhall", help="prefix of every Redis key (one server per prefix)")
     p.set_defaults(func=main)
 
 
@@ -37,7 +45,7 @@ def main(args: argparse.Namespace) -> int:
     settings = Settings(
         host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),
         operator_key=args.operator_key or None, max_connections_per_ip=args.max_connections_per_ip,
-        send_queue=args.send_queue,
+        send_queue=args.send_queue, redis_url=args.redis, redis_prefix=args.redis_prefix,
     )
     run(settings)
     return 0

@@ -1,12 +1,20 @@
 """Fixtures for the live-service tests: a real uvicorn server on a free
-loopback port, in the test's event loop, reached over real websockets."""
+loopback port, in the test's event loop, reached over real websockets; and a
+real ``redis-server`` of the tests' own (:class:`RedisServer`: a free port,
+append-only persistence, a temporary directory; never the shared one)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
+import signal
 import socket
-from collections.abc import AsyncIterator
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 
 import pytest
@@ -15,7 +23,84 @@ from clients.client import Client
 from server.app import build_server
 from server.config import Settings
 from server.hall import Hall
-from server.store import MemoryStore
+from server.store import MemoryStore, Store
+from tests.conftest import require
+
+#: the redis-server binary the Redis tests start (``CARDHALL_REDIS_SERVER`` overrides)
+REDIS_SERVER = os.environ.get("CARDHALL_REDIS_SERVER") or shutil.which("redis-server")
+
+
+def free_port() -> int:
+    """A TCP port free on the loopback interface right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A ``redis-server`` process for one test: loopback, a free port,
+    append-only file (``appendfsync everysec``) in its own directory, no RDB
+    snapshots. :meth:`stop` and :meth:`start` again keep the port and the data
+    (the append-only file); ``fresh=True`` starts it with no data at all."""
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="cardhall-redis-")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, fresh: bool = False) -> None:
+        if fresh:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            os.makedirs(self.dir)
+        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "yes", "--appendfsync", "everysec", "--dir", self.dir,
+                "--daemonize", "no", "--loglevel", "warning"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with {self.proc.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), 0.2) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(64).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        """Shut down in order (SIGTERM: the append-only file is complete)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(10)
+        self.proc = None
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A started :class:`RedisServer` (skipped locally, failed under CI=true, without the binary)."""
+    require(REDIS_SERVER is not None, "redis-server is not installed (set CARDHALL_REDIS_SERVER)")
+    assert REDIS_SERVER is not None
+    server = RedisServer(REDIS_SERVER)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 @dataclass
@@ -38,13 +123,16 @@ TEST_SETTINGS = Settings(host="127.0.0.1", port=0, log_level="warning", event_bu
 
 
 @contextlib.asynccontextmanager
-async def running_server(settings: Settings = TEST_SETTINGS) -> AsyncIterator[LiveServer]:
-    """Serve on a free port for the duration of the block."""
+async def running_server(settings: Settings = TEST_SETTINGS, store: Store | None = None) -> AsyncIterator[LiveServer]:
+    """Serve on a free port for the duration of the block; ``store`` defaults
+    to a memory store that keeps states (``settings.redis_url`` set: Redis)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = build_server(replace(settings, port=port), MemoryStore(settings.event_buffer, keep_states=True))
+    if store is None and not settings.redis_url:
+        store = MemoryStore(settings.event_buffer, keep_states=True)
+    server = build_server(replace(settings, port=port), store)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]  # leave pytest's signals alone
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
     for _ in range(500):

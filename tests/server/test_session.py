@@ -99,8 +99,9 @@ async def test_since_resumes_from_buffer_or_snapshot(live):
     assert frames[-1]["event"] == {"type": "presence", "seat": 2, "connected": True}
     for f in frames:  # legal actions only with bob's current turn
         assert ("legal" in f) == (f["seq"] == t.turn_id and t.turn_seat == 2), (f, t.turn_id, t.turn_seat)
-    # a gap older than the buffer gets a snapshot instead
+    # a gap older than the buffer and the store's stream gets a snapshot instead
     t.buffer.clear()
+    live.hall.store.drop_events(table)
     again = await Client(live.url, record=True).connect()
     await again.hello("bob", token=bob.token)
     snap = await again.join(table, role="player", since=1)

@@ -1,0 +1,363 @@
+"""The Redis store (``cardhall serve --redis URL``): tables, their event
+streams, hand histories and players in Redis, through redis-py's asyncio
+client (hiredis parses the replies).
+
+One group commit is one ``EVALSHA`` of :data:`COMMIT_SCRIPT`: for every table
+of the batch it appends the new events to the table's stream (entry id =
+``seq``, trimmed to about ``stream_bound`` entries), sets the state, appends
+the finished hands and adds the table to the index. A Lua script runs
+atomically, so each checkpoint (in fact the whole batch) is written entirely
+or not at all, and it is idempotent: events and hands already stored (by
+``seq``) are skipped, so a commit whose reply was lost can be sent again.
+Before writing, the script checks the store's marker key; when Redis has lost
+its data (restarted without persistence) the marker is gone, nothing is
+written and :class:`~server.store.StoreEmpty` tells the hall to write every
+table again from memory (:meth:`RedisStore.rewrite`).
+
+Key layout and format: ``server/STORAGE.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import msgpack
+import redis.asyncio as aioredis
+from redis import exceptions as rexc
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+
+from server.store import (
+    FORMAT_VERSION,
+    Checkpoint,
+    CheckpointError,
+    Data,
+    Store,
+    StoredTable,
+    StoreEmpty,
+    StoreUnavailable,
+    pack_event,
+    pack_state,
+    unpack_event,
+    unpack_state,
+)
+
+log = logging.getLogger("cardhall.store")
+
+T = TypeVar("T")
+
+#: error prefix the commit script returns when the marker key is missing
+EMPTY = "CARDHALL_EMPTY"
+#: stream entry field holding an event record (the format version)
+EVENT_FIELD = str(FORMAT_VERSION).encode()
+
+#: KEYS: meta, tables, then per table: state, events, hands, handseq.
+#: ARGV: mode ("c": commit, refused without the marker; "r": rewrite), stream
+#: bound, then the batch as one msgpack list with, per table (in KEYS order):
+#: ``[id, state, [seq, record, seq, record, ...], [seq, hand, ...]]`` (state,
+#: records and hands are msgpack bytes themselves). One argument for the whole
+#: batch keeps the client's work per command small.
+COMMIT_SCRIPT = f"""
+if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('{EMPTY} the store holds no cardhall data')
+end
+local bound = ARGV[2]
+local batch = cmsgpack.unpack(ARGV[3])
+local k = 3
+for _, cp in ipairs(batch) do
+  local id, state, events, hands = cp[1], cp[2], cp[3], cp[4]
+  local skey, ekey, hkey, hskey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  k = k + 4
+  if #events > 0 then
+    local last = 0
+    local top = redis.call('XREVRANGE', ekey, '+', '-', 'COUNT', 1)
+    if top[1] then last = tonumber(string.match(top[1][1], '^%d+')) end
+    for i = 1, #events, 2 do
+      local seq = events[i]
+      if seq > last then
+        redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{FORMAT_VERSION}', events[i + 1])
+      end
+    end
+  end
+  redis.call('SET', skey, state)
+  if #hands > 0 then
+    local done = tonumber(redis.call('GET', hskey) or '0')
+    for i = 1, #hands, 2 do
+      if hands[i] > done then
+        redis.call('RPUSH', hkey, hands[i + 1])
+        done = hands[i]
+      end
+    end
+    redis.call('SET', hskey, string.format('%d', done))
+  end
+  redis.call('SADD', KEYS[2], id)
+end
+return #batch
+"""
+COMMIT_SHA = hashlib.sha1(COMMIT_SCRIPT.encode()).hexdigest()
+
+#: tables per script call when rewriting everything (bounds one command's size)
+REWRITE_CHUNK = 50
+#: table states read per MGET at start-up
+LOAD_CHUNK = 500
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (for logs and ``/healthz``).
+
+    >>> redact_url("redis://:secret@db:6379/2")
+    'redis://:***@db:6379/2'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+class RedisStore(Store):
+    """Tables, events, hands and players in the Redis at ``url`` under keys
+    starting with ``prefix`` (one server per prefix).
+
+    ``stream_bound``: events kept per table stream (approximately: Redis trims
+    whole stream nodes), for ``join`` with ``since`` after a restart.
+    ``timeout``: seconds a Redis command may take before the store counts as
+    unavailable (a stopped Redis that keeps the socket open).
+    Every method raises :class:`~server.store.StoreUnavailable` when Redis
+    cannot be reached.
+    """
+
+    kind = "redis"
+
+    def __init__(self, url: str, prefix: str = "cardhall", stream_bound: int = 1024, timeout: float = 3.0) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.stream_bound = stream_bound
+        self.client = aioredis.Redis.from_url(
+            url, decode_responses=False, socket_timeout=timeout, socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 1), health_check_interval=0,
+        )
+        self.run_id: str | None = None
+        self._meta = f"{prefix}:meta"
+        self._tables = f"{prefix}:tables"
+        self._players = f"{prefix}:players"
+        self._quarantine = f"{prefix}:quarantine"
+        self._t = f"{prefix}:t:"
+        #: every player this process saved or found (token hash -> (id, name)):
+        #: ``hello`` with a known token needs no round trip, and a Redis that
+        #: lost its data gets them back (:meth:`rewrite`)
+        self._player_cache: dict[str, tuple[str, str]] = {}
+
+    # -- keys ---------------------------------------------------------------
+    def table_keys(self, table: str) -> tuple[str, str, str, str]:
+        """``(state, events, hands, handseq)`` keys of ``table``."""
+        base = self._t + table
+        return base, base + ":events", base + ":hands", base + ":handseq"
+
+    # -- plumbing -----------------------------------------------------------
+    async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Run one Redis exchange, mapping Redis trouble to StoreUnavailable."""
+        try:
+            return await make()
+        except rexc.ResponseError as exc:
+            text = str(exc)
+            if text.startswith(EMPTY):
+                raise StoreEmpty(text) from None
+            raise StoreUnavailable(f"redis: {text}") from None
+        except (rexc.RedisError, OSError) as exc:
+            raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from None
+
+    async def _script(self, keys: list[str], args: list[Any]) -> Any:
+        async def run() -> Any:
+            try:
+                return await self.client.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+            except rexc.NoScriptError:  # a new or restarted Redis: load it once
+                await self.client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT)
+                return await self.client.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+        return await self._call(run)
+
+    def _pack(self, batch: Sequence[Checkpoint], mode: str) -> tuple[list[str], list[Any]]:
+        """Script KEYS and ARGV for ``batch`` (ARGV[3] is None when nothing is
+        left to write); a checkpoint that cannot be packed gets its ``error``
+        and is left out."""
+        keys = [self._meta, self._tables]
+        items: list[Any] = []
+        packb = msgpack.packb
+        for cp in batch:
+            try:
+                events: list[Any] = []
+                for seq, record in cp.events:
+                    events.append(seq)
+                    events.append(pack_event(record))
+                hands: list[Any] = []
+                for hand in cp.hands:
+                    hands.append(hand["seq"])
+                    hands.append(packb(hand))
+                items.append((cp.table, pack_state(cp.state), events, hands))
+            except Exception as exc:
+                cp.error = exc
+                continue
+            base = self._t + cp.table
+            keys += (base, base + ":events", base + ":hands", base + ":handseq")
+        # Redis's Lua msgpack reads strings, not the bin type: bytes go as raw strings
+        return keys, [mode, self.stream_bound, packb(items, use_bin_type=False) if items else None]
+
+    # -- the Store interface ------------------------------------------------
+    async def commit(self, batch: Sequence[Checkpoint]) -> None:
+        keys, args = self._pack(batch, "c")
+        if args[2] is not None:
+            await self._script(keys, args)
+
+    async def load_tables(self) -> list[StoredTable]:
+        client = self.client
+        ids = sorted(i.decode() for i in await self._call(lambda: client.smembers(self._tables)))
+        out: list[StoredTable] = []
+        for start in range(0, len(ids), LOAD_CHUNK):
+            chunk = ids[start:start + LOAD_CHUNK]
+            keys = [self._t + t for t in chunk]
+            blobs = await self._call(lambda: client.mget(keys))
+            for table, blob in zip(chunk, blobs):
+                try:
+                    out.append(StoredTable(table, unpack_state(blob)))
+                except CheckpointError as exc:
+                    out.append(StoredTable(table, error=str(exc)))
+        if not await self._call(lambda: client.exists(self._meta)):
+            await self._mark()
+        await self.probe()
+        return out
+
+    async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
+        if upto <= seq:
+            return []
+        key = self.table_keys(table)[1]
+        entries = await self._call(lambda: self.client.xrange(key, f"{seq + 1}-0", f"{upto}-0"))
+        out: list[tuple[int, Data]] = []
+        expected = seq + 1
+        for entry_id, fields in entries:
+            number = int(entry_id.split(b"-")[0])
+            blob = fields.get(EVENT_FIELD)
+            if number != expected or blob is None:
+                return None
+            try:
+                out.append((number, unpack_event(blob)))
+            except CheckpointError:
+                return None
+            expected += 1
+        return out if expected == upto + 1 else None
+
+    async def hands(self, table: str) -> list[Data]:
+        key = self.table_keys(table)[2]
+        blobs = await self._call(lambda: self.client.lrange(key, 0, -1))
+        out = []
+        for blob in blobs:
+            try:
+                out.append(msgpack.unpackb(blob, strict_map_key=False))
+            except Exception:
+                log.error("table %s: an unreadable hand record in %s was skipped", table, key)
+        return out
+
+    async def delete_table(self, table: str) -> None:
+        state, events, _, _ = self.table_keys(table)
+
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.delete(state, events)
+                pipe.srem(self._tables, table)
+                return await pipe.execute()
+        await self._call(run)
+
+    async def save_player(self, player: str, token_hash: str, name: str) -> None:
+        blob = msgpack.packb([player, name])
+        await self._call(lambda: self.client.hset(self._players, token_hash, blob))
+        self._player_cache[token_hash] = (player, name)
+
+    async def find_player(self, token_hash: str) -> tuple[str, str] | None:
+        found = self._player_cache.get(token_hash)
+        if found is not None:
+            return found
+        blob = await self._call(lambda: self.client.hget(self._players, token_hash))
+        if blob is None:
+            return None
+        try:
+            pid, name = msgpack.unpackb(blob)
+        except Exception:
+            log.error("player record %s in %s is unreadable", token_hash[:12], self._players)
+            return None
+        self._player_cache[token_hash] = (pid, name)
+        return pid, name
+
+    async def quarantine(self, table: str, reason: str) -> None:
+        note = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {reason}"
+
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.hset(self._quarantine, table, note)
+                pipe.srem(self._tables, table)
+                return await pipe.execute()
+        await self._call(run)
+
+    async def quarantined(self) -> dict[str, str]:
+        raw = await self._call(lambda: self.client.hgetall(self._quarantine))
+        return {k.decode(): v.decode(errors="replace") for k, v in raw.items()}
+
+    async def probe(self) -> bool:
+        client = self.client
+
+        async def run() -> tuple[Any, Any]:
+            info = await client.info("server")
+            return info.get("run_id"), await client.exists(self._meta)
+        run_id, marked = await self._call(run)
+        if self.run_id is not None and run_id != self.run_id:
+            log.warning("redis %s restarted (run_id %s -> %s)", redact_url(self.url), self.run_id, run_id)
+        self.run_id = run_id
+        return bool(marked)
+
+    async def rewrite(self, batch: Sequence[Checkpoint]) -> None:
+        """One MULTI/EXEC: every table of ``batch`` (script calls of
+        :data:`REWRITE_CHUNK` tables), the cached players, then the marker."""
+        calls = [self._pack(batch[i:i + REWRITE_CHUNK], "r") for i in range(0, len(batch), REWRITE_CHUNK)]
+        players = {h: msgpack.packb([p, n]) for h, (p, n) in self._player_cache.items()}
+
+        async def run() -> Any:
+            await self.client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT)
+            async with self.client.pipeline(transaction=True) as pipe:
+                for keys, args in calls:
+                    if args[2] is not None:
+                        pipe.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+                if players:
+                    pipe.hset(self._players, mapping=players)
+                pipe.hset(self._meta, mapping=self._marker())
+                return await pipe.execute()
+        await self._call(run)
+
+    def describe(self) -> Data:
+        return {"kind": self.kind, "url": redact_url(self.url), "prefix": self.prefix, "run_id": self.run_id}
+
+    async def close(self) -> None:
+        try:
+            await self.client.aclose()
+        except Exception:  # closing a dead connection
+            pass
+
+    # -- helpers ------------------------------------------------------------
+    def _marker(self) -> dict[str, Any]:
+        return {"format": FORMAT_VERSION, "marked": f"{time.time():.3f}"}
+
+    async def _mark(self) -> None:
+        await self._call(lambda: self.client.hset(self._meta, mapping=self._marker()))
+
+    async def raw_state(self, table: str) -> bytes | None:
+        """The stored state bytes of ``table`` (tests, operators)."""
+        return await self._call(lambda: self.client.get(self._t + table))
+
+    async def state(self, table: str) -> Data | None:
+        """The stored state of ``table``, decoded (tests, operators)."""
+        blob = await self.raw_state(table)
+        return None if blob is None else unpack_state(blob)
