@@ -37,6 +37,7 @@ DOMAIN = b"cardhall/g2/v1"
 SEED_BYTES = 32
 _BLOCK = 32
 _TWO64 = 1 << 64
+_U64 = struct.Struct(">Q")
 
 
 @functools.lru_cache(maxsize=64)
@@ -139,7 +140,12 @@ class FairRandom:
             return 0
         limit = _TWO64 - (_TWO64 % n)
         while True:
-            x = int.from_bytes(self.read(8), "big")
+            pos = self._pos
+            if pos <= _BLOCK - 8:  # the 8 bytes lie in the current block: decode them in place
+                self._pos = pos + 8
+                (x,) = _U64.unpack_from(self._buf, pos)
+            else:
+                x = int.from_bytes(self.read(8), "big")
             if x < limit:
                 return x % n
 
