@@ -89,13 +89,23 @@ async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: st
 
     spectator_saw_cards: list[list[str]] = []
 
+    showdown: list[bool] = []
+
     async def look(clicks: int, kind: str) -> None:
         # at the player's decisions: the player sees its hand, the spectator no hidden card
         if kind == "continue":
+            # the table waits between steps: keep one picture of a showdown (a full board, hands shown)
+            if not showdown and game != "avalanche" and await player.page.locator(".board .card[data-card]").count() == 5 \
+                    and await player.page.locator(".seat:not(.me) .card[data-card]").count():
+                showdown.append(True)
+                await player.page.screenshot(path=screenshot_path(f"{game}-showdown"))
             return
         if not spectator_saw_cards:
             await player.page.screenshot(path=screenshot_path(f"{game}-player"))
             await watcher.page.screenshot(path=screenshot_path(f"{game}-spectator"))
+        if game == "avalanche" and not showdown and await player.page.locator(".avalanche-plays .play").count() >= 3:
+            showdown.append(True)  # an avalanche on the table
+            await player.page.screenshot(path=screenshot_path(f"{game}-avalanche"))
         mine = await seat_cards(player, 1) if game != "avalanche" else await player.page.locator(".my-hand .card").count()
         assert mine, "the player's own cards are drawn face up"
         for seat in range(1, seats + 1):

@@ -2,7 +2,7 @@
 // Continue, and Avalanche's rank-and-count play. `send(action)` posts an `act`.
 
 import { h } from "./dom.js";
-import { cardEl, rankLabel, rankValue } from "./cards.js";
+import { rankLabel, rankValue } from "./cards.js";
 import { fmt } from "./games/common.js";
 import { outcome } from "./games/avalanche.js";
 
@@ -69,8 +69,7 @@ export function avalanchePanel(legal, state, send) {
   if (snow) out.push(button("Snowfall (draw a card)", { type: "snowfall" }, send));
   if (!play) return out;
   const groups = Object.entries(play.groups).sort((a, b) => rankValue(a[0]) - rankValue(b[0]));
-  let rank = groups[groups.length - 1][0];
-  let count = play.groups[rank];
+  let [rank, count] = suggestion(groups, state.avalanche || []);
   const preview = h("span", { class: "preview", "aria-live": "polite" });
   const countInput = h("input", { type: "number", min: 1, max: count, value: count, class: "count", "aria-label": "How many cards" });
   const playBtn = button("Play", () => ({ type: "play", rank, count }), send, { kind: "play" });
@@ -78,7 +77,7 @@ export function avalanchePanel(legal, state, send) {
     type: "button", class: "rank-pick", "data-rank": r, "aria-pressed": String(r === rank),
     "aria-label": `${rankLabel(r)}: you hold ${n}`,
     onclick: (ev) => { rank = r; count = Math.min(Math.max(count, 1), n); update(ev.currentTarget); },
-  }, h("span", { class: "rank-cards" }, cardEl(r === "X" ? "Xr" : `${r}s`, "small")), h("span", { class: "rank-count" }, `×${n}`)));
+  }, h("span", { class: `rank-face${r === "X" ? " joker" : ""}`, "aria-hidden": "true" }, r === "X" ? "JOKER" : rankLabel(r)), h("span", { class: "rank-count" }, `×${n}`)));
   function update() {
     for (const p of picks) p.setAttribute("aria-pressed", String(p.dataset.rank === rank));
     countInput.max = play.groups[rank];
@@ -96,6 +95,23 @@ export function avalanchePanel(legal, state, send) {
   out.push(h("div", { class: "rank-picks", role: "group", "aria-label": "Choose a rank to play" }, picks));
   out.push(h("span", { class: "play-group" }, h("label", { class: "count-label" }, "Cards ", countInput), playBtn, preview));
   return out;
+}
+
+/**
+ * The play selected at first: with no avalanche, the largest group; on an avalanche, the smallest
+ * play that grows it, else one that stops it, else one low card (it falls).
+ */
+function suggestion(groups, avalanche) {
+  if (!avalanche.length) {
+    const [r, n] = groups.reduce((best, g) => (g[1] > best[1] ? g : best));
+    return [r, n];
+  }
+  const plays = [];
+  for (const [r, n] of groups) for (let c = 1; c <= n; c++) plays.push([r, c]);
+  const order = { grow: 0, stop: 1, fall: 2 };
+  plays.sort((a, b) => order[outcome(avalanche, a[1], a[0])] - order[outcome(avalanche, b[1], b[0])]
+    || a[1] - b[1] || rankValue(a[0]) - rankValue(b[0]));
+  return plays[0];
 }
 
 /** The solo player's Continue (G-4: the table waits for you between steps). */

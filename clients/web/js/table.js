@@ -408,10 +408,13 @@ export class Table {
         h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
         h("aside", { class: "side" }, this._logPanel(), this._fairPanel())));
     const focused = document.activeElement && keepPanel && panel.contains(document.activeElement) ? document.activeElement : null;
+    const oldLog = root.querySelector(".log ol");
+    const follow = !oldLog || oldLog.scrollTop + oldLog.clientHeight >= oldLog.scrollHeight - 8;
+    const scrolled = oldLog ? oldLog.scrollTop : 0;
     mount(root, page);
     if (focused) focused.focus();
     const log = root.querySelector(".log ol");
-    if (log) log.scrollTop = log.scrollHeight;
+    if (log) log.scrollTop = follow ? log.scrollHeight : scrolled; // the log follows unless scrolled back
     this._tick();
   }
 
@@ -539,7 +542,7 @@ export class Table {
 
   _resultBanner() {
     const m = this.model;
-    if (m.info.status !== "finished" || !m.info.result) return null;
+    if (m.info.status !== "finished" || !m.info.result || this.bannerClosed === m.info.match) return null;
     const names = this.names();
     const r = m.info.result;
     const ranking = (r.ranking || []).map((group, i) => h("li", {}, `${i + 1}. ${group.map((s) => nameOf(names, s)).join(", ")}`));
@@ -547,6 +550,8 @@ export class Table {
     const seated = m.you != null;
     const owner = this.conn.player && m.info.owner === this.conn.player;
     return h("div", { class: "result-banner", role: "status" },
+      h("button", { type: "button", class: "close", "aria-label": "Hide the result (show the table)",
+        onclick: () => { this.bannerClosed = m.info.match; this.render(); } }, "×"),
       h("h2", {}, `${(r.winners || []).map((s) => nameOf(names, s)).join(" & ")} ${(r.winners || []).length > 1 ? "win" : "wins"}!`),
       h("ol", { class: "ranking" }, ranking),
       v ? verdictEl(v, true) : null,

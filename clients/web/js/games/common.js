@@ -13,7 +13,7 @@ export function amount(n, unit) {
 /** The board: dealt cards then empty places up to `size`. */
 export function boardEl(cards, size = 5, label = "Board") {
   const slots = [];
-  for (let i = 0; i < size; i++) slots.push(cards && cards[i] ? cardEl(cards[i], "deal") : slotEl());
+  for (let i = 0; i < size; i++) slots.push(cards && cards[i] ? cardEl(cards[i]) : slotEl());
   return h("div", { class: "board", role: "group", "aria-label": `${label}: ${(cards || []).length} of ${size} cards` }, slots);
 }
 

@@ -84,6 +84,7 @@ function seatView(s, seat, ctx) {
   else if (has(s.folded, seat)) status = "folded";
   else if (s.all_in === seat) status = "all-in";
   else if (has(s.callers, seat)) status = "called";
+  if (s.result && (s.result.winners || []).includes(seat)) status = "wins";
   const mine = seat === ctx.you ? s.hole_cards : null;
   const cards = holeEl(s.shown[k] || mine, s.cards_in_hand[k] || 0);
   const pts = s.points[k] || 0;
