@@ -8,6 +8,7 @@ player's frames carry only its own private cards.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -146,3 +147,29 @@ def _shown_cards(event: Frame) -> list[str]:
     if event["type"] == "showdown":
         return [c for h in event["hands"] for c in h["cards"]]
     return []
+
+
+async def test_two_people_and_a_bot(server: LiveServer, browser: Any) -> None:
+    """The owner waits at a table with a bot; a second person takes the free seat from the lobby
+    (Play), the match starts when every seat is taken (G-9), and both play it to the end."""
+    owner = await new_tab(browser, server.http)
+    table = await create_table(owner, "loco_poker", 3, 1, {"points_to_win": 1}, FAST)
+    await owner.page.wait_for_selector(".table-page[data-status=waiting]")
+    assert "2 of 3 seated" in await owner.page.locator(".action-panel").inner_text()
+
+    guest = await new_tab(browser, server.http)
+    await guest.page.locator(f".table-row[data-table='{table}'] [data-go=play]").click()
+    await guest.page.wait_for_selector(".table-page[data-you='2']")
+    await owner.page.wait_for_selector(".table-page[data-status=running]")
+
+    await asyncio.gather(play_to_end(owner, "loco_poker"), play_to_end(guest, "loco_poker"))
+    for tab in (owner, guest):
+        await tab.page.wait_for_selector(".fair .verdict[data-status=verified]")
+        checked, problems = tab.schema_failures()
+        assert not problems, problems[:5]
+        assert not tab.errors, tab.errors
+    # two people: the table paces itself (no Continue asked of anyone)
+    assert not [m for tab in (owner, guest) for m in tab.sent
+                if m.get("type") == "act" and m["action"]["type"] == "continue"]
+    await guest.close()
+    await owner.close()
