@@ -173,3 +173,24 @@ async def test_two_people_and_a_bot(server: LiveServer, browser: Any) -> None:
                 if m.get("type") == "act" and m["action"]["type"] == "continue"]
     await guest.close()
     await owner.close()
+
+
+async def test_rematch_is_verified_too(server: LiveServer, browser: Any) -> None:
+    """Rematch (G-7): the next match starts with the commitment the page saw when the last one
+    ended, its button comes from the table (no draw), and its deal is verified as well."""
+    tab = await new_tab(browser, server.http)
+    table = await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 40}, FAST)
+    await play_to_end(tab, "no_limit_holdem")
+    await tab.page.wait_for_selector(".fair .verdict[data-status=verified]")
+    ended = [f["event"] for f in tab.events(table) if f["event"]["type"] == "match_ended"]
+    await tab.page.click("[data-control=rematch]")
+    await tab.page.wait_for_selector(".table-page[data-status=running]")
+    await play_to_end(tab, "no_limit_holdem")
+    verdict = tab.page.locator(".fair .verdict[data-status=verified]")
+    await verdict.wait_for()
+    assert "joined after" not in await verdict.inner_text()
+    started = [f["event"] for f in tab.events(table) if f["event"]["type"] == "match_started"]
+    assert started[-1]["match"] == 2 and started[-1]["commitment"] == ended[0]["next_commitment"]
+    assert "match 2" in await tab.page.locator(".pills").inner_text()
+    assert not tab.errors, tab.errors
+    await tab.close()

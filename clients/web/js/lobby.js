@@ -3,7 +3,7 @@
 
 import { h, mount } from "./dom.js";
 import { GAMES, TABLE_OPTIONS, gameInfo } from "./games/index.js";
-import { savedTables } from "./table.js";
+import { forgetTable, savedTables } from "./table.js";
 
 const LAST_GAME = "cardhall.lastGame";
 
@@ -68,6 +68,8 @@ export class Lobby {
       const r = await fetch("/api/tables", { cache: "no-store" });
       this.tables = await r.json();
       this.listError = null;
+      const open = new Set(this.tables.map((t) => t.id));
+      for (const t of savedTables()) if (!open.has(t.table)) forgetTable(t.table); // closed since
     } catch (err) {
       this.listError = "The lobby is unreachable; retrying…";
     }

@@ -182,7 +182,7 @@ export class Table {
       if (f.seq !== m.seq + 1) { // a gap: start again from a snapshot
         this.model = null;
         this.resync = true;
-        this.join();
+        (this.joining || Promise.resolve()).then(() => this.join());
         return;
       }
       this._event(f);
