@@ -36,6 +36,8 @@ def side_pots(contributions: Mapping[int, int], live: Collection[int]) -> list[P
     paid = [c for c in contributions.values() if c > 0]
     contenders = sorted([s for s in live if contributions.get(s, 0) > 0])  # eligible at the first level
     levels = sorted({contributions[s] for s in contenders})
+    if len(levels) == 1:  # every contender put in the same: one pot holds everything
+        return [Pot(sum(paid), tuple(contenders))]
     pots: list[Pot] = []
     previous = 0
     for level in levels:
