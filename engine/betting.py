@@ -77,6 +77,7 @@ Less than half a bet does not reopen for a player who already acted (FL-3):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -144,6 +145,13 @@ NO_LIMIT_PHH = BettingRules(UNLIMITED, "pokerkit", free_fold=True, amount_rule="
 
 _FOLD = LegalAction("fold")
 _CHECK = LegalAction("check")
+
+
+@functools.lru_cache(maxsize=4096)
+def _legal_action(kind: str, low: int, high: int, as_kind: str | None = None) -> LegalAction:
+    """A (shared, immutable) legal action: the same few recur turn after turn,
+    and building a frozen dataclass costs more than finding it again."""
+    return LegalAction(kind, low, high, {"as": as_kind} if as_kind else {})
 
 
 class Move(NamedTuple):
@@ -380,18 +388,18 @@ class BettingRound:
         if opt.call or self.rules.free_fold:
             out.append(_FOLD)
         if opt.call:
-            out.append(LegalAction("call", opt.call, opt.call))
+            out.append(_legal_action("call", opt.call, opt.call))
         else:
             out.append(_CHECK)
         i = self.queue[0]
         allin = self.stacks[i] + self.bets[i]
         if opt.raise_min is not None:
             kind = "raise" if self.current else "bet"
-            out.append(LegalAction(kind, opt.raise_min, opt.raise_max))
+            out.append(_legal_action(kind, opt.raise_min, opt.raise_max))
             if opt.raise_max == allin:
-                out.append(LegalAction("all_in", allin, allin, {"as": kind}))
+                out.append(_legal_action("all_in", allin, allin, kind))
         elif opt.call and opt.call == self.stacks[i]:
-            out.append(LegalAction("all_in", allin, allin, {"as": "call"}))
+            out.append(_legal_action("all_in", allin, allin, "call"))
         return out
 
     def uncalled(self) -> tuple[int, int] | None:
