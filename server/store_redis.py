@@ -231,6 +231,7 @@ class RedisStore(Store):
         if not await self._call(lambda: client.exists(self._meta)):
             await self._mark()
         await self.probe()
+        await self._call(lambda: client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT))
         return out
 
     async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:

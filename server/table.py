@@ -951,6 +951,11 @@ class Table:
                 out["legal"] = [a.to_data() for a in self.engine.legal_actions()]
         return out
 
+    @property
+    def clock_running(self) -> bool:
+        """A player's action clock or time bank is running now (G-3)."""
+        return isinstance(self.clock, TurnClock)
+
     def turn_public(self) -> Data | None:
         """The current turn as everyone may see it, clocks as seconds left."""
         if self.turn_id is None:

@@ -35,6 +35,8 @@ def register(subparsers: Any) -> None:
                    help="keep tables, events, hands and players in this Redis and recover them on start "
                         "(default: $CARDHALL_REDIS_URL; unset: in memory, nothing survives a restart)")
     p.add_argument("--redis-prefix", default="cardhall", help="prefix of every Redis key (one server per prefix)")
+    p.add_argument("--redis-stream-bound", type=int, default=1024, metavar="N",
+                   help="events kept per table in Redis for clients resuming with since (default 1024)")
     p.set_defaults(func=main)
 
 
@@ -46,6 +48,7 @@ def main(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),
         operator_key=args.operator_key or None, max_connections_per_ip=args.max_connections_per_ip,
         send_queue=args.send_queue, redis_url=args.redis, redis_prefix=args.redis_prefix,
+        stream_bound=args.redis_stream_bound,
     )
     run(settings)
     return 0

@@ -1,0 +1,260 @@
+"""The ``Store`` interface, run against both stores: the in-memory store
+(keeping states, as tests and tools use it) and the Redis store on a real
+``redis-server`` started for the test. Then the checkpoint format (versions,
+migrations, unreadable data) and what only Redis does (one script per group
+commit, refusing to write into a Redis that lost its data, the rewrite)."""
+
+from __future__ import annotations
+
+import asyncio
+import doctest
+from collections.abc import AsyncIterator
+
+import msgpack
+import pytest
+import redis.asyncio as aioredis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import server.store
+import server.store_redis
+from server.store import (
+    FORMAT_VERSION,
+    Checkpoint,
+    CheckpointError,
+    MemoryStore,
+    Store,
+    StoreEmpty,
+    StoreUnavailable,
+    pack_state,
+    unpack_state,
+)
+from server.store_redis import RedisStore
+from tests.server.conftest import free_port
+
+
+def _state(table: str, seq: int, **extra: object) -> dict:
+    return {"v": FORMAT_VERSION, "id": table, "seq": seq, "status": "running", **extra}
+
+
+def _event(seq: int) -> tuple[int, dict]:
+    return seq, {"data": {"type": "note", "n": seq}, "private": {"1": {"card": "Ah"}}, "ts": 1.5, "turn": None}
+
+
+def _checkpoint(table: str, seqs: range, hands: list[dict] | None = None) -> Checkpoint:
+    return Checkpoint(table, _state(table, seqs[-1] if seqs else 0), [_event(s) for s in seqs], hands)
+
+
+def _hand(seq: int, match: int = 1) -> dict:
+    return {"game": "loco_poker", "match": match, "hand": {"n": seq}, "seq": seq}
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request) -> AsyncIterator[Store]:
+    """Each store, as the hall uses it (loaded once before the first commit)."""
+    if request.param == "memory":
+        yield MemoryStore(event_bound=64, keep_states=True)
+        return
+    server = request.getfixturevalue("redis_server")
+    store = RedisStore(server.url, prefix="st", stream_bound=64)
+    assert await store.load_tables() == []
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("module", [server.store, server.store_redis])
+def test_doctests(module):
+    assert doctest.testmod(module).failed == 0
+
+
+async def test_commit_then_load_gives_the_last_state(store):
+    await store.commit([_checkpoint("t_a", range(1, 4)), _checkpoint("t_b", range(1, 2))])
+    await store.commit([_checkpoint("t_a", range(4, 6))])
+    loaded = {t.id: t for t in await store.load_tables()}
+    assert set(loaded) == {"t_a", "t_b"}
+    assert loaded["t_a"].data == _state("t_a", 5) and loaded["t_a"].error is None
+    assert loaded["t_b"].data == _state("t_b", 1)
+
+
+async def test_events_since_gives_exactly_the_missing_events(store):
+    await store.commit([_checkpoint("t_a", range(1, 4))])
+    await store.commit([_checkpoint("t_a", range(4, 11))])
+    assert await store.events_since("t_a", 3, 10) == [_event(s) for s in range(4, 11)]
+    assert await store.events_since("t_a", 0, 4) == [_event(s) for s in range(1, 5)]
+    assert await store.events_since("t_a", 10, 10) == []
+    assert await store.events_since("t_a", 5, 12) is None  # not all stored
+    assert await store.events_since("t_unknown", 0, 3) is None
+
+
+async def test_events_beyond_the_bound_are_trimmed(store):
+    for start in range(1, 1001, 50):
+        await store.commit([_checkpoint("t_a", range(start, start + 50))])
+    assert await store.events_since("t_a", 0, 1000) is None  # the oldest are gone
+    assert await store.events_since("t_a", 960, 1000) == [_event(s) for s in range(961, 1001)]
+
+
+async def test_a_commit_sent_again_writes_nothing_twice(store):
+    """A commit whose reply was lost is sent again (same events, same hands)."""
+    first = _checkpoint("t_a", range(1, 6), hands=[_hand(3), _hand(5)])
+    await store.commit([first])
+    again = _checkpoint("t_a", range(1, 8), hands=[_hand(3), _hand(5), _hand(7)])  # a retry that grew
+    await store.commit([again])
+    assert await store.events_since("t_a", 0, 7) == [_event(s) for s in range(1, 8)]
+    assert [h["seq"] for h in await store.hands("t_a")] == [3, 5, 7]
+
+
+async def test_deleted_table_keeps_its_hands(store):
+    await store.commit([_checkpoint("t_a", range(1, 4), hands=[_hand(2, match=1)]), _checkpoint("t_b", range(1, 3))])
+    await store.delete_table("t_a")
+    assert [t.id for t in await store.load_tables()] == ["t_b"]
+    assert await store.events_since("t_a", 0, 3) is None
+    assert await store.hands("t_a") == [_hand(2, match=1)]
+
+
+async def test_players_are_found_by_token_hash(store):
+    await store.save_player("p_1", "ab" * 32, "ann")
+    assert await store.find_player("ab" * 32) == ("p_1", "ann")
+    assert await store.find_player("cd" * 32) is None
+
+
+async def test_unreadable_checkpoints_are_reported_and_quarantined(store):
+    await store.commit([_checkpoint(t, range(1, 3)) for t in ("t_ok", "t_bad", "t_new")])
+    await _put_state(store, "t_bad", b"\xc1garbage")
+    await _put_state(store, "t_new", pack_state(_state("t_new", 2) | {"v": FORMAT_VERSION + 1}))
+    loaded = {t.id: t for t in await store.load_tables()}
+    assert loaded["t_ok"].data is not None
+    assert loaded["t_bad"].data is None and "not a msgpack checkpoint" in loaded["t_bad"].error
+    assert loaded["t_new"].data is None and "newer than this server's" in loaded["t_new"].error
+    for table in ("t_bad", "t_new"):
+        await store.quarantine(table, loaded[table].error)
+    assert [t.id for t in await store.load_tables()] == ["t_ok"]
+    assert set(await store.quarantined()) == {"t_bad", "t_new"}
+
+
+async def test_a_checkpoint_that_cannot_be_encoded_fails_alone(store):
+    bad = Checkpoint("t_bad", _state("t_bad", 1, oops={1, 2}), [_event(1)])  # a set: not msgpack data
+    good = _checkpoint("t_good", range(1, 3))
+    await store.commit([bad, good])
+    assert isinstance(bad.error, TypeError) and good.error is None
+    assert [t.id for t in await store.load_tables()] == ["t_good"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(1, 6), st.booleans()), min_size=1, max_size=12), st.data())
+async def test_stream_is_the_history_whatever_the_retries(store, steps, data):
+    """Property: committing events in checkpoints, some sent twice (a retry),
+    leaves exactly the history 1..n; ``since`` anywhere in it gives its tail."""
+    table = f"t_{id(steps)}"
+    seq = 0
+    for size, retry in steps:
+        cp = _checkpoint(table, range(seq + 1, seq + size + 1))
+        await store.commit([cp])
+        if retry:
+            await store.commit([_checkpoint(table, range(seq + 1, seq + size + 1))])
+        seq += size
+    since = data.draw(st.integers(0, seq))
+    assert await store.events_since(table, since, seq) == [_event(s) for s in range(since + 1, seq + 1)]
+    loaded = {t.id: t.data for t in await store.load_tables()}
+    assert loaded[table]["seq"] == seq
+
+
+# -- the format ---------------------------------------------------------------
+def test_migrations_upgrade_old_checkpoints_step_by_step(monkeypatch):
+    """The migration path: a checkpoint of format 1 read by a server of format 3."""
+    monkeypatch.setattr(server.store, "FORMAT_VERSION", 3)
+    monkeypatch.setitem(server.store.MIGRATIONS, 1, lambda d: {**d, "clocks": "seconds left"})
+    monkeypatch.setitem(server.store.MIGRATIONS, 2, lambda d: {**{k: v for k, v in d.items() if k != "old"}, "renamed": d["old"]})
+    data = unpack_state(msgpack.packb({"v": 1, "id": "t_1", "old": 7}))
+    assert data == {"v": 3, "id": "t_1", "clocks": "seconds left", "renamed": 7}
+    monkeypatch.delitem(server.store.MIGRATIONS, 2)
+    with pytest.raises(CheckpointError, match="no migration from checkpoint format 2 to 3"):
+        unpack_state(msgpack.packb({"v": 1, "id": "t_1", "old": 7}))
+
+
+@pytest.mark.parametrize("blob, message", [
+    (None, "no state stored"),
+    (b"\xc1", "not a msgpack checkpoint"),
+    (msgpack.packb([1, 2]), "not a map"),
+    (msgpack.packb({"id": "t"}), "no format version"),
+    (msgpack.packb({"v": "1"}), "no format version"),
+    (msgpack.packb({"v": FORMAT_VERSION + 1}), "newer than this server's"),
+    (msgpack.packb({"v": 0}), "no migration from checkpoint format 0"),
+])
+def test_unreadable_checkpoints_say_why(blob, message):
+    with pytest.raises(CheckpointError, match=message):
+        unpack_state(blob)
+
+
+# -- Redis only ----------------------------------------------------------------
+async def test_one_group_commit_is_one_redis_script_call(redis_server):
+    store = RedisStore(redis_server.url, prefix="gc")
+    await store.load_tables()
+    db = aioredis.Redis.from_url(redis_server.url)
+    try:
+        before = await _evalsha_calls(db)
+        await store.commit([_checkpoint(f"t_{i}", range(1, 5), hands=[_hand(4)]) for i in range(100)])
+        assert await _evalsha_calls(db) == before + 1
+        assert len(await store.load_tables()) == 100
+    finally:
+        await db.aclose()
+        await store.close()
+
+
+async def test_a_redis_that_lost_its_data_gets_nothing_until_rewritten(redis_server):
+    store = RedisStore(redis_server.url, prefix="rw")
+    await store.load_tables()
+    await store.save_player("p_1", "ab" * 32, "ann")
+    await store.commit([_checkpoint("t_a", range(1, 4)), _checkpoint("t_b", range(1, 3))])
+    db = aioredis.Redis.from_url(redis_server.url)
+    try:
+        await db.flushall()  # what a restart without persistence looks like
+        assert await store.probe() is False
+        with pytest.raises(StoreEmpty):
+            await store.commit([_checkpoint("t_a", range(4, 6))])
+        assert await db.keys("rw:*") == []  # nothing half-written
+        await store.rewrite([_checkpoint("t_a", range(1, 6), hands=[_hand(5)]), _checkpoint("t_b", range(1, 3))])
+        assert await store.probe() is True
+        loaded = {t.id: t.data for t in await store.load_tables()}
+        assert loaded == {"t_a": _state("t_a", 5), "t_b": _state("t_b", 2)}
+        assert await store.events_since("t_a", 0, 5) == [_event(s) for s in range(1, 6)]
+        assert [h["seq"] for h in await store.hands("t_a")] == [5]
+        fresh = RedisStore(redis_server.url, prefix="rw")  # no cache: the player is in Redis again
+        assert await fresh.find_player("ab" * 32) == ("p_1", "ann")
+        await fresh.close()
+        await store.commit([_checkpoint("t_a", range(6, 8))])  # and commits go through again
+        assert await store.events_since("t_a", 5, 7) == [_event(6), _event(7)]
+    finally:
+        await db.aclose()
+        await store.close()
+
+
+async def test_an_unreachable_redis_is_unavailable_not_an_error():
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", prefix="x", timeout=0.5)
+    try:
+        for call in (store.commit([_checkpoint("t_a", range(1, 2))]), store.load_tables(), store.probe(),
+                     store.find_player("ab" * 32), store.events_since("t_a", 0, 1)):
+            with pytest.raises(StoreUnavailable):
+                await asyncio.wait_for(call, 5)
+    finally:
+        await store.close()
+
+
+async def test_redis_url_password_is_never_shown():
+    store = RedisStore("redis://:hunter2@127.0.0.1:1/0")
+    assert "hunter2" not in str(store.describe())
+    await store.close()
+
+
+async def _put_state(store: Store, table: str, blob: bytes) -> None:
+    if isinstance(store, MemoryStore):
+        store.put_raw_state(table, blob)
+    else:
+        assert isinstance(store, RedisStore)
+        await store.client.set(store.table_keys(table)[0], blob)
+
+
+async def _evalsha_calls(db: aioredis.Redis) -> int:
+    stats = await db.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
