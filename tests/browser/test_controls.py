@@ -32,14 +32,17 @@ def acts(sent: list[dict[str, Any]]) -> list[str]:
 async def test_clock_pause_timeout_and_keyboard(server: LiveServer, browser: Any) -> None:
     tab = await new_tab(browser, server.http)
     page = tab.page
-    await create_table(tab, "loco_poker", 2, 1, {"points_to_win": 3},
+    await create_table(tab, "loco_poker", 2, 1, {"points_to_win": 5},
                        {"action_clock": 3, "time_bank": 1, "bot_think": 0})
-    # wait for a decision of ours (Continue through the dealer steps by keyboard)
+    # wait for a decision of ours where we may check (by keyboard: Space continues through the
+    # dealer steps, F folds to a bot's all-in)
     while not await page.locator(".action-panel [data-action=check]").count():
         await page.wait_for_selector(".action-panel [data-action]")
         if await page.locator(".action-panel [data-action=continue]").count():
             await page.keyboard.press("Space")
-            await page.wait_for_timeout(50)
+        elif await page.locator(".action-panel [data-action=fold]").count():
+            await page.keyboard.press("f")
+        await page.wait_for_timeout(50)
     assert await clock_seconds(page) <= 3
     assert re.search(r"bank 1s", await page.locator(".seat.me .clock-text").inner_text())
 
@@ -56,7 +59,8 @@ async def test_clock_pause_timeout_and_keyboard(server: LiveServer, browser: Any
     await page.wait_for_selector(".log li.ev-timeout", timeout=8000)
     assert "ran out of time: check" in await page.locator(".log li.ev-timeout").first.inner_text()
 
-    # keyboard only: A goes all-in on our next decision, Space continues
+    # keyboard only: A goes all-in on our next decision (C calls a bot's all-in), Space continues
+    before = len(acts(tab.sent))
     for _ in range(200):
         await page.wait_for_selector(".action-panel [data-action], .result-banner")
         if await page.locator(".result-banner").count():
@@ -70,7 +74,8 @@ async def test_clock_pause_timeout_and_keyboard(server: LiveServer, browser: Any
             await page.keyboard.press("c")
         await page.wait_for_timeout(60)
     await page.wait_for_timeout(300)
-    assert "all_in" in acts(tab.sent) and "continue" in acts(tab.sent)
+    by_keys = acts(tab.sent)[before:]
+    assert {"all_in", "call"} & set(by_keys) and "continue" in by_keys, by_keys
     await page.screenshot(path=screenshot_path("controls-loco"))
     assert not tab.errors, tab.errors
     await tab.close()
