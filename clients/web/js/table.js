@@ -12,7 +12,7 @@ import { avalanchePanel, bettingPanel, continueButton, locoPanel } from "./actio
 import { cardEl } from "./cards.js";
 import { newClientSeed } from "./fair.js";
 import { verifyMatch } from "./verify.js";
-import { fmt, nameOf } from "./games/common.js";
+import { nameOf } from "./games/common.js";
 
 const STORE_PREFIX = "cardhall.table.";
 /** Table events that leave the current turn open (every other event ends it unless it carries one). */
@@ -609,4 +609,3 @@ function verdictEl(v, compact) {
     !compact && (v.notes || []).length ? h("ul", { class: "notes" }, v.notes.map((t) => h("li", {}, t))) : null);
 }
 
-export { fmt };
