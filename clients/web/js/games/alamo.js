@@ -121,7 +121,7 @@ function describe(e, names) {
     case "board": return `${e.street[0].toUpperCase()}${e.street.slice(1)} turned from the pot: ${cardsText(e.cards)}`;
     case "action": {
       const verb = { fold: "folds", check: "checks", call: `calls ${plural(e.cards, "card")}`, bet: `bets ${e.amount}`, raise: `raises to ${e.amount}`, all_in: `goes all-in (${plural(e.cards, "card")})` }[e.action] || e.action;
-      return `${n(e.seat)} ${verb}`;
+      return `${n(e.seat)} ${verb}${e.all_in && e.action !== "all_in" ? " (all-in)" : ""}`;
     }
     case "uncalled": return `${plural(e.cards, "card")} uncalled back to ${n(e.seat)}`;
     case "show": return `${n(e.seat)} shows ${cardsText(e.cards)}${e.hand ? ` (${e.hand})` : ""}`;
