@@ -111,6 +111,9 @@ class Client:
     sent in :attr:`sent`, and both in order in :attr:`transcript`.
     ``origin``: the ``Origin`` header (as a browser would send). ``reconnect``: reconnect by itself when the connection drops (not
     after :meth:`close`), for up to ``reconnect_for`` seconds of trying.
+    ``local_addr``: ``(host, port)`` to bind the client's socket to (a load
+    generator spreads its connections over 127.0.0.0/8 this way, to stay under a
+    server's per-address connection limit).
     ``validator``: check frames against the schemas (default: the module's
     :data:`DEFAULT_VALIDATOR`); a server frame that does not match raises
     :class:`protocol.schemas.SchemaViolation` from the pending request or the
@@ -121,7 +124,7 @@ class Client:
     def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, record: bool = False,
                  on_frame: Callable[[Frame], None] | None = None, origin: str | None = None,
                  reconnect: bool = False, reconnect_for: float = 30.0,
-                 validator: FrameValidator | None = None) -> None:
+                 validator: FrameValidator | None = None, local_addr: tuple[str, int] | None = None) -> None:
         if codec not in ("msgpack", "json"):
             raise ValueError("codec is 'msgpack' or 'json'")
         self.url = url
@@ -134,6 +137,7 @@ class Client:
         self.reconnect = reconnect
         self.reconnect_for = reconnect_for
         self.validator = validator
+        self.local_addr = local_addr
         self.ws: ClientConnection | None = None
         self.player: str | None = None
         self.token: str | None = None
@@ -175,6 +179,8 @@ class Client:
         kwargs: dict[str, Any] = {"subprotocols": [self.subprotocol], "max_size": 2**24, "compression": None}
         if self.origin is not None:
             kwargs["origin"] = self.origin
+        if self.local_addr is not None:
+            kwargs["local_addr"] = self.local_addr
         ws = await connect(self.url, **kwargs)
         self.ws = ws
         loop = asyncio.get_running_loop()

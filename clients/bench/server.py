@@ -3,7 +3,8 @@
 The server runs in its own process (``cardhall serve``) with ``--tables``
 tables of server-side bots (pacing off, ``auto_rematch`` so tables never
 stop); another process opens ``--spectators`` websocket spectators per table
-(``clients.client.Client``, msgpack, ``batch`` frames) and measures, after a
+(the load generator of ``cardhall loadtest``, :mod:`clients.load`, with no
+players of its own: msgpack, ``batch`` frames) and measures, after a
 warm-up, for ``--duration`` seconds:
 
 * ``actions_per_s``: actions the server applied (its ``cardhall_actions_total``);
@@ -12,8 +13,8 @@ warm-up, for ``--duration`` seconds:
 * ``p50_ms``/``p95_ms``/``p99_ms``: action-to-event latency: the time a
   spectator receives an event minus the event's ``ts`` (when the action that
   caused it was taken: a bot's move firing after its think time), same host clock;
-* ``seq_gaps`` (must be 0), ``errors`` (error frames and lost connections),
-  ``server_rss_bytes`` (the server's resident memory at the end).
+* ``seq_gaps`` (must be 0), ``errors`` (code -> count: error frames and lost
+  connections), ``server_rss_bytes`` (the server's resident memory at the end).
 
 Modes: ``--think 0.2`` (default) is the offered load of issue 4 (500 tables
 x ~5 actions/s, 2 spectators each; target p99 <= 50 ms); ``--think 0`` is the
@@ -40,12 +41,13 @@ import asyncio
 import json
 import multiprocessing
 import os
-import re
-import socket
 import subprocess
 import sys
 import time
 from typing import Any
+
+from clients.load.probe import free_port as _free_port
+from clients.load.probe import wait_port as _wait_port
 
 PREFERRED_GAMES = ("no_limit_holdem", "loco_poker", "fixed_limit_holdem", "avalanche", "alamo")
 
@@ -71,71 +73,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=main)
 
 
-# -- helpers -----------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _rss(pid: int) -> int:
-    """Resident memory of ``pid`` in bytes (Linux)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("server process exited")
-        try:
-            with socket.create_connection(("127.0.0.1", port), 0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start")
-
-
-def _metric(text: str, name: str) -> float:
-    m = re.search(rf"^{re.escape(name)} ([0-9.e+-]+)$", text, re.M)
-    return float(m.group(1)) if m else 0.0
-
-
-def _histogram_quantile(m0: str, m1: str, name: str, q: float) -> float | None:
-    """The upper bound of the bucket holding quantile ``q`` of a Prometheus
-    histogram's increase between two scrapes (seconds), or None without data."""
-    def buckets(text: str) -> list[tuple[float, float]]:
-        out = []
-        for le, value in re.findall(rf'^{re.escape(name)}_bucket{{le="([^"]+)"}} ([0-9.e+-]+)$', text, re.M):
-            out.append((float("inf") if le == "+Inf" else float(le), float(value)))
-        return out
-    b0, b1 = dict(buckets(m0)), buckets(m1)
-    if not b1:
-        return None
-    diffs = [(le, count - b0.get(le, 0.0)) for le, count in b1]
-    total = diffs[-1][1]
-    if total <= 0:
-        return None
-    for le, count in diffs:
-        if count >= q * total:
-            return le
-    return None
-
-
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
-
-
 def pick_game(game: str | None) -> str:
     """``game``, or the first game of :data:`PREFERRED_GAMES` whose engine and random bot import."""
     from engine.bots.registry import make_bot
@@ -153,60 +90,7 @@ def pick_game(game: str | None) -> str:
     raise SystemExit("no game available")
 
 
-# -- the spectator process ---------------------------------------------------
-def _spectator_process(conn: Any, url: str, tables: list[str], per_table: int, warmup: float, duration: float,
-                       codec: str) -> None:
-    import uvloop
-
-    result = uvloop.run(_spectate(url, tables, per_table, warmup, duration, codec))
-    conn.send(result)
-    conn.close()
-
-
-async def _spectate(url: str, tables: list[str], per_table: int, warmup: float, duration: float,
-                    codec: str) -> dict[str, Any]:
-    from clients.client import Client
-
-    stats = {"events": 0, "errors": 0, "measuring": False}
-    latencies: list[float] = []
-
-    def on_frame(frame: dict[str, Any]) -> None:
-        kind = frame.get("type")
-        if kind == "event":
-            if stats["measuring"]:
-                stats["events"] += 1
-                latencies.append(time.time() - frame["ts"])
-        elif kind == "error":
-            stats["errors"] += 1
-
-    clients: list[Client] = []
-
-    async def open_one(table: str) -> None:
-        c = Client(url, codec=codec, batch=True, on_frame=on_frame)
-        await c.connect()
-        await c.hello("spectator")
-        await c.join(table, role="spectator")
-        clients.append(c)
-
-    targets = [t for t in tables for _ in range(per_table)]
-    for i in range(0, len(targets), 50):
-        await asyncio.gather(*(open_one(t) for t in targets[i:i + 50]))
-    await asyncio.sleep(warmup)
-    gaps_before = sum(c.gaps for c in clients)
-    stats["measuring"] = True
-    started = time.monotonic()
-    await asyncio.sleep(duration)
-    stats["measuring"] = False
-    elapsed = time.monotonic() - started
-    lost = sum(1 for c in clients if c.closed is not None and c.closed.done())
-    gaps = sum(c.gaps for c in clients) - gaps_before
-    await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
-    return {"connections": len(clients), "events": stats["events"], "elapsed": elapsed,
-            "errors": stats["errors"] + lost, "seq_gaps": gaps,
-            "p50_ms": _percentile(latencies, 0.50) * 1000, "p95_ms": _percentile(latencies, 0.95) * 1000,
-            "p99_ms": _percentile(latencies, 0.99) * 1000}
-
-
+# -- the bare broadcast --------------------------------------------------------
 def _baseline_process(conn: Any, port: int, connections: int, frames: int, size: int) -> None:
     import uvloop
 
@@ -341,8 +225,10 @@ def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
 
 
 def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
-    """One measurement against a server started with ``store_args``."""
-    import httpx
+    """One measurement against a server started with ``store_args``: the
+    load generator's figures (:func:`clients.load.run.run`, bots-only tables)."""
+    from clients.load.run import LoadSpec
+    from clients.load.run import run as load
 
     game = pick_game(args.game)
     from engine.registry import engine_class
@@ -353,66 +239,19 @@ def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
     server = _serve(port, store_args)
     try:
         _wait_port(port, server)
-        base = f"http://127.0.0.1:{port}"
-        spec = {"game": game, "seats": seats, "bots": [args.bot] * seats,
-                "options": {"pause": 0, "bot_think": args.think, "auto_rematch": True, "close_after": 3600}}
-        tables: list[str] = []
-        with httpx.Client(base_url=base, timeout=30) as http:
-            for _ in range(args.tables):
-                r = http.post("/api/tables", json=spec)
-                r.raise_for_status()
-                tables.append(r.json()["table"])
-            ctx = multiprocessing.get_context("spawn")
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_spectator_process, args=(child, f"ws://127.0.0.1:{port}/ws", tables,
-                                                                args.spectators, args.warmup, args.duration,
-                                                                args.codec))
-            proc.start()
-            # sample the server's counters over the same window as the spectators
-            connections = args.tables * args.spectators
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                if _metric(http.get("/metrics").text, "cardhall_connections") >= connections:
-                    break
-                time.sleep(0.2)
-            time.sleep(args.warmup)
-            m0 = http.get("/metrics").text
-            t0 = time.monotonic()
-            time.sleep(args.duration)
-            m1 = http.get("/metrics").text
-            t1 = time.monotonic()
-            rss = _rss(server.pid)
-            spect = parent.recv()
-            proc.join(30)
-        window = t1 - t0
-        actions = _metric(m1, "cardhall_actions_total") - _metric(m0, "cardhall_actions_total")
-        messages = _metric(m1, "cardhall_ws_messages_sent_total") - _metric(m0, "cardhall_ws_messages_sent_total")
-        frames = _metric(m1, "cardhall_frames_sent_total") - _metric(m0, "cardhall_frames_sent_total")
-        events = spect["events"]
-        out: dict[str, Any] = {
-            "connections": spect["connections"],
-            "actions_per_s": round(actions / window, 1),
-            "events_per_s": round(events / spect["elapsed"], 1),
-            "p50_ms": round(spect["p50_ms"], 2), "p95_ms": round(spect["p95_ms"], 2),
-            "p99_ms": round(spect["p99_ms"], 2),
-            "errors": spect["errors"], "seq_gaps": spect["seq_gaps"], "server_rss_bytes": rss,
-            "game": game, "tables": args.tables, "seats": seats, "spectators_per_table": args.spectators,
-            "think_s": args.think, "duration_s": round(spect["elapsed"], 2),
-            "frames_per_message": round(frames / messages, 2) if messages else None,
-            "server_rss_per_connection_bytes": rss // max(1, spect["connections"]),
-            "codec": args.codec,
-            # the server's own view: action arrival to events queued (bucket upper bounds, ms)
-            "server_p50_ms": _ms(_histogram_quantile(m0, m1, "cardhall_action_latency_seconds", 0.50)),
-            "server_p99_ms": _ms(_histogram_quantile(m0, m1, "cardhall_action_latency_seconds", 0.99)),
-        }
+        spec = LoadSpec(url=f"ws://127.0.0.1:{port}/ws", tables=args.tables, seats=seats, players=0,
+                        spectators=args.spectators, game=game, bot=args.bot, think=args.think,
+                        warmup=args.warmup, duration=args.duration, codec=args.codec, server_pid=server.pid)
+        out = load(spec)
     finally:
         server.terminate()
         try:
             server.wait(15)
         except subprocess.TimeoutExpired:
             server.kill()
+    out["server_rss_per_connection_bytes"] = out["server_rss_bytes"] // max(1, out["connections"])
     if args.baseline:
-        out.update(_run_baseline(out, events))
+        out.update(_run_baseline(out, int(out["events_per_s"] * out["duration_s"])))
     return out
 
 
@@ -466,7 +305,7 @@ def _print(out: dict[str, Any], label: str) -> None:
     print(f"  events delivered/s {out['events_per_s']:>10}   ({out['frames_per_message']} frames per websocket message)")
     print(f"  latency ms         p50 {out['p50_ms']}  p95 {out['p95_ms']}  p99 {out['p99_ms']}   "
           f"(server side, bucket bounds: p50 <= {out['server_p50_ms']}  p99 <= {out['server_p99_ms']})")
-    print(f"  errors {out['errors']}  seq gaps {out['seq_gaps']}")
+    print(f"  errors {out['errors'] or 'none'}  seq gaps {out['seq_gaps']}")
     print(f"  server RSS         {out['server_rss_bytes'] / 2**20:.1f} MiB "
           f"({out['server_rss_per_connection_bytes'] / 1024:.1f} KiB per connection, tables included)")
     if "baseline_events_per_s" in out:
