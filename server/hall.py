@@ -147,6 +147,9 @@ class Hall:
         if self._watcher is not None:
             self._watcher.cancel()
         await self._save_clocks()
+        stopping = [t.stop() for t in self.tables.values()]
+        if stopping:
+            await asyncio.wait(stopping, timeout=self.settings.shutdown_grace)
         await self.store.close()
 
     async def _save_clocks(self) -> None:

@@ -24,6 +24,7 @@ quarantines that table).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from abc import ABC, abstractmethod
 from collections import deque
@@ -36,16 +37,42 @@ import msgpack
 Data = dict[str, Any]
 T = TypeVar("T")
 
-#: format version of a stored table state (``Table.to_data()["v"]``) and of
-#: stored event records. Bump it when either changes and add a migration.
-FORMAT_VERSION = 1
+#: format version of a stored table state (``Table.to_data()["v"]``). Bump it
+#: when the state changes and add a migration. 1: the first; 2: the last
+#: recorded hand is kept as its digest (``last_hand_digest``) instead of the
+#: whole record (``last_hand``).
+FORMAT_VERSION = 2
 STATE_VERSION = FORMAT_VERSION  # the name table.py uses
+#: format version of a stored event record (``{"data", "private"?, "ts", "turn"?}``)
+EVENT_VERSION = 1
+
+#: one packer for every state and event record (the service is single-threaded)
+_packer = msgpack.Packer(autoreset=True)
+
+
+def hand_digest(record: Data | None) -> str | None:
+    """A short digest of a hand record: how a table knows a hand is already recorded.
+
+    >>> hand_digest({"n": 1}) == hand_digest({"n": 1}) != hand_digest({"n": 2})
+    True
+    """
+    if record is None:
+        return None
+    return hashlib.sha256(_packer.pack(record)).hexdigest()[:32]
+
+
+def _v1_to_v2(data: Data) -> Data:
+    """Format 1 kept the whole last hand record; 2 keeps its digest."""
+    data = dict(data)
+    data["last_hand_digest"] = hand_digest(data.pop("last_hand", None))
+    return data
+
 
 #: ``MIGRATIONS[v]`` turns a state of version ``v`` into one of ``v + 1``
 #: (plain data in, plain data out). A checkpoint written by an older server is
 #: upgraded step by step when it is read; it is written back in the current
 #: format by the table's next checkpoint.
-MIGRATIONS: dict[int, Callable[[Data], Data]] = {}
+MIGRATIONS: dict[int, Callable[[Data], Data]] = {1: _v1_to_v2}
 
 
 class CheckpointError(ValueError):
@@ -67,7 +94,7 @@ class StoreEmpty(StoreUnavailable):
 
 def pack_state(state: Data) -> bytes:
     """A table state (``Table.to_data()``) as stored: msgpack bytes."""
-    return msgpack.packb(state)
+    return _packer.pack(state)
 
 
 def unpack_state(blob: bytes | None) -> Data:
@@ -80,10 +107,10 @@ def unpack_state(blob: bytes | None) -> Data:
     Traceback (most recent call last):
     ...
     server.store.CheckpointError: not a msgpack checkpoint: ...
-    >>> unpack_state(pack_state({"v": FORMAT_VERSION + 1}))  # doctest: +ELLIPSIS
+    >>> unpack_state(pack_state({"v": 99}))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    server.store.CheckpointError: checkpoint format 2 is newer than this server's (1)
+    server.store.CheckpointError: checkpoint format 99 is newer than this server's (...)
     """
     if blob is None:
         raise CheckpointError("no state stored")
@@ -116,7 +143,7 @@ def migrate(data: Data) -> Data:
 
 def pack_event(record: Data) -> bytes:
     """A stored event record (``{"data", "private"?, "ts", "turn"?}``) as bytes."""
-    return msgpack.packb(record)
+    return _packer.pack(record)
 
 
 def unpack_event(blob: bytes) -> Data:
@@ -170,6 +197,18 @@ class Checkpoint:
             assert self._events_fn is not None
             self._events = self._events_fn()
         return self._events
+
+    def packed(self) -> tuple[Data, list[tuple[int, Data]]]:
+        """State and events for a store that packs them at once: computed if
+        needed and not kept (thousands of short-lived containers per batch
+        would otherwise stay alive during the round trip and make the garbage
+        collector run many times more often)."""
+        state, events = self.state, self.events
+        if self._state_fn is not None:
+            self._state = None
+        if self._events_fn is not None:
+            self._events = None
+        return state, events
 
 
 @dataclass(frozen=True, slots=True)

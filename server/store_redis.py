@@ -33,6 +33,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from server.store import (
+    EVENT_VERSION,
     FORMAT_VERSION,
     Checkpoint,
     CheckpointError,
@@ -53,34 +54,37 @@ T = TypeVar("T")
 
 #: error prefix the commit script returns when the marker key is missing
 EMPTY = "CARDHALL_EMPTY"
-#: stream entry field holding an event record (the format version)
-EVENT_FIELD = str(FORMAT_VERSION).encode()
+#: stream entry field holding an event record (named by the record's format version)
+EVENT_FIELD = str(EVENT_VERSION).encode()
 
 #: KEYS: meta, tables, then per table: state, events, hands, handseq.
 #: ARGV: mode ("c": commit, refused without the marker; "r": rewrite), stream
-#: bound, then the batch as one msgpack list with, per table (in KEYS order):
-#: ``[id, state, [seq, record, seq, record, ...], [seq, hand, ...]]`` (state,
-#: records and hands are msgpack bytes themselves). One argument for the whole
-#: batch keeps the client's work per command small.
+#: bound, then per table (in KEYS order): id, state (msgpack bytes as they are
+#: stored), and one msgpack list ``[seq, record, seq, record, ..., [seq, hand,
+#: ...]]`` of its new events and hands (records and hands are msgpack bytes
+#: themselves). The state travels as its own argument: Redis then copies it
+#: once, instead of unpacking it from a larger message.
 COMMIT_SCRIPT = f"""
 if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('{EMPTY} the store holds no cardhall data')
 end
 local bound = ARGV[2]
-local batch = cmsgpack.unpack(ARGV[3])
 local k = 3
-for _, cp in ipairs(batch) do
-  local id, state, events, hands = cp[1], cp[2], cp[3], cp[4]
+local n = 0
+for a = 3, #ARGV, 3 do
+  local id, state, rest = ARGV[a], ARGV[a + 1], cmsgpack.unpack(ARGV[a + 2])
   local skey, ekey, hkey, hskey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   k = k + 4
-  if #events > 0 then
+  n = n + 1
+  local hands = rest[#rest]
+  if #rest > 1 then
     local last = 0
     local top = redis.call('XREVRANGE', ekey, '+', '-', 'COUNT', 1)
     if top[1] then last = tonumber(string.match(top[1][1], '^%d+')) end
-    for i = 1, #events, 2 do
-      local seq = events[i]
+    for i = 1, #rest - 1, 2 do
+      local seq = rest[i]
       if seq > last then
-        redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{FORMAT_VERSION}', events[i + 1])
+        redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{EVENT_VERSION}', rest[i + 1])
       end
     end
   end
@@ -97,7 +101,7 @@ for _, cp in ipairs(batch) do
   end
   redis.call('SADD', KEYS[2], id)
 end
-return #batch
+return n
 """
 COMMIT_SHA = hashlib.sha1(COMMIT_SCRIPT.encode()).hexdigest()
 
@@ -184,35 +188,36 @@ class RedisStore(Store):
         return await self._call(run)
 
     def _pack(self, batch: Sequence[Checkpoint], mode: str) -> tuple[list[str], list[Any]]:
-        """Script KEYS and ARGV for ``batch`` (ARGV[3] is None when nothing is
-        left to write); a checkpoint that cannot be packed gets its ``error``
-        and is left out."""
+        """Script KEYS and ARGV for ``batch`` (ARGV has only the two first
+        arguments when nothing is left to write); a checkpoint that cannot be
+        packed gets its ``error`` and is left out."""
         keys = [self._meta, self._tables]
-        items: list[Any] = []
+        args: list[Any] = [mode, self.stream_bound]
         packb = msgpack.packb
         for cp in batch:
             try:
-                events: list[Any] = []
-                for seq, record in cp.events:
-                    events.append(seq)
-                    events.append(pack_event(record))
-                hands: list[Any] = []
-                for hand in cp.hands:
-                    hands.append(hand["seq"])
-                    hands.append(packb(hand))
-                items.append((cp.table, pack_state(cp.state), events, hands))
+                state_data, events = cp.packed()
+                state = pack_state(state_data)
+                del state_data
+                rest: list[Any] = []
+                for seq, record in events:
+                    rest.append(seq)
+                    rest.append(pack_event(record))
+                rest.append([x for hand in cp.hands for x in (hand["seq"], packb(hand))])
+                # Redis's Lua msgpack reads strings, not the bin type: bytes go as raw strings
+                extra = packb(rest, use_bin_type=False)
             except Exception as exc:
                 cp.error = exc
                 continue
             base = self._t + cp.table
             keys += (base, base + ":events", base + ":hands", base + ":handseq")
-        # Redis's Lua msgpack reads strings, not the bin type: bytes go as raw strings
-        return keys, [mode, self.stream_bound, packb(items, use_bin_type=False) if items else None]
+            args += (cp.table, state, extra)
+        return keys, args
 
     # -- the Store interface ------------------------------------------------
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
         keys, args = self._pack(batch, "c")
-        if args[2] is not None:
+        if len(args) > 2:
             await self._script(keys, args)
 
     async def load_tables(self) -> list[StoredTable]:
@@ -330,7 +335,7 @@ class RedisStore(Store):
             await self.client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT)
             async with self.client.pipeline(transaction=True) as pipe:
                 for keys, args in calls:
-                    if args[2] is not None:
+                    if len(args) > 2:
                         pipe.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
                 if players:
                     pipe.hset(self._players, mapping=players)

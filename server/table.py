@@ -44,10 +44,11 @@ from engine.registry import engine_class
 from engine.rng import FairRandom, commitment, new_server_seed
 from engine.seats import next_seat
 from protocol.errors import ProtocolError
+from server.buffer import EventBuffer
 from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
 from server.seating import Occupant, parse_seed
-from server.store import STATE_VERSION, Checkpoint, StoreUnavailable
+from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -126,10 +127,10 @@ class Table:
         self.clock: TurnClock | PausedClock | None = None
         self.step_id: int | None = None  # a scheduled dealer step
         self._timer: asyncio.TimerHandle | None = None
-        self._last_hand: Data | None = None
+        self._last_hand: str | None = None  # digest of the last hand recorded
         # actor plumbing
         self.mailbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
-        self.buffer: deque[EventRecord] = deque(maxlen=hall.settings.event_buffer)
+        self.buffer: EventBuffer[EventRecord] = EventBuffer(hall.settings.event_buffer, self._record_from_data)
         self.fanout = Fanout(self)
         self._outbox: list[EventRecord] = []
         self._joins: list[_Join] = []
@@ -165,6 +166,14 @@ class Table:
         elif self._dirty:
             self.post(("noop",))
 
+    def stop(self) -> asyncio.Task[None]:
+        """End the actor (the service is stopping): no input is taken after
+        the one being applied; returns its task, to wait for."""
+        self._cancel_timer()
+        assert self._task is not None
+        self._task.cancel()
+        return self._task
+
     def post(self, item: tuple[Any, ...]) -> None:
         """Put an input in the mailbox (never blocks)."""
         self.mailbox.put_nowait(item)
@@ -194,6 +203,9 @@ class Table:
                     continue
                 if self.stalled:
                     self._unstall()
+                buffer = self.buffer
+                for rec in self._outbox:  # committed: kept for joins with since
+                    buffer.append(rec.seq, _record_data(rec))
             if self._joins:
                 await self._read_older_events()
             self._publish()
@@ -295,17 +307,15 @@ class Table:
     def full_checkpoint(self) -> Checkpoint:
         """Everything this table holds: its state, every buffered event and the
         hands not yet written (to fill a store that lost its data)."""
-        records = list(self.buffer)
-        return Checkpoint(self.id, self.to_data(), [(rec.seq, _record_data(rec)) for rec in records],
-                          list(self._hands))
+        events = self.buffer.records() + [(rec.seq, _record_data(rec)) for rec in self._outbox]
+        return Checkpoint(self.id, self.to_data(), events, list(self._hands))
 
     def _fault(self, mark: tuple[int, int, int], what: str) -> None:
         """Contain a fault: drop the failed input's partial events, mark broken."""
         log.exception("table %s (%s) broke while handling %s", self.id, self.game, what)
         outbox_len, seq, replies = mark
         del self._outbox[outbox_len:]
-        while self.buffer and self.buffer[-1].seq > seq:
-            self.buffer.pop()
+        self.buffer.drop_after(seq)
         del self._replies[replies:]
         self.seq = seq
         self._cancel_timer()
@@ -723,9 +733,12 @@ class Table:
     def _record_hand(self) -> None:
         assert self.engine is not None
         record = self.engine.hand_record()
-        if record is None or record == self._last_hand:
+        if record is None:
             return
-        self._last_hand = record
+        digest = hand_digest(record)
+        if digest == self._last_hand:
+            return
+        self._last_hand = digest
         self._hands.append({"game": self.game, "match": self.match, "hand": record, "seq": self.seq})
 
     def _turn_event(self) -> EventRecord:
@@ -855,7 +868,6 @@ class Table:
         self.seq += 1
         rec = EventRecord(self.seq, event, self._ts)
         self._outbox.append(rec)
-        self.buffer.append(rec)
         return rec
 
     def _emit_all(self, events: list[Event]) -> None:
@@ -897,8 +909,9 @@ class Table:
             return
         since = join.since
         if since is not None and since <= self.seq:
-            if since == self.seq or (self.buffer and self.buffer[0].seq <= since + 1) or join.older is not None:
-                missed = [rec for rec in self.buffer if rec.seq > since]
+            first = self.buffer.first_seq
+            if since == self.seq or (first is not None and first <= since + 1) or join.older is not None:
+                missed = self.buffer.since(since)
                 if join.older:
                     missed = join.older + missed
                 self.fanout.replay(conn, join.viewer, missed, current_turn=self.turn_id)
@@ -910,7 +923,9 @@ class Table:
         """Joins with a ``since`` older than the buffer (a restart empties it;
         it is bounded) get the missing events from the store's stream, when it
         still holds them all; otherwise they get a snapshot."""
-        first = self.buffer[0].seq if self.buffer else self.seq + 1
+        first = self.buffer.first_seq
+        if first is None:
+            first = self.seq + 1
         wanting = [j for j in self._joins if j.since is not None and j.since + 1 < first and j.since < self.seq]
         if not wanting:
             return
@@ -1008,7 +1023,7 @@ class Table:
             "occupants": [o.to_data() for _, o in sorted(self.seats.items())],
             "engine": self.engine.to_data() if self.engine is not None else None,
             "turn": turn, "step": self.step_id, "last_result": self.last_result,
-            "last_hand": self._last_hand, "first_dealer": self.first_dealer,
+            "last_hand_digest": self._last_hand, "first_dealer": self.first_dealer,
         }
 
     @classmethod
@@ -1026,7 +1041,7 @@ class Table:
         table.seq = data["seq"]
         table.created = data["created"]
         table.last_result = data["last_result"]
-        table._last_hand = data.get("last_hand")
+        table._last_hand = data.get("last_hand_digest")
         table.first_dealer = data.get("first_dealer")
         for od in data["occupants"]:
             occ = Occupant.from_data(od)

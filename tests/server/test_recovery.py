@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -29,7 +30,7 @@ import httpx
 import pytest
 
 from clients.client import Client, ServerError
-from server.store import FORMAT_VERSION, MemoryStore, Store, pack_state, unpack_state
+from server.store import FORMAT_VERSION, MemoryStore, Store, hand_digest, pack_state, unpack_state
 from server.store_redis import RedisStore
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import QUICK, available, check_gap_free, event_frames, play, remember_seat
@@ -105,15 +106,17 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
         assert to_act in (1, 2) and clock_before["clock"] < 29.5
         seen_by_late = event_frames(late, bots)
         human_seq = t.seq
-    # the service stopped (as on SIGTERM); a new one starts on the same store
+        stopping = time.monotonic()
+    # the service stopped (as on SIGTERM: the running clock is saved as it stops); a new one starts
+    stop_took = time.monotonic() - stopping
     stored = await _stored_state(stores(), table)
     assert stored["seq"] == human_seq + 2 and stored["turn"]["id"] == turn_id  # + both players' presence: gone
     async with running_server(SETTINGS, stores()) as srv:
         assert srv.hall.recovery["tables"] == 2 and srv.hall.recovery["quarantined"] == 0
         t = srv.hall.tables[table]
         assert _without_clock(t.to_data()) == _without_clock(stored)
-        clock_after = t.turn_public()  # the time that was left, not a fresh clock
-        assert clock_before["clock"] - 0.5 <= clock_after["clock"] <= clock_before["clock"]
+        clock_after = t.turn_public()  # the time that was left when it stopped, not a fresh clock
+        assert clock_before["clock"] - stop_took - 0.5 <= clock_after["clock"] <= clock_before["clock"]
         assert clock_after["bank"] == clock_before["bank"]
         # the player to act comes back with its token and the seq before its turn: the turn is replayed
         back = {s: await Client(srv.url, record=True).connect() for s in (1, 2)}
@@ -222,3 +225,39 @@ def test_state_packing_is_exact_for_a_live_table_shape():
     state = {"v": FORMAT_VERSION, "id": "t_1", "seats": 2, "created": 1.25, "turn": {"clock": 12.5, "bank": 0.0},
              "occupants": [{"seat": 1, "bot_rng": {"key": "ab", "position": 8}}], "engine": {"deck": ["Ah", "Xr"]}}
     assert unpack_state(pack_state(state)) == state
+
+
+@pytest.mark.skipif(not available("loco_poker"), reason="engine not landed")
+async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
+    """Format 1 kept the whole last hand record (``last_hand``); format 2 its
+    digest. A table stored by the older server loads, and its last hand is not
+    recorded a second time."""
+    async with running_server(SETTINGS, stores()) as srv:
+        owner = await srv.client("owner")
+        table = await owner.create_table("loco_poker", seats=2, bots=2, options={
+            "pause": 0, "bot_think": 0.01, "auto_rematch": True, **QUICK["loco_poker"]})
+        await asyncio.sleep(0.5)
+        await owner.close()
+    store = stores()
+    state = await _stored_state(stores(), table)
+    hands_before = await _hands(stores(), table)
+    record = hands_before[-1]["hand"]  # the last hand recorded
+    assert state["last_hand_digest"] == hand_digest(record)
+    v1 = {k: v for k, v in state.items() if k != "last_hand_digest"} | {"v": 1, "last_hand": record}
+    await _put(store, table, pack_state(v1))
+    async with running_server(SETTINGS, stores()) as srv:
+        t = srv.hall.tables[table]
+        assert t._last_hand == hand_digest(record)
+        await asyncio.sleep(0.3)  # it plays on: new hands are recorded, the old one not again
+        assert t.seq > state["seq"]
+    hands = await _hands(stores(), table)
+    assert len(hands) > len(hands_before)
+    digests = [hand_digest(h["hand"]) for h in hands]
+    assert len(set(digests)) == len(hands), [(h["match"], h["seq"], h["hand"]) for h in hands if digests.count(hand_digest(h["hand"])) > 1]
+
+
+async def _hands(store: Store, table: str) -> list[dict]:
+    try:
+        return await store.hands(table)
+    finally:
+        await store.close()
