@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -942,9 +941,13 @@ class Table:
             join.older = [rec for rec in records if rec.seq > join.since]  # type: ignore[operator]
 
     def _record_from_data(self, seq: int, data: Data) -> EventRecord:
-        """An :class:`EventRecord` from its stored form (:func:`_record_data`);
-        the current turn's event carries its legal actions again."""
-        rec = EventRecord(seq, Event.from_data(data), data.get("ts", 0.0), data.get("turn"))
+        """An :class:`EventRecord` from its stored form (:func:`_record_data`,
+        the event buffer's or a store's); the current turn's event carries its
+        legal actions again (a past turn's are not kept: nobody is sent them)."""
+        turn = data.get("turn")
+        rec = EventRecord(seq, Event.from_data(data), data.get("ts", 0.0), turn)
+        if turn is not None and not turn.get("continue"):
+            rec.legal_seat = turn.get("seat")
         if seq == self.turn_id and self.turn_kind == "human":
             rec.legal_seat = self.turn_seat
             rec.legal = self.turn_legal
