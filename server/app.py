@@ -67,6 +67,7 @@ class CardhallServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, hall: Hall) -> None:
         super().__init__(config)
         self.hall = hall
+        hall.should_stop = lambda: self.should_exit  # SIGTERM while waiting for Redis at start
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:

@@ -20,7 +20,7 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.bots.registry import BOTS, DEFAULT, make_bot
@@ -67,6 +67,8 @@ class Hall:
         self.accepting = True
         self._sweeper: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        #: True once the process was asked to stop (set by the server): ends a wait for the store at start
+        self.should_stop: Callable[[], bool] = lambda: False
 
     # -- lifecycle ----------------------------------------------------------
     async def start(self) -> None:
@@ -108,6 +110,8 @@ class Hall:
             try:
                 return await self.store.load_tables()
             except StoreUnavailable as exc:
+                if self.should_stop():
+                    raise RuntimeError(f"stopped while waiting for the {self.store.kind} store") from None
                 if waited == 0.0 or waited >= 10.0:
                     log.error("cannot read the %s store (%s); waiting for it", self.store.kind, exc)
                     waited = 0.0
