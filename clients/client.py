@@ -344,9 +344,13 @@ class Client:
         if self.record:
             self.sent.append(message)
             self.transcript.append({"send": message})
+        ws = self.ws
         try:
-            await self.ws.send(self.codec.encode(message))
+            await ws.send(self.codec.encode(message))
         except ConnectionClosed as exc:
+            if ws is self.ws and self.reconnect and not self._closing:
+                # the reader has not noticed yet: callers of wait_ready wait for the reconnect
+                self._ready.clear()
             raise ConnectionError(f"connection closed: {exc}") from None
 
     async def send_raw(self, payload: bytes | str) -> None:

@@ -1,11 +1,17 @@
 """One client connection's outgoing side: a bounded queue and its writer.
 
 Tables never await a client: they push already encoded frames with
-:meth:`Connection.push`, which only appends to a deque. One writer task per
-connection sends them; when several frames wait and the client asked for
-batches (``hello`` with ``batch: true``) it sends them as one ``batch`` frame,
-one websocket message and one socket write (per-tick batching, SPEC.md
-"Batching"). A client whose queue passes ``Settings.send_queue`` frames is
+:meth:`Connection.push`, which only appends to a deque, then :meth:`Connection.flush`
+it (a table does once it has pushed everything of one step to everyone; a
+callback scheduled by the first push flushes what nobody flushed). A flush
+writes what is queued at once through the server's ``send_now`` extension
+(``server/ws_protocol.py``): several frames, for a client that asked for
+batches (``hello`` with ``batch: true``), leave as one ``batch`` frame, one
+websocket message and one socket write (SPEC.md "Batching"). When the
+transport cannot take it now (its buffer is full: a client that reads slowly)
+or the server lacks the extension, one writer task per connection sends the
+queue through ASGI ``send``, which waits; frames pushed meanwhile queue up and
+leave together. A client whose queue passes ``Settings.send_queue`` frames is
 dropped (close code 4009): its subscriptions end and its transport is aborted.
 """
 
@@ -44,7 +50,7 @@ class Connection:
     __slots__ = (
         "id", "codec", "send_raw", "abort", "player", "batch", "tables", "address",
         "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
-        "bucket", "strikes", "ignore_input",
+        "bucket", "strikes", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
     )
 
     def __init__(
@@ -58,6 +64,7 @@ class Connection:
         abort: Callable[[], None] | None = None,
         on_sent: Callable[[int], None] | None = None,
         on_drop: Callable[["Connection", str], None] | None = None,
+        send_now: Callable[[Any], bool] | None = None,
     ) -> None:
         self.id = conn_id
         self.codec = codec
@@ -78,10 +85,15 @@ class Connection:
         self.bucket: Any = None
         self.strikes = 0
         self.ignore_input = False
+        self._send_now = send_now
+        self._busy = False  # the writer task is in an ASGI send
+        self._flush_pending = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- pushing ------------------------------------------------------------
     def push(self, payload: Any) -> None:
-        """Queue one encoded frame; drops the connection if the queue is full."""
+        """Queue one encoded frame; drops the connection if the queue is full.
+        It leaves at the next :meth:`flush` (at the latest in the next loop iteration)."""
         if self.closed:
             return
         queue = self._queue
@@ -89,13 +101,41 @@ class Connection:
         if len(queue) > self._limit:
             self.drop(CLOSE_SLOW_CONSUMER, "slow_consumer")
             return
-        wake = self._wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
+        if not self._flush_pending and self._loop is not None:
+            self._flush_pending = True
+            self._loop.call_soon(self.flush)
 
     def send(self, message: dict[str, Any]) -> None:
         """Encode ``message`` with this connection's codec and queue it."""
         self.push(self.codec.encode(message))
+
+    def flush(self) -> None:
+        """Write what is queued now, as one message when the client takes
+        batches; what cannot be written now is left to the writer task."""
+        self._flush_pending = False
+        queue = self._queue
+        if not queue or self.closed or self._busy:
+            return
+        send_now = self._send_now
+        if send_now is not None and self._close is None:
+            if len(queue) == 1 or self.batch:
+                payload = queue[0] if len(queue) == 1 else self.codec.batch(list(queue))
+                if send_now(payload):
+                    count = len(queue)
+                    queue.clear()
+                    if self._on_sent is not None:
+                        self._on_sent(count)
+                    return
+            else:
+                while queue and send_now(queue[0]):
+                    queue.popleft()
+                    if self._on_sent is not None:
+                        self._on_sent(1)
+                if not queue:
+                    return
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
 
     @property
     def queued(self) -> int:
@@ -104,7 +144,8 @@ class Connection:
     # -- writer -------------------------------------------------------------
     def start(self) -> None:
         """Start the writer task (after the websocket is accepted)."""
-        self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+        self._loop = asyncio.get_running_loop()
+        self._writer = self._loop.create_task(self._write_loop())
 
     async def _write_loop(self) -> None:
         queue = self._queue
@@ -128,10 +169,15 @@ class Connection:
                     queue.clear()
                     payload = codec.batch(items)
                     count = len(items)
-                await self.send_raw({"type": "websocket.send", key: payload})
+                self._busy = True
+                try:
+                    await self.send_raw({"type": "websocket.send", key: payload})
+                finally:
+                    self._busy = False
                 if self._on_sent is not None:
                     self._on_sent(count)
             code, reason = self._close
+            self._busy = True
             await self.send_raw({"type": "websocket.close", "code": code, "reason": reason})
         except asyncio.CancelledError:
             raise

@@ -89,7 +89,8 @@ class Fanout:
         return None
 
     def publish(self, records: Iterable[EventRecord], skip: Collection[Connection] = ()) -> int:
-        """Push ``records`` to every subscriber except ``skip``; returns the
+        """Push ``records`` to every subscriber except ``skip``, then flush each
+        (they leave now, all of a subscriber's as one message); returns the
         number of frames queued."""
         sent = 0
         groups = [(viewer, list(members)) for viewer, members in self.groups.items() if members]
@@ -107,6 +108,9 @@ class Fanout:
                         payload = cache[ck] = codec.encode(self.frame(rec, key, True))
                     conn.push(payload)
                     sent += 1
+        for _, members in groups:
+            for conn in members:
+                conn.flush()
         return sent
 
     def replay(self, conn: Connection, viewer: int | None, records: Iterable[EventRecord],

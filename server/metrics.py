@@ -3,24 +3,95 @@
 Each app has its own registry (tests run several apps in one process). The
 process collector gives ``process_resident_memory_bytes``, which the
 benchmarks and load tests read.
+
+The counters and histograms updated for every action, event, websocket
+message and commit are plain numbers (:class:`HotCounter`,
+:class:`HotHistogram`) read by a collector when ``/metrics`` is scraped:
+prometheus-client's own take a lock on every update, which at ~2,500
+actions/s cost ~5 % of the server's CPU (py-spy; docs/LOAD.md). They are
+exported under the same names and types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
     Gauge,
-    Histogram,
     PlatformCollector,
     ProcessCollector,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+
+
+class HotCounter:
+    """A counter for the hot path: ``inc`` adds to an int, nothing else.
+
+    >>> c = HotCounter("cardhall_x", "things"); c.inc(); c.inc(2); c.value
+    3
+    """
+
+    __slots__ = ("name", "doc", "value")
+
+    def __init__(self, name: str, doc: str) -> None:
+        self.name = name
+        self.doc = doc
+        self.value = 0
+
+    def inc(self, amount: int = 1) -> None:
+        self.value += amount
+
+    def family(self) -> Metric:
+        return CounterMetricFamily(self.name, self.doc, value=self.value)
+
+
+class HotHistogram:
+    """A histogram for the hot path: a count per bucket (upper bounds
+    ``buckets``, seconds or any unit; one more for +Inf) and the sum.
+
+    >>> h = HotHistogram("cardhall_y", "delays", (0.1, 1.0))
+    >>> for v in (0.05, 0.1, 0.5, 3.0): h.observe(v)
+    >>> h.counts, h.total
+    ([2, 1, 1], 3.65)
+    """
+
+    __slots__ = ("name", "doc", "bounds", "counts", "total")
+
+    def __init__(self, name: str, doc: str, buckets: tuple[float, ...]) -> None:
+        self.name = name
+        self.doc = doc
+        self.bounds = buckets
+        self.counts = [0] * (len(buckets) + 1)
+        self.total = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect_left(self.bounds, value)] += 1
+        self.total += value
+
+    def family(self) -> Metric:
+        cumulative, running = [], 0
+        for bound, count in zip((*self.bounds, float("inf")), self.counts):
+            running += count
+            cumulative.append(("+Inf" if bound == float("inf") else repr(float(bound)), running))
+        return HistogramMetricFamily(self.name, self.doc, buckets=cumulative, sum_value=self.total)
+
+
+class _HotCollector:
+    """Exports the hot counters and histograms at each scrape."""
+
+    def __init__(self, metrics: list[HotCounter | HotHistogram]) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        for m in self.metrics:
+            yield m.family()
 
 
 class Metrics:
@@ -46,18 +117,19 @@ class Metrics:
         PlatformCollector(registry=r)
         Gauge("cardhall_tables", "open tables", registry=r).set_function(tables)
         Gauge("cardhall_connections", "open websocket connections", registry=r).set_function(connections)
-        self.actions = Counter("cardhall_actions", "actions applied (players, bots, timeouts)", registry=r)
-        self.events = Counter("cardhall_events", "events published (each seq once)", registry=r)
-        self.frames = Counter("cardhall_frames_sent", "event and reply frames written to websockets", registry=r)
-        self.messages = Counter("cardhall_ws_messages_sent", "websocket messages written (a batch is one)", registry=r)
+        self.actions = HotCounter("cardhall_actions", "actions applied (players, bots, timeouts)")
+        self.events = HotCounter("cardhall_events", "events published (each seq once)")
+        self.frames = HotCounter("cardhall_frames_sent", "event and reply frames written to websockets")
+        self.messages = HotCounter("cardhall_ws_messages_sent", "websocket messages written (a batch is one)")
         self.errors_by_code = Counter("cardhall_errors", "error frames sent, by code", ["code"], registry=r)
         self.dropped = Counter("cardhall_connections_dropped", "connections dropped, by reason", ["reason"], registry=r)
-        self.latency = Histogram("cardhall_action_latency_seconds", "action arrival to events queued for delivery",
-                                 buckets=LATENCY_BUCKETS, registry=r)
-        self.commit_seconds = Histogram("cardhall_commit_seconds", "time of one group commit", buckets=LATENCY_BUCKETS,
-                                        registry=r)
-        self.commit_size = Histogram("cardhall_commit_tables", "tables per group commit",
-                                     buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500), registry=r)
+        self.latency = HotHistogram("cardhall_action_latency_seconds", "action arrival to events queued for delivery",
+                                    LATENCY_BUCKETS)
+        self.commit_seconds = HotHistogram("cardhall_commit_seconds", "time of one group commit", LATENCY_BUCKETS)
+        self.commit_size = HotHistogram("cardhall_commit_tables", "tables per group commit",
+                                        (1, 2, 5, 10, 20, 50, 100, 200, 500))
+        r.register(_HotCollector([self.actions, self.events, self.frames, self.messages, self.latency,
+                                  self.commit_seconds, self.commit_size]))
         self.broken = Counter("cardhall_tables_broken", "tables marked broken after a fault", registry=r)
         self.store_up = Gauge("cardhall_store_up", "1 when the store can be written, 0 while it cannot", registry=r)
         self.store_up.set(1)
@@ -75,8 +147,8 @@ class Metrics:
         self.errors_by_code.labels(code).inc()
 
     def sent(self, frames: int) -> None:
-        self.frames.inc(frames)
-        self.messages.inc()
+        self.frames.value += frames
+        self.messages.value += 1
 
     def committed(self, seconds: float, size: int) -> None:
         self.commit_seconds.observe(seconds)

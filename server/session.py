@@ -18,7 +18,7 @@ from protocol.errors import ProtocolError
 from server.connection import CLOSE_RATE_LIMITED, Connection
 from server.hall import Hall
 from server.ratelimit import TokenBucket
-from server.ws_protocol import ABORT
+from server.ws_protocol import ABORT, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
 
@@ -69,10 +69,11 @@ class WebSocketEndpoint:
         if scope.get("subprotocols"):
             accept["subprotocol"] = subprotocol
         await send(accept)
+        extensions = scope.get("extensions") or {}
         conn = Connection(
             next(_ids), CODECS[subprotocol], send, limit=settings.send_queue, address=address,
-            abort=scope.get("extensions", {}).get(ABORT), on_sent=hall.metrics.sent,
-            on_drop=hall.connection_dropped,
+            abort=extensions.get(ABORT), on_sent=hall.metrics.sent, on_drop=hall.connection_dropped,
+            send_now=extensions.get(SEND_NOW),
         )
         conn.bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
         hall.connections.add(conn)

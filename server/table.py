@@ -896,10 +896,13 @@ class Table:
             joins, self._joins = self._joins, []
             for join in joins:
                 self._answer_join(join)
+                join.conn.flush()
         if self._replies:
             replies, self._replies = self._replies, []
             for conn, frame in replies:
                 conn.send(frame)
+            for conn, _ in replies:
+                conn.flush()
 
     def _answer_join(self, join: _Join) -> None:
         """``since`` within the buffer: the missed events then ``ok``; else a snapshot."""

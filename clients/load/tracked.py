@@ -64,6 +64,7 @@ class Recorder:
         self.errors: Counter[str] = Counter()
         self.gaps = 0
         self.reorders = 0
+        self.retries = 0  # connection attempts that failed and were tried again
         self.acts = 0  # act requests sent by players (game actions, continue, rematch)
         self.clocks: dict[str, TableClock] = {}
 

@@ -38,7 +38,9 @@ class TablePlan:
 class WorkerPlan:
     """Everything a worker does. ``addresses``: local addresses its connections
     bind to, in turn (empty: the system's choice); ``idle``: connections that
-    only say ``hello``; ``strategy``: the players' bot strategy."""
+    only say ``hello``; ``strategy``: the players' bot strategy;
+    ``concurrency``: connections opened at once; ``attempts``: tries per
+    connection (a saturated server may let handshakes time out)."""
 
     url: str
     tables: list[TablePlan] = field(default_factory=list)
@@ -48,6 +50,7 @@ class WorkerPlan:
     strategy: str = "random"
     addresses: list[str] = field(default_factory=list)
     concurrency: int = 50
+    attempts: int = 5
     index: int = 0
 
 
@@ -76,20 +79,30 @@ async def run_worker(plan: WorkerPlan, control: Control) -> dict[str, Any]:
     def ignore(frame: dict[str, Any]) -> None:
         pass
 
-    async def open_player(table: str, seat: int) -> None:
-        client = new_client()
-        await client.connect()
+    async def opened(client: TrackedClient, name: str) -> TrackedClient:
+        """Connect and say hello, trying again (a saturated server may let a
+        handshake time out); the last failure is raised."""
+        for attempt in range(plan.attempts):
+            try:
+                await client.connect()
+                break
+            except (OSError, asyncio.TimeoutError):
+                if attempt == plan.attempts - 1:
+                    raise
+                rec.retries += 1
+                await asyncio.sleep(0.5 * (attempt + 1))
         clients.append(client)
-        await client.hello(f"load {plan.index}.{seat}")
+        await client.hello(name)
+        return client
+
+    async def open_player(table: str, seat: int) -> None:
+        client = await opened(new_client(), f"load {plan.index}.{seat}")
         player = LoadPlayer(client, table, plan.strategy, seat=seat, think=plan.think, bot_seed=os.urandom(16),
                             asks_rematch=seat == 1)
         players.append(asyncio.get_running_loop().create_task(player.play()))
 
     async def open_spectator(table: str | None) -> None:
-        client = new_client(on_frame=ignore)
-        await client.connect()
-        clients.append(client)
-        await client.hello("spectator" if table else "idle")
+        client = await opened(new_client(on_frame=ignore), "spectator" if table else "idle")
         if table is not None:
             await client.join(table, role="spectator")
 
@@ -140,7 +153,7 @@ async def run_worker(plan: WorkerPlan, control: Control) -> dict[str, Any]:
     return {
         "connections": len(clients), "held": len(clients) - lost, "events": rec.events,
         "latency": rec.latency, "errors": dict(rec.errors), "gaps": rec.gaps, "reorders": rec.reorders,
-        "acts": rec.acts, "cpu_s": cpu.get("end", 0.0) - cpu.get("start", 0.0), "window_s": end - start,
+        "acts": rec.acts, "connect_retries": rec.retries, "cpu_s": cpu.get("end", 0.0) - cpu.get("start", 0.0), "window_s": end - start,
         "failures": failures[:5],
     }
 
