@@ -38,7 +38,7 @@ from tests.server.play import QUICK, available, check_gap_free, event_frames, pl
 SETTINGS = replace(TEST_SETTINGS, event_buffer=256, store_retry=0.1, operator_key="ops")
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
 def stores(request) -> Callable[[], Store]:
     """Makes the store of each server start: the same memory store, or a new
     Redis store on the same Redis."""

@@ -66,6 +66,9 @@ HUMAN_OPTIONS = {"pause": 0, "action_clock": 120, "time_bank": 120, "close_after
 BOT_OPTIONS = {"pause": 0.1, "bot_think": 0.3, "auto_rematch": True, "close_after": 3600}
 
 
+pytestmark = pytest.mark.redis
+
+
 def _points(config: pytest.Config) -> int:
     env = os.environ.get("CARDHALL_KILL_POINTS")
     if env:
@@ -340,9 +343,13 @@ class Harness:
 
 async def stored_history(db: aioredis.Redis, prefix: str, table: str
                          ) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
-    """``table``'s state and stream as Redis holds them (``server/STORAGE.md``)."""
-    state = unpack_state(await db.get(f"{prefix}:t:{table}"))
-    entries = await db.xrange(f"{prefix}:t:{table}:events", "-", "+")
+    """``table``'s state and stream as Redis holds them (``server/STORAGE.md``), read
+    together (one MULTI/EXEC: a live server may commit between two reads)."""
+    async with db.pipeline(transaction=True) as pipe:
+        pipe.get(f"{prefix}:t:{table}")
+        pipe.xrange(f"{prefix}:t:{table}:events", "-", "+")
+        blob, entries = await pipe.execute()
+    state = unpack_state(blob)
     return state, [(int(eid.split(b"-")[0]), unpack_event(fields[b"1"])) for eid, fields in entries]
 
 

@@ -37,8 +37,8 @@ from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, runnin
 from tests.server.play import QUICK, available
 from tests.server.test_recovery_kill import check_history
 
-pytestmark = pytest.mark.skipif(not (available("no_limit_holdem") and available("loco_poker")),
-                                reason="engines not landed")
+pytestmark = [pytest.mark.redis, pytest.mark.skipif(not (available("no_limit_holdem") and available("loco_poker")),
+                                                    reason="engines not landed")]
 
 PREFIX = "faults"
 Frame = dict[str, Any]

@@ -21,6 +21,9 @@ from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 from tests.server.play import QUICK, available
 
 
+pytestmark = pytest.mark.redis
+
+
 def _metric(text: str, name: str) -> float:
     return float(re.search(rf"^{name} ([0-9.e+-]+)$", text, re.M).group(1))  # type: ignore[union-attr]
 

@@ -49,7 +49,7 @@ def _hand(seq: int, match: int = 1) -> dict:
     return {"game": "loco_poker", "match": match, "hand": {"n": seq}, "seq": seq}
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
 async def store(request) -> AsyncIterator[Store]:
     """Each store, as the hall uses it (loaded once before the first commit)."""
     if request.param == "memory":
@@ -188,6 +188,7 @@ def test_unreadable_checkpoints_say_why(blob, message):
 
 
 # -- Redis only ----------------------------------------------------------------
+@pytest.mark.redis
 async def test_one_group_commit_is_one_redis_script_call(redis_server):
     store = RedisStore(redis_server.url, prefix="gc")
     await store.load_tables()
@@ -202,6 +203,7 @@ async def test_one_group_commit_is_one_redis_script_call(redis_server):
         await store.close()
 
 
+@pytest.mark.redis
 async def test_a_redis_that_lost_its_data_gets_nothing_until_rewritten(redis_server):
     store = RedisStore(redis_server.url, prefix="rw")
     await store.load_tables()
