@@ -144,6 +144,15 @@ def _serve(port: int, store_args: list[str]) -> subprocess.Popen[bytes]:
                              "--log-level", "warning", "--send-queue", "100000", *store_args], env=env)
 
 
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if it has not exited after 15 s."""
+    server.terminate()
+    try:
+        server.wait(15)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the benchmark (twice with ``--redis``: memory, then Redis, then the
     recovery); returns the figures."""
@@ -214,11 +223,7 @@ def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
             health = http.get("/healthz").json()
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop(server)
     recovery = health.get("recovery", {})
     return {"tables": recovery.get("tables"), "quarantined": recovery.get("quarantined"),
             "seconds": recovery.get("seconds"), "process_start_to_ready_s": round(ready, 3)}
@@ -244,11 +249,7 @@ def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
                         warmup=args.warmup, duration=args.duration, codec=args.codec, server_pid=server.pid)
         out = load(spec)
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _stop(server)
     out["server_rss_per_connection_bytes"] = out["server_rss_bytes"] // max(1, out["connections"])
     if args.baseline:
         out.update(_run_baseline(out, int(out["events_per_s"] * out["duration_s"])))
