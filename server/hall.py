@@ -238,10 +238,12 @@ class Hall:
         self._store_failed(exc)
 
     def table_unstalled(self, table: Table) -> None:
+        """Called by a stalled table once everything it held is written."""
         self.stalled.discard(table)
 
     @property
     def store_up(self) -> bool:
+        """False from a failed commit until the store answers again."""
         return self.store_error is None
 
     def _store_failed(self, exc: BaseException) -> None:
