@@ -24,6 +24,9 @@ class Settings:
     connection is dropped (close code 4009); the table never waits.
     ``event_buffer``: events per table kept for ``join`` with ``since``.
     ``max_tables_per_player``: open tables one player may own.
+    ``max_tables_per_address``: open tables created over HTTP without a player
+    token (no owner) from one client address; 0 means no limit. Without it an
+    anonymous client could create tables without bound (each may run bots).
     ``max_connections_per_ip``: 0 means no limit.
     ``sweep_interval``: how often idle finished tables are looked for (G-9).
     ``gc_thresholds``: ``gc.set_threshold`` for ``cardhall serve`` (deploy/README.md).
@@ -48,6 +51,7 @@ class Settings:
     send_queue: int = 2000
     event_buffer: int = 256
     max_tables_per_player: int = 20
+    max_tables_per_address: int = 0
     max_connections_per_ip: int = 0
     sweep_interval: float = 5.0
     shutdown_grace: float = 2.0

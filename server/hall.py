@@ -170,10 +170,13 @@ class Hall:
             log.warning("the clocks of %d tables could not be saved at shutdown: %s", len(ticking), exc)
 
     # -- tables -------------------------------------------------------------
-    def create_table(self, spec: Mapping[str, Any], owner: str | None) -> Table:
+    def create_table(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> Table:
         """A new table from a ``create_table`` map (``game``, ``seats``,
         ``options``, ``bots``). ``bots``: a count, or a list of bot names (None
-        or "" for the game's default). Raises ProtocolError."""
+        or "" for the game's default). ``owner``: the player creating it, whose
+        open tables are limited (``max_tables_per_player``); without one,
+        ``address`` (the HTTP client's) is limited instead
+        (``max_tables_per_address``). Raises ProtocolError."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
         game = spec.get("game")
@@ -197,8 +200,14 @@ class Hall:
             owned = sum(1 for t in self.tables.values() if t.owner == owner)
             if owned >= self.settings.max_tables_per_player:
                 raise ProtocolError("too_many_tables", f"at most {self.settings.max_tables_per_player} open tables per player")
+        elif address is not None and self.settings.max_tables_per_address:
+            made = sum(1 for t in self.tables.values() if t.owner is None and t.creator == address)
+            if made >= self.settings.max_tables_per_address:
+                raise ProtocolError("too_many_tables",
+                                    f"at most {self.settings.max_tables_per_address} open tables per address without a player token")
         table_id = "t_" + secrets.token_hex(6)
         table = Table.create(self, table_id, game, seats, table_opts, game_opts, owner, bots)
+        table.creator = address if owner is None else None
         self.tables[table_id] = table
         table.start_actor()
         return table

@@ -2,7 +2,8 @@
 
 * ``GET /api/tables``: the lobby (JSON list of :meth:`Table.lobby_entry`).
 * ``POST /api/tables``: create a table (body as the ``create_table`` message;
-  ``Authorization: Bearer <player token>`` makes that player the owner).
+  ``Authorization: Bearer <player token>`` makes that player the owner; without
+  it the tables are counted per client address, ``max_tables_per_address``).
 * ``GET /api/tables/{id}``: one table's public info.
 * ``GET /api/tables/{id}/hands``: hand histories of the table's finished
   matches (never of the match being played: G-2 keeps mucked cards hidden until
@@ -62,7 +63,7 @@ def routes(hall: Hall) -> list[Route]:
             auth = request.headers.get("authorization", "")
             if auth.lower().startswith("bearer "):
                 owner = (await hall.players.by_token(auth[7:].strip())).id
-            table = hall.create_table(body, owner)
+            table = hall.create_table(body, owner, address=request.client.host if request.client else "")
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             return _error(exc)

@@ -118,6 +118,8 @@ class WebSocketEndpoint:
             return
         msg: dict[str, Any] | None = None
         try:
+            if isinstance(payload, str) == conn.codec.binary:  # SPEC: a binary frame on JSON is malformed too
+                raise ProtocolError("malformed", f"{conn.codec.name} carries {'binary' if conn.codec.binary else 'text'} frames")
             msg = conn.codec.decode(payload, hall.settings.max_frame)
             kind = msg.get("type")
             rid = msg.get("id")
@@ -158,6 +160,9 @@ class WebSocketEndpoint:
         if not isinstance(name, str) or not 1 <= len(name) <= 40:
             raise ProtocolError("bad_request", "name must be 1 to 40 characters")
         token = msg.get("token")
+        batch = msg.get("batch", False)
+        if not isinstance(batch, bool):
+            raise ProtocolError("bad_request", "batch must be true or false")
         if conn.player is not None and conn.tables:
             raise ProtocolError("bad_state", "leave every table before saying hello again")
         players = self.hall.players
@@ -166,6 +171,6 @@ class WebSocketEndpoint:
         else:
             player = await players.by_token(token)
         conn.player = player
-        conn.batch = bool(msg.get("batch", False))
+        conn.batch = batch
         conn.send({"type": "welcome", "re": msg.get("id"), "player": player.id, "name": player.name,
                    "token": token, "protocol": 1})

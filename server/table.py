@@ -107,6 +107,7 @@ class Table:
         self.topts = table_options
         self.gopts = game_options
         self.owner = owner
+        self.creator: str | None = None  # the address that created it without an owner (not kept in the state)
         self.status = WAITING
         self.paused = False
         self.match = 1
@@ -352,16 +353,16 @@ class Table:
         player = conn.player
         assert player is not None
         viewer: int | None = None
+        wanted = msg.get("seat")  # checked for spectators too: a bad field is refused, never ignored
+        if wanted is not None and (isinstance(wanted, bool) or not isinstance(wanted, int)
+                                   or not 1 <= wanted <= self.n_seats):
+            raise ProtocolError("bad_request", f"seat must be 1..{self.n_seats}")
+        try:
+            seed = parse_seed(msg.get("seed"))
+        except ValueError as exc:
+            raise ProtocolError("bad_request", str(exc)) from None
         if role == "player":
             seat = self.seat_of(player.id)
-            wanted = msg.get("seat")
-            if wanted is not None and (isinstance(wanted, bool) or not isinstance(wanted, int)
-                                       or not 1 <= wanted <= self.n_seats):
-                raise ProtocolError("bad_request", f"seat must be 1..{self.n_seats}")
-            try:
-                seed = parse_seed(msg.get("seed"))
-            except ValueError as exc:
-                raise ProtocolError("bad_request", str(exc)) from None
             if seat is None:
                 seat = self._sit(player.id, player.name, wanted, seed)
             elif wanted is not None and wanted != seat:
@@ -445,6 +446,10 @@ class Table:
             raise ProtocolError("bad_request", "action must be a map with a string type")
         kind = action["type"]
         player = conn.player
+        _check_action_shape(action)  # controls too: an ill-typed field is refused, never ignored
+        turn = msg.get("turn")
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
+            raise ProtocolError("bad_request", "turn must be the id of a turn (an integer)")
         if kind in OWNER_CONTROLS:
             self._owner_control(kind, conn, action, viewer)
         else:

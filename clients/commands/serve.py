@@ -31,6 +31,12 @@ def register(subparsers: Any) -> None:
                    help="secret for /api/ops/... (default: $CARDHALL_OPERATOR_KEY; unset: operator endpoints off)")
     p.add_argument("--max-connections-per-ip", type=int, default=0, help="0: no limit")
     p.add_argument("--send-queue", type=int, default=2000, help="frames queued for a client before it is dropped")
+    p.add_argument("--max-tables-per-player", type=int, default=20, help="open tables one player may own (default 20)")
+    p.add_argument("--max-tables-per-address", type=int, default=0,
+                   help="open tables created over HTTP without a player token, per client address (0: no limit)")
+    p.add_argument("--max-frame", type=int, default=16 * 1024, help="largest client frame read, bytes (default 16384)")
+    p.add_argument("--rate", type=float, default=50.0, help="frames per second a connection may send (default 50)")
+    p.add_argument("--burst", type=float, default=100.0, help="frames a connection may send at once (default 100)")
     p.add_argument("--redis", metavar="URL", default=os.environ.get("CARDHALL_REDIS_URL") or None,
                    help="keep tables, events, hands and players in this Redis and recover them on start "
                         "(default: $CARDHALL_REDIS_URL; unset: in memory, nothing survives a restart)")
@@ -47,7 +53,9 @@ def main(args: argparse.Namespace) -> int:
     settings = Settings(
         host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),
         operator_key=args.operator_key or None, max_connections_per_ip=args.max_connections_per_ip,
-        send_queue=args.send_queue, redis_url=args.redis, redis_prefix=args.redis_prefix,
+        send_queue=args.send_queue, max_tables_per_player=args.max_tables_per_player,
+        max_tables_per_address=args.max_tables_per_address, max_frame=args.max_frame, rate=args.rate,
+        burst=args.burst, redis_url=args.redis, redis_prefix=args.redis_prefix,
         stream_bound=args.redis_stream_bound,
     )
     run(settings)

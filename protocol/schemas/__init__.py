@@ -231,7 +231,8 @@ class FrameValidator:
             return [f"{kind!r} is not a client message type"]
         self.checked[f"client:{kind}"] += 1
         if kind == "act":
-            game = self.games.get(message.get("table"))  # type: ignore[arg-type]
+            table = message.get("table")
+            game = self.games.get(table) if isinstance(table, str) else None
             if game is not None:
                 return errors(f"{GAME_DOCUMENT[game]}#/$defs/act", message)
         return errors(f"client.json#/$defs/{kind}", message)
