@@ -12,13 +12,15 @@ reconnect) unpacks only what the client missed.
 
 >>> buf = EventBuffer(2, lambda seq, data: (seq, data["data"]["type"]))
 >>> for seq, kind in enumerate(["deal", "bet", "fold"], 1):
-...     buf.append(seq, {"data": {"type": kind}, "ts": 0.0})
+...     buf.append(seq, {"type": kind}, {2: {"cards": ["Ah"]}} if kind == "deal" else None, 0.0, None)
 >>> buf.first_seq, buf.last_seq, len(buf)
 (2, 3, 2)
 >>> buf.since(2)
 [(3, 'fold')]
 >>> list(buf)
 [(2, 'bet'), (3, 'fold')]
+>>> buf.records()[0]
+(2, {'data': {'type': 'bet'}, 'ts': 0.0})
 """
 
 from __future__ import annotations
@@ -45,14 +47,11 @@ class EventBuffer(Generic[R]):
         self._items: deque[tuple[int, bytes]] = deque(maxlen=size)
         self._decode = decode
 
-    def append(self, seq: int, record: Data) -> None:
-        """Keep event ``seq`` (its stored record); the oldest goes when full."""
-        self._items.append((seq, _pack(record)))
-
-    def record(self, index: int) -> tuple[int, Data]:
-        """``(seq, stored record)`` of the ``index``-th event kept (0: the oldest)."""
-        seq, blob = self._items[index]
-        return seq, msgpack.unpackb(blob, strict_map_key=False)
+    def append(self, seq: int, data: Data, private: dict[int, Data] | None, ts: float, turn: Data | None) -> None:
+        """Keep event ``seq``: its public ``data``, ``private`` fields per seat,
+        ``ts`` and ``turn`` (packed as they are: no record built); the oldest
+        goes when full."""
+        self._items.append((seq, _pack((data, private or None, ts, turn))))
 
     @property
     def first_seq(self) -> int | None:
@@ -68,11 +67,11 @@ class EventBuffer(Generic[R]):
         items = self._items
         if not items or items[-1][0] <= seq:
             return []
-        return [self._decode(s, msgpack.unpackb(b, strict_map_key=False)) for s, b in items if s > seq]
+        return [self._decode(s, _record(b)) for s, b in items if s > seq]
 
     def records(self) -> list[tuple[int, Data]]:
         """Every event kept as ``(seq, stored record)`` (to rewrite a store)."""
-        return [(s, msgpack.unpackb(b, strict_map_key=False)) for s, b in self._items]
+        return [(s, _record(b)) for s, b in self._items]
 
     def drop_after(self, seq: int) -> None:
         """Forget the events after ``seq``."""
@@ -91,4 +90,16 @@ class EventBuffer(Generic[R]):
     def __iter__(self) -> Iterator[R]:
         """Every event kept, decoded, oldest first."""
         for s, b in list(self._items):
-            yield self._decode(s, msgpack.unpackb(b, strict_map_key=False))
+            yield self._decode(s, _record(b))
+
+
+def _record(blob: bytes) -> Data:
+    """The stored record (``{"data", "private"?, "ts", "turn"?}``, private seats
+    as strings, as a store keeps it) of a packed event."""
+    data, private, ts, turn = msgpack.unpackb(blob, strict_map_key=False)
+    out: Data = {"data": data, "ts": ts}
+    if private:
+        out["private"] = {str(k): v for k, v in private.items()}
+    if turn is not None:
+        out["turn"] = turn
+    return out

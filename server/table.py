@@ -46,6 +46,7 @@ from protocol.errors import ProtocolError
 from server.buffer import EventBuffer
 from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
+from server.mailbox import Mailbox
 from server.seating import Occupant, parse_seed
 from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest
 
@@ -129,7 +130,7 @@ class Table:
         self._timer: asyncio.TimerHandle | None = None
         self._last_hand: str | None = None  # digest of the last hand recorded
         # actor plumbing
-        self.mailbox: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        self.mailbox: Mailbox[tuple[Any, ...]] = Mailbox()
         self.buffer: EventBuffer[EventRecord] = EventBuffer(hall.settings.event_buffer, self._record_from_data)
         self.fanout = Fanout(self)
         self._outbox: list[EventRecord] = []
@@ -176,16 +177,13 @@ class Table:
 
     def post(self, item: tuple[Any, ...]) -> None:
         """Put an input in the mailbox (never blocks)."""
-        self.mailbox.put_nowait(item)
+        self.mailbox.post(item)
 
     # ------------------------------------------------------------------ actor
     async def _run(self) -> None:
         mailbox = self.mailbox
         while True:
-            items = [await mailbox.get()]
-            while not mailbox.empty():
-                items.append(mailbox.get_nowait())
-            for item in items:
+            for item in await mailbox.take():
                 self._handle(item)
             if self._outbox or self._dirty or self._hands:
                 checkpoint = self._checkpoint()
@@ -203,9 +201,9 @@ class Table:
                     continue
                 if self.stalled:
                     self._unstall()
-                buffer = self.buffer
+                append = self.buffer.append
                 for rec in self._outbox:  # committed: kept for joins with since
-                    buffer.append(rec.seq, _record_data(rec))
+                    append(rec.seq, rec.event.data, rec.event.private, rec.ts, rec.turn)
             if self._joins:
                 await self._read_older_events()
             self._publish()
