@@ -1,14 +1,14 @@
 """A table's recent events, packed, for clients that ``join`` with ``since``.
 
-Each committed event is kept as msgpack bytes of its stored record (the
-record a store writes, ``{"data", "private"?, "ts", "turn"?}``), not as live
-Python objects: a bytes object is a few hundred bytes, untracked by the garbage
-collector, where the event's records, dicts and lists were ~1-2 KiB of objects
-the collector traversed again and again while they lived (measured with 500
-tables at full speed: a full buffer of 256 events per table took the server
-from ~220 to ~470 MiB, and the young-generation collections that traversed them
-paused the loop for 50-150 ms; deploy/README.md). Reading it back (a
-reconnect) unpacks only what the client missed.
+Each committed event is kept as msgpack bytes of ``(data, private, ts, turn)``
+next to its ``seq`` (two deques: ints and bytes, no tuple per event), not as
+live Python objects: bytes and ints are a few hundred bytes, untracked by the
+garbage collector, where the event's records, dicts and lists were ~1-2 KiB of
+objects the collector traversed again and again while they lived (measured
+with 500 tables at full speed: the young generation held 100,000+ objects at
+each collection, pausing the loop for 50-150 ms; docs/LOAD.md). Reading it back
+(a reconnect) unpacks only what the client missed, as the record a store keeps
+(``{"data", "private"?, "ts", "turn"?}``).
 
 >>> buf = EventBuffer(2, lambda seq, data: (seq, data["data"]["type"]))
 >>> for seq, kind in enumerate(["deal", "bet", "fold"], 1):
@@ -38,58 +38,62 @@ _pack = msgpack.Packer().pack
 
 
 class EventBuffer(Generic[R]):
-    """The last ``size`` events as ``(seq, packed record)``; ``decode(seq, record)``
-    turns a record back into what readers want (the table's ``EventRecord``)."""
+    """The last ``size`` events; ``decode(seq, record)`` turns a stored record
+    back into what readers want (the table's ``EventRecord``)."""
 
-    __slots__ = ("_items", "_decode")
+    __slots__ = ("_seqs", "_blobs", "_decode")
 
     def __init__(self, size: int, decode: Callable[[int, Data], R]) -> None:
-        self._items: deque[tuple[int, bytes]] = deque(maxlen=size)
+        self._seqs: deque[int] = deque(maxlen=size)
+        self._blobs: deque[bytes] = deque(maxlen=size)
         self._decode = decode
 
     def append(self, seq: int, data: Data, private: dict[int, Data] | None, ts: float, turn: Data | None) -> None:
         """Keep event ``seq``: its public ``data``, ``private`` fields per seat,
         ``ts`` and ``turn`` (packed as they are: no record built); the oldest
         goes when full."""
-        self._items.append((seq, _pack((data, private or None, ts, turn))))
+        self._seqs.append(seq)
+        self._blobs.append(_pack((data, private or None, ts, turn)))
 
     @property
     def first_seq(self) -> int | None:
         """The oldest ``seq`` kept (None when empty)."""
-        return self._items[0][0] if self._items else None
+        return self._seqs[0] if self._seqs else None
 
     @property
     def last_seq(self) -> int | None:
-        return self._items[-1][0] if self._items else None
+        return self._seqs[-1] if self._seqs else None
 
     def since(self, seq: int) -> list[R]:
         """The events kept after ``seq``, decoded, in order."""
-        items = self._items
-        if not items or items[-1][0] <= seq:
+        seqs = self._seqs
+        if not seqs or seqs[-1] <= seq:
             return []
-        return [self._decode(s, _record(b)) for s, b in items if s > seq]
+        return [self._decode(s, _record(b)) for s, b in zip(seqs, self._blobs) if s > seq]
 
     def records(self) -> list[tuple[int, Data]]:
         """Every event kept as ``(seq, stored record)`` (to rewrite a store)."""
-        return [(s, _record(b)) for s, b in self._items]
+        return [(s, _record(b)) for s, b in zip(self._seqs, self._blobs)]
 
     def drop_after(self, seq: int) -> None:
         """Forget the events after ``seq``."""
-        while self._items and self._items[-1][0] > seq:
-            self._items.pop()
+        while self._seqs and self._seqs[-1] > seq:
+            self._seqs.pop()
+            self._blobs.pop()
 
     def clear(self) -> None:
-        self._items.clear()
+        self._seqs.clear()
+        self._blobs.clear()
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._seqs)
 
     def __bool__(self) -> bool:
-        return bool(self._items)
+        return bool(self._seqs)
 
     def __iter__(self) -> Iterator[R]:
         """Every event kept, decoded, oldest first."""
-        for s, b in list(self._items):
+        for s, b in list(zip(self._seqs, self._blobs)):
             yield self._decode(s, _record(b))
 
 
