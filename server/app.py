@@ -45,10 +45,30 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         yield
         await hall.shutdown()
 
-    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", WebSocketEndpoint(hall)), *web_routes()],
-                    lifespan=lifespan)
+    endpoint = WebSocketEndpoint(hall)
+    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", endpoint), *web_routes()], lifespan=lifespan)
     app.state.hall = hall
+    app.state.ws_endpoint = endpoint
     return app
+
+
+class WebSocketFirst:
+    """ASGI app in front of the Starlette app: a websocket at ``/ws`` goes
+    straight to the endpoint, everything else (HTTP, lifespan) to Starlette.
+    Starlette's middleware stack adds nothing a raw websocket endpoint uses, and
+    its suspended frames stayed alive for each connection's whole life (~3 KB
+    of the ~30 KB an idle connection costs; docs/LOAD.md)."""
+
+    def __init__(self, app: Starlette) -> None:
+        self.app = app
+        self.ws = app.state.ws_endpoint
+        self.state = app.state
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and scope["path"] == "/ws":
+            await self.ws(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
 
 
 def web_routes() -> list[Route | Mount]:
@@ -80,7 +100,7 @@ class CardhallServer(uvicorn.Server):
 def uvicorn_config(app: Starlette, settings: Settings, **extra: Any) -> uvicorn.Config:
     """The uvicorn configuration the service runs with (see deploy/README.md)."""
     return uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level=settings.log_level,
+        WebSocketFirst(app), host=settings.host, port=settings.port, log_level=settings.log_level,
         ws=CardhallWebSocketProtocol, ws_max_size=settings.ws_max_size, ws_per_message_deflate=False,
         lifespan="on", access_log=False, timeout_graceful_shutdown=int(settings.shutdown_grace) + 1, **extra,
     )

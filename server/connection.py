@@ -133,6 +133,15 @@ class Connection:
                         self._on_sent(1)
                 if not queue:
                     return
+        self._wake_writer()
+
+    def _wake_writer(self) -> None:
+        """Have the writer task send the queue (started on first need: an idle
+        connection whose frames all leave through ``send_now`` has none)."""
+        if self._writer is None:
+            if self._loop is not None:
+                self._writer = self._loop.create_task(self._write_loop())
+            return
         wake = self._wake
         if wake is not None and not wake.done():
             wake.set_result(None)
@@ -143,9 +152,12 @@ class Connection:
 
     # -- writer -------------------------------------------------------------
     def start(self) -> None:
-        """Start the writer task (after the websocket is accepted)."""
+        """Ready to send (after the websocket is accepted). Without ``send_now``
+        every frame goes through the writer task, started now; with it, the
+        writer starts only when a frame must wait or the connection closes."""
         self._loop = asyncio.get_running_loop()
-        self._writer = self._loop.create_task(self._write_loop())
+        if self._send_now is None:
+            self._wake_writer()
 
     async def _write_loop(self) -> None:
         queue = self._queue
@@ -189,9 +201,7 @@ class Connection:
         """Close after the frames already queued are sent."""
         if self._close is None:
             self._close = (code, reason)
-        wake = self._wake
-        if wake is not None and not wake.done():
-            wake.set_result(None)
+        self._wake_writer()
 
     def drop(self, code: int, reason: str) -> None:
         """Drop at once (slow consumer, flooding): queued frames are discarded,

@@ -50,6 +50,7 @@ class WebSocketEndpoint:
         if message["type"] != "websocket.connect":
             return
         origin = _header(scope, b"origin")
+        scope["headers"] = ()  # read: not kept for the connection's whole life
         address = (scope.get("client") or ("", 0))[0]
         refuse = None
         if settings.allowed_origins and origin is not None and origin not in settings.allowed_origins:

@@ -64,6 +64,12 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
             scope["extensions"][ABORT] = self.transport.abort
             scope["extensions"][SEND_NOW] = self.send_now
 
+    async def send(self, message: Any) -> None:
+        await super().send(message)
+        if self.handshake_complete and self.response is not None:
+            # the handshake's request and response are not needed once it is done (~3 KB a connection)
+            self.request = self.response = None
+
     def send_now(self, payload: bytes | str) -> bool:
         """Write ``payload`` as one websocket message now; False if it cannot be
         written without waiting (not open yet or any more, writing paused).
