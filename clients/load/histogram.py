@@ -12,6 +12,8 @@ in the first bucket.
 (50, 99, 100)
 >>> g = LatencyHistogram(); g.add(0.2); h.merge(g); round(h.quantile(1.0) * 1000)
 200
+>>> h.over(0.1)
+1
 """
 
 from __future__ import annotations
@@ -65,6 +67,13 @@ class LatencyHistogram:
             if seen >= rank:
                 return _LOW * _RATIO ** (i + 0.5)
         return _LOW * _RATIO ** _BUCKETS
+
+    def over(self, seconds: float) -> int:
+        """How many counted latencies lie above ``seconds`` (to the bucket: 1 %)."""
+        if seconds <= _LOW:
+            return self.count
+        first = int(math.log(seconds / _LOW) / _LOG_RATIO) + 1
+        return sum(self.counts[first:])
 
     def __getstate__(self) -> tuple[bytes, int]:
         return self.counts.tobytes(), self.count

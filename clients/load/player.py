@@ -42,13 +42,18 @@ class LoadPlayer(BotPlayer):
         if self.think > 0 and action["type"] != "continue" and self.bot is not None:
             await asyncio.sleep(self.think * (0.5 + self.bot.rng.randbelow(1001) / 1000))
         self.recorder.acts += 1
-        self.clock.pending = time.time()
+        client: TrackedClient = self.client  # type: ignore[assignment]
+        refused = client.refused
+        sent = self.clock.pending = time.time()
         try:
             await super()._send(action, turn_id)
         except ServerError:  # counted from its error frame; the turn goes on (clock) or has passed
             pass
         except asyncio.TimeoutError:
             self.recorder.errors["reply_timeout"] += 1
+        finally:
+            if client.refused != refused and self.clock.pending == sent:
+                self.clock.pending = None  # refused: no event follows this act
 
     async def _request_rematch(self) -> None:
         if not self.asks_rematch:  # one player per table asks (G-7), the others would only race it

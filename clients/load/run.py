@@ -245,5 +245,6 @@ def combine(results: list[dict[str, Any]], m0: str, m1: str, duration: float) ->
         "duration_s": round(window, 2),
         "worker_cpu": [round(r["cpu_s"] / window, 2) for r in results],
         "latency_samples": hist.count,
+        "samples_over_100ms": hist.over(0.1), "samples_over_1s": hist.over(1.0),
         "connect_retries": sum(r.get("connect_retries", 0) for r in results),
     }

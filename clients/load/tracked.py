@@ -82,6 +82,7 @@ class TrackedClient(Client):
         super().__init__(url, **kw)
         self.recorder = recorder
         self.last_seq: dict[str, int] = {}
+        self.refused = 0  # error frames this connection received
 
     def _dispatch(self, frame: Frame) -> None:
         kind = frame.get("type")
@@ -95,13 +96,15 @@ class TrackedClient(Client):
                 elif seq <= last:
                     rec.reorders += 1
             self.last_seq[table] = seq
+            clock = rec.clocks.get(table)
+            ts = frame["ts"]
+            origin = clock.origin(ts) if clock is not None else ts  # outside the window too: it pairs acts and events
             if rec.measuring:
                 rec.events += 1
-                clock = rec.clocks.get(table)
-                ts = frame["ts"]
-                rec.latency.add(time.time() - (clock.origin(ts) if clock is not None else ts))
+                rec.latency.add(time.time() - origin)
         elif kind == "snapshot":
             self.last_seq[frame["table"]] = frame["seq"]
         elif kind == "error":
             rec.errors[str(frame.get("code"))] += 1
+            self.refused += 1
         super()._dispatch(frame)
