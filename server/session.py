@@ -130,6 +130,9 @@ class WebSocketEndpoint:
                 raise ProtocolError("bad_request", "id must be an integer or a short string")
             if not isinstance(kind, str) or kind not in CLIENT_TYPES:
                 raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
+            nulls = [k for k, v in msg.items() if v is None and k != "id"]
+            if nulls:  # SPEC "Fields and types": an optional field is omitted, never null
+                raise ProtocolError("bad_request", f"{sorted(map(str, nulls))[0]} is null: omit an optional field instead")
             if kind == "ping":
                 conn.send({"type": "pong", "re": rid})
                 return
