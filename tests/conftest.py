@@ -1,6 +1,7 @@
 """Suite-wide options.
 
-* ``--runslow`` runs tests marked ``slow`` (long soaks, hundreds of kill points).
+* ``--runslow`` runs tests marked ``slow`` (hundreds of kill points, long fuzzing).
+* ``--soak`` runs tests marked ``soak`` (tests/soak: 10 minutes each, never in CI).
 * A test that skips because a real dependency is missing (``redis-server``,
   Chromium) calls :func:`require` with the reason; under ``CI=true`` that skip
   becomes a failure, since CI must run those tests.
@@ -17,15 +18,17 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
+    parser.addoption("--soak", action="store_true", default=False, help="run the soaks (tests/soak, ~25 minutes)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--runslow"):
-        return
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
+    skip_soak = pytest.mark.skip(reason="soak: run with --soak")
     for item in items:
-        if "slow" in item.keywords:
+        if "slow" in item.keywords and not config.getoption("--runslow"):
             item.add_marker(skip_slow)
+        if "soak" in item.keywords and not config.getoption("--soak"):
+            item.add_marker(skip_soak)
 
 
 def require(condition: bool, reason: str) -> None:
