@@ -25,7 +25,7 @@ from tests.conftest import require
 from tests.server.conftest import REDIS_SERVER, RedisServer
 
 SECONDS = float(os.environ.get("CARDHALL_SOAK_SECONDS", "600"))
-pytestmark = pytest.mark.soak
+pytestmark = [pytest.mark.soak, pytest.mark.timeout(SECONDS + 600)]  # the suite's 300 s limit is for tests
 
 
 def soak(store_args: list[str]) -> dict:
