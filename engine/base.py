@@ -38,11 +38,13 @@ street, NL-2) or ``{"type": "play", "cards": ["9h", "9s"]}`` (Avalanche).
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
+from engine.options import Option, OptionError, check_all
 from engine.rng import FairRandom, RandomSource, random_from_data
 
 Data = dict[str, Any]
@@ -121,8 +123,10 @@ class LegalAction:
 
 
 class Engine(ABC):
-    """A match of one game. Subclasses set ``game``, ``min_seats``,
-    ``max_seats`` and ``default_options``, and implement the abstract methods.
+    """A match of one game. Subclasses set ``game``, ``title``, ``min_seats``,
+    ``max_seats``, ``options_spec`` (their options as data,
+    :class:`engine.options.Option`) and ``default_options`` (derived from it:
+    ``engine.options.defaults``), and implement the abstract methods.
 
     Construction: ``Game.new(seats, options, rng)`` validates the options
     (raising ``ValueError`` with the option's name) and returns an engine that
@@ -130,9 +134,12 @@ class Engine(ABC):
     """
 
     game: ClassVar[str]
+    title: ClassVar[str]
     min_seats: ClassVar[int] = 2
     max_seats: ClassVar[int] = 9
+    options_spec: ClassVar[tuple[Option, ...]] = ()
     default_options: ClassVar[Data] = {}
+    options: Data
 
     rng: RandomSource
 
@@ -144,13 +151,27 @@ class Engine(ABC):
 
     @classmethod
     def resolve_options(cls, options: Mapping[str, Any] | None) -> Data:
-        """``default_options`` updated with ``options``; raises ValueError on an unknown name."""
+        """``default_options`` updated with ``options``, each value checked
+        against ``options_spec`` (type, range, allowed values); raises
+        :class:`~engine.options.OptionError` (a ValueError naming the option)
+        on an unknown name or a refused value. Checks that involve the seats
+        or several options are ``new``'s."""
         merged = dict(cls.default_options)
         for name, value in (options or {}).items():
             if name not in merged:
-                raise ValueError(f"unknown option {name!r} for {cls.game}")
+                raise OptionError(name, f"not an option of {cls.game}")
             merged[name] = value
+        check_all(cls.options_spec, merged)
         return merged
+
+    def match_options(self) -> Data:
+        """The game options this match is played with (``options_spec``'s
+        names, defaults filled in and values the engine decided from the seats
+        resolved, e.g. Alamo's ``jokers`` or Avalanche's ``decks``), as public
+        data: options never hold hidden information. ``button``/``dealer`` are
+        as given (None: drawn at ``start()``; the match's first one is in the
+        first event)."""
+        return copy.deepcopy({k: v for k, v in self.options.items() if k in self.default_options})
 
     # -- inputs -------------------------------------------------------------
     @abstractmethod

@@ -141,6 +141,7 @@ from engine.betting import BettingRound, BettingRules
 from engine.blinds import Positions, first_positions, next_positions
 from engine.cards import CardError, standard_deck, validate
 from engine.pots import Pot, side_pots, split
+from engine.options import Option
 from engine.ranking import hand_name, hand_value
 from engine.rng import RandomSource
 from engine.seats import check_seats
@@ -150,16 +151,27 @@ _DECK = tuple(standard_deck())
 STATE_VERSION = 1
 PROFILES = ("table", "phh")
 
-#: options both games share; each game adds its stakes, structure and defaults
-COMMON_OPTIONS: Data = {
-    "ante": 0,
-    "big_blind_ante": 0,
-    "button": None,
-    "profile": "table",
-    "ante_trimming": False,
-    "item_stakes": None,
-    "dead_small_blind": False,
-}
+#: options both games share (``Engine.options_spec``); each game adds its stakes, structure and defaults
+COMMON_OPTIONS: tuple[Option, ...] = (
+    Option("ante", 0, "int", "chips each player antes every hand", min=0),
+    Option("big_blind_ante", 0, "int", "chips the big blind antes for everyone every hand", min=0),
+    Option("button", None, "seat", "the first button's seat; null: the game's rule (FL-1 lowest seat, NL-4 drawn)",
+           "FL-1", nullable=True),
+    Option("profile", "table", "choice", "'phh': pokerkit 0.7.7 semantics, for hand-history replay",
+           choices=PROFILES),
+    Option("ante_trimming", False, "bool", "pokerkit's ante trimming (phh profile only)"),
+    Option("item_stakes", None, "text", "free text shown to everyone and awarded to the winner; null: none",
+           "NL-6", max=200, nullable=True),
+    Option("dead_small_blind", False, "bool",
+           "first hand, 3+ players: the small blind is dead (replaying hands recorded after a bust-out)", "FL-1"),
+)
+
+
+def holdem_options(*structure: Option) -> tuple[Option, ...]:
+    """A Hold'em game's ``options_spec``: stacks and blinds, ``structure``
+    (the game's betting options and its ``blind_levels``), then
+    :data:`COMMON_OPTIONS`."""
+    return structure + COMMON_OPTIONS
 
 _HAND_FIELDS = (
     "number", "players", "button", "small_blind", "big_blind", "stakes", "blinds", "antes_nominal",
@@ -300,50 +312,20 @@ class HoldemEngine(Engine):
         Raises ValueError naming the option at fault."""
         opts = cls.resolve_options(options)
         seat_list = check_seats(seats, cls.min_seats, cls.max_seats)
-        stacks = opts["starting_stacks"]
-        if isinstance(stacks, int) and not isinstance(stacks, bool):
+        stacks = opts["starting_stacks"]  # checked by resolve_options: an int >= 1 or a list of them
+        if isinstance(stacks, int):
             stacks = [stacks] * len(seat_list)
-        if (
-            not isinstance(stacks, (list, tuple))
-            or len(stacks) != len(seat_list)
-            or not all(type(s) is int and s > 0 for s in stacks)
-        ):
+        if len(stacks) != len(seat_list):
             raise ValueError("starting_stacks: a positive int or one positive int per seat, in seat order")
         opts["starting_stacks"] = list(stacks)
 
-        def whole(name: str, low: int) -> None:
-            v = opts[name]
-            if type(v) is not int or v < low:
-                raise ValueError(f"{name}: must be an int >= {low}")
-
-        whole("small_blind", 0)
-        whole("big_blind", 1)
-        whole("ante", 0)
-        whole("big_blind_ante", 0)
         if opts["small_blind"] > opts["big_blind"]:
             raise ValueError("small_blind: must not exceed big_blind")
-        cls._check_structure(opts, whole)
-        if opts["button"] is not None and (type(opts["button"]) is not int or opts["button"] not in seat_list):
+        if opts["button"] is not None and opts["button"] not in seat_list:
             raise ValueError("button: must be one of the seats or None")
-        if opts["profile"] not in PROFILES:
-            raise ValueError("profile: must be 'table' or 'phh'")
-        if type(opts["dead_small_blind"]) is not bool:
-            raise ValueError("dead_small_blind: must be true or false")
-        if type(opts["ante_trimming"]) is not bool:
-            raise ValueError("ante_trimming: must be true or false")
         if opts["ante_trimming"] and opts["profile"] != "phh":
             raise ValueError("ante_trimming: only under the phh profile")
-        levels = opts["blind_levels"]
-        if levels is not None and (type(levels) is not int or levels < 1):
-            raise ValueError("blind_levels: hands per level (int >= 1) or None (NL-7)")
-        stakes = opts["item_stakes"]
-        if stakes is not None and (not isinstance(stakes, str) or len(stakes) > 200):
-            raise ValueError("item_stakes: free text of at most 200 characters, or None (NL-6)")
         return cls(seat_list, opts, rng)
-
-    @classmethod
-    def _check_structure(cls, opts: Data, whole: Any) -> None:
-        raise NotImplementedError
 
     # -- inputs ---------------------------------------------------------------
     def start(self) -> list[Event]:

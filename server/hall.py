@@ -26,7 +26,9 @@ from typing import Any
 from engine.bots.registry import BOTS, DEFAULT, make_bot
 from engine.registry import GAMES, engine_class
 from engine.base import test_rng
+from engine.options import OptionError
 from protocol.errors import ProtocolError
+from server.catalogue import default_seats
 from server.config import Settings
 from server.connection import Connection
 from server.metrics import Metrics
@@ -186,13 +188,15 @@ class Hall:
             cls = engine_class(game)
         except (ImportError, AttributeError):
             raise ProtocolError("unknown_game", f"{game} is not available on this server") from None
-        seats = spec.get("seats", cls.min_seats if cls.max_seats < 6 else 6)
+        seats = spec.get("seats", default_seats(cls))
         if isinstance(seats, bool) or not isinstance(seats, int) or not cls.min_seats <= seats <= cls.max_seats:
             raise ProtocolError("bad_request", f"{game} takes {cls.min_seats} to {cls.max_seats} seats")
         table_opts, game_opts = split_options(spec.get("options"))
         try:
             cls.resolve_options(game_opts)
             cls.new(list(range(1, seats + 1)), game_opts, test_rng("options"))
+        except OptionError as exc:
+            raise ProtocolError("bad_options", str(exc), option=exc.option) from None
         except (ValueError, TypeError, KeyError) as exc:
             raise ProtocolError("bad_options", str(exc)) from None
         bots = _parse_bots(spec.get("bots"), game, seats)

@@ -1,5 +1,7 @@
 """HTTP endpoints: the lobby, hand histories, health, metrics, operators.
 
+* ``GET /api/games``: the game catalogue (:func:`server.catalogue.catalogue`:
+  games, seats, options, bots; table options).
 * ``GET /api/tables``: the lobby (JSON list of :meth:`Table.lobby_entry`).
 * ``POST /api/tables``: create a table (body as the ``create_table`` message;
   ``Authorization: Bearer <player token>`` makes that player the owner; without
@@ -27,6 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from protocol.errors import ProtocolError
+from server.catalogue import catalogue
 from server.hall import Hall
 from server.hands import export_hands
 from server.store import StoreUnavailable
@@ -47,6 +50,11 @@ def _error(exc: ProtocolError) -> Response:
 
 def routes(hall: Hall) -> list[Route]:
     """The HTTP routes bound to ``hall``."""
+
+    games_body = orjson.dumps(catalogue())
+
+    async def list_games(request: Request) -> Response:
+        return Response(games_body, media_type="application/json")
 
     async def list_tables(request: Request) -> Response:
         return _json([t.lobby_entry() for t in hall.tables.values()])
@@ -130,6 +138,7 @@ def routes(hall: Hall) -> list[Route]:
         return _json({"closing": request.path_params["table"]}, 202)
 
     return [
+        Route("/api/games", list_games, methods=["GET"]),
         Route("/api/tables", list_tables, methods=["GET"]),
         Route("/api/tables", create_table, methods=["POST"]),
         Route("/api/tables/{table}", get_table, methods=["GET"]),

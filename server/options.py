@@ -14,25 +14,33 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.options import Option, OptionError
 from protocol.errors import ProtocolError
 
-#: name -> (default, low, high, what it is). Seconds unless said otherwise.
-TABLE_OPTIONS: dict[str, tuple[Any, float, float, str]] = {
-    "action_clock": (30.0, 0.05, 3600.0, "seconds per decision before the time bank is used (G-3)"),
-    "time_bank": (60.0, 0.0, 3600.0, "extra seconds per player per match (G-3)"),
-    "pause": (1.0, 0.0, 60.0, "pause between streets and hands; 0 turns pacing off (G-4)"),
-    "close_after": (600.0, 1.0, 7 * 86400.0, "idle time before a finished table with nobody connected closes (G-9)"),
-    "bot_think": (0.5, 0.0, 30.0, "mean seconds a server bot waits before acting (uniform in 0.5x..1.5x)"),
-    "auto_rematch": (False, 0, 1, "bots-only tables start the next match by themselves (G-7)"),
-}
+#: the table options, as data (the same :class:`engine.options.Option` as the
+#: games' options; the catalogue ``GET /api/games`` lists them). Seconds unless
+#: said otherwise.
+TABLE_OPTIONS: tuple[Option, ...] = (
+    Option("action_clock", 30.0, "number", "seconds per decision before the time bank is used", "G-3",
+           min=0.05, max=3600.0),
+    Option("time_bank", 60.0, "number", "extra seconds per player per match", "G-3", min=0.0, max=3600.0),
+    Option("pause", 1.0, "number", "seconds between streets and hands; 0 turns pacing off", "G-4",
+           min=0.0, max=60.0),
+    Option("close_after", 600.0, "number", "seconds before a finished table with nobody connected closes", "G-9",
+           min=1.0, max=7 * 86400.0),
+    Option("bot_think", 0.5, "number", "mean seconds a server bot waits before acting (uniform in 0.5x..1.5x)",
+           min=0.0, max=30.0),
+    Option("auto_rematch", False, "bool", "bots-only tables start the next match by themselves", "G-7"),
+)
 
-_BOOL = {"auto_rematch"}
+_BY_NAME = {o.name: o for o in TABLE_OPTIONS}
 
 
 def split_options(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(table_options, game_options)``: table options resolved with defaults
-    and checked (ProtocolError ``bad_options``), the rest passed through for the
-    engine to check (``Engine.resolve_options``)."""
+    and checked against :data:`TABLE_OPTIONS` (ProtocolError ``bad_options``
+    naming the option; numbers become floats, seconds), the rest passed
+    through for the engine to check (``Engine.resolve_options``)."""
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
@@ -42,18 +50,15 @@ def split_options(options: Mapping[str, Any] | None) -> tuple[dict[str, Any], di
     for name, value in options.items():
         if not isinstance(name, str):
             raise ProtocolError("bad_options", "option names are strings")
-        if name not in TABLE_OPTIONS:
+        option = _BY_NAME.get(name)
+        if option is None:
             game[name] = value
             continue
-        _, low, high, _ = TABLE_OPTIONS[name]
-        if name in _BOOL:
-            if not isinstance(value, bool):
-                raise ProtocolError("bad_options", f"{name} must be true or false", option=name)
-            table[name] = value
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-            raise ProtocolError("bad_options", f"{name} must be a number in [{low}, {high}]", option=name)
-        table[name] = float(value)
-    for name, (default, *_rest) in TABLE_OPTIONS.items():
-        table.setdefault(name, default)
+        try:
+            option.check(value)
+        except OptionError as exc:
+            raise ProtocolError("bad_options", str(exc), option=name) from None
+        table[name] = float(value) if option.type == "number" else value
+    for option in TABLE_OPTIONS:
+        table.setdefault(option.name, option.default)
     return table, game

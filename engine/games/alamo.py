@@ -120,6 +120,7 @@ from engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from engine.betting import UNLIMITED, BettingRound, BettingRules
 from engine.cards import standard_deck
 from engine.games.alamo_ranking import hand_name, hand_value
+from engine.options import Option, defaults
 from engine.pots import Pot, side_pots, split
 from engine.rng import RandomSource
 from engine.seats import check_seats, clockwise, next_seat
@@ -144,9 +145,18 @@ class Alamo(Engine):
     """A match of Alamo for 2 or 3 seats (AL-1). See the module docstring."""
 
     game = "alamo"
+    title = "Alamo"
     min_seats = 2
     max_seats = 3
-    default_options: Data = {"jokers": None, "preflop_betting": False, "max_hands": None, "dealer": None}
+    options_spec = (
+        Option("jokers", None, "bool", "play with both jokers; null: by the players (2: none, 3: both); "
+               "three players always play with them", "AL-1", nullable=True),
+        Option("preflop_betting", False, "bool", "a betting round before the flop too", "AL-5"),
+        Option("max_hands", None, "int", "end after this hand, the largest stack wins; null: play to the end",
+               "AL-8", min=1, nullable=True),
+        Option("dealer", None, "seat", "the first dealer's seat; null: drawn", "AL-1", nullable=True),
+    )
+    default_options: Data = defaults(options_spec)
 
     # -- construction -------------------------------------------------------
     def __init__(self, seats: Sequence[int], options: Data, rng: RandomSource) -> None:
@@ -191,15 +201,8 @@ class Alamo(Engine):
         jokers = opts["jokers"]
         if jokers is None:
             opts["jokers"] = len(seats) == 3
-        elif not isinstance(jokers, bool):
-            raise ValueError("jokers: must be true, false or null (AL-1)")
         elif len(seats) == 3 and not jokers:
             raise ValueError("jokers: three players play with both jokers, 18 cards each (AL-1)")
-        if not isinstance(opts["preflop_betting"], bool):
-            raise ValueError("preflop_betting: must be true or false (AL-5)")
-        mh = opts["max_hands"]
-        if mh is not None and (not isinstance(mh, int) or isinstance(mh, bool) or mh < 1):
-            raise ValueError("max_hands: must be null or a positive integer (AL-8)")
         if opts["dealer"] is not None and opts["dealer"] not in seats:
             raise ValueError(f"dealer: {opts['dealer']!r} is not one of the seats {seats}")
         return cls(seats, opts, rng)

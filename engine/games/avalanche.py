@@ -89,6 +89,7 @@ from typing import Any, ClassVar, Self
 
 from engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
+from engine.options import Option, defaults
 from engine.rng import RandomSource
 from engine.seats import check_seats, clockwise, next_seat
 
@@ -147,9 +148,15 @@ class Avalanche(Engine):
     """
 
     game = "avalanche"
+    title = "Avalanche"
     min_seats = 2
     max_seats = 8
-    default_options: ClassVar[Data] = {"decks": None, "dealer": None}
+    options_spec = (
+        Option("decks", None, "choice", "decks with jokers: 2 (110 cards, up to 6 players) or 3 (165 cards, up to 8); "
+               "null: by the players", "AV-1", choices=tuple(MAX_PLAYERS), nullable=True),
+        Option("dealer", None, "seat", "the dealer's seat; null: drawn", "AV-1", nullable=True),
+    )
+    default_options: ClassVar[Data] = defaults(options_spec)
 
     def __init__(self, seats: Sequence[int], options: Data, rng: RandomSource) -> None:
         self.seats = sorted(seats)
@@ -183,12 +190,10 @@ class Avalanche(Engine):
         decks = opts["decks"]
         if decks is None:
             decks = 2 if len(seat_list) <= MAX_PLAYERS[2] else 3
-        if type(decks) is not int or decks not in MAX_PLAYERS:
-            raise ValueError("decks: must be 2 or 3 (AV-1)")
         if len(seat_list) > MAX_PLAYERS[decks]:
             raise ValueError(f"decks: {decks} decks allow at most {MAX_PLAYERS[decks]} players (AV-1)")
         dealer = opts["dealer"]
-        if dealer is not None and (type(dealer) is not int or dealer not in seat_list):
+        if dealer is not None and dealer not in seat_list:
             raise ValueError("dealer: must be one of the seats or None")
         return cls(seat_list, {"decks": decks, "dealer": dealer}, rng)
 

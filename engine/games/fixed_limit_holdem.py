@@ -16,11 +16,12 @@ table's first match (FL-1); a rematch passes ``button`` = the next seat
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from engine.base import Data
 from engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
-from engine.holdem import COMMON_OPTIONS, Hand, HoldemEngine
+from engine.holdem import Hand, HoldemEngine, holdem_options
+from engine.options import Option, defaults
 
 
 class FixedLimitHoldem(HoldemEngine):
@@ -31,22 +32,18 @@ class FixedLimitHoldem(HoldemEngine):
     fixed: ClassVar[bool] = True
     min_seats = 2
     max_seats = 6
-    default_options: ClassVar[Data] = {
-        **COMMON_OPTIONS,
-        "starting_stacks": 500,
-        "small_blind": 5,
-        "big_blind": 10,
-        "small_bet": 10,
-        "big_bet": 20,
-        "cap": 4,
-        "blind_levels": None,
-    }
-
-    @classmethod
-    def _check_structure(cls, opts: Data, whole: Any) -> None:
-        whole("small_bet", 1)
-        whole("big_bet", 1)
-        whole("cap", 1)
+    title = "Fixed-limit Hold'em"
+    options_spec = holdem_options(
+        Option("starting_stacks", 500, "int", "chips each player starts with", "FL-1", min=1, per_seat=True),
+        Option("small_blind", 5, "int", "small blind, chips (at most the big blind)", "FL-1", min=0),
+        Option("big_blind", 10, "int", "big blind, chips", "FL-1", min=1),
+        Option("small_bet", 10, "int", "the fixed bet preflop and on the flop, chips", "FL-2", min=1),
+        Option("big_bet", 20, "int", "the fixed bet on the turn and river, chips", "FL-2", min=1),
+        Option("cap", 4, "int", "bets and raises allowed per betting round", "FL-2", min=1),
+        Option("blind_levels", None, "int", "hands per blind level, every amount doubling each level; null: off",
+               "NL-7", min=1, nullable=True),
+    )
+    default_options: ClassVar[Data] = defaults(options_spec)
 
     def _default_button(self) -> int:
         """FL-1: seat 1 (the lowest seat) holds the first button of a table's

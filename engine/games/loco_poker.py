@@ -133,6 +133,7 @@ from typing import Any, Self
 
 from engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from engine.cards import standard_deck
+from engine.options import Option, defaults
 from engine.ranking import hand_name, hand_value
 from engine.rng import RandomSource
 from engine.seats import clockwise, next_seat
@@ -231,7 +232,14 @@ class LocoPoker(Engine):
     game = "loco_poker"
     min_seats = 2
     max_seats = 8
-    default_options = {"points_to_win": 3, "multi_call": "best_hand", "dealer": None}
+    title = "Loco Poker"
+    options_spec = (
+        Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1),
+        Option("multi_call", "best_hand", "choice", "several callers: one showdown of the best hand, or duels",
+               "LO-4", choices=MULTI_CALL),
+        Option("dealer", None, "seat", "the first dealer's seat; null: drawn", "LO-1", nullable=True),
+    )
+    default_options = defaults(options_spec)
 
     def __init__(self, seats: Sequence[int], options: Data, rng: RandomSource) -> None:
         self.seats: list[int] = sorted(seats)
@@ -264,13 +272,8 @@ class LocoPoker(Engine):
         if not cls.min_seats <= len(seat_list) <= cls.max_seats:
             raise ValueError(f"seats: loco_poker takes {cls.min_seats} to {cls.max_seats} players (LO-1)")
         opts = cls.resolve_options(options)
-        ptw = opts["points_to_win"]
-        if not isinstance(ptw, int) or isinstance(ptw, bool) or ptw < 1:
-            raise ValueError("points_to_win must be an integer >= 1 (LO-6)")
-        if opts["multi_call"] not in MULTI_CALL:
-            raise ValueError(f"multi_call must be one of {MULTI_CALL} (LO-4)")
         dealer = opts["dealer"]
-        if dealer is not None and (isinstance(dealer, bool) or dealer not in seat_list):
+        if dealer is not None and dealer not in seat_list:
             raise ValueError("dealer must be one of the seats, or None for a random first dealer (LO-1)")
         return cls(seat_list, opts, rng)
 

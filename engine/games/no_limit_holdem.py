@@ -16,11 +16,12 @@ flow, options, actions and events are :mod:`engine.holdem`'s.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from engine.base import Data
 from engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
-from engine.holdem import COMMON_OPTIONS, Hand, HoldemEngine
+from engine.holdem import Hand, HoldemEngine, holdem_options
+from engine.options import Option, defaults
 
 
 class NoLimitHoldem(HoldemEngine):
@@ -31,19 +32,16 @@ class NoLimitHoldem(HoldemEngine):
     fixed: ClassVar[bool] = False
     min_seats = 2
     max_seats = 9
-    default_options: ClassVar[Data] = {
-        **COMMON_OPTIONS,
-        "starting_stacks": 1000,
-        "small_blind": 10,
-        "big_blind": 20,
-        "min_bet": None,
-        "blind_levels": 15,
-    }
-
-    @classmethod
-    def _check_structure(cls, opts: Data, whole: Any) -> None:
-        if opts["min_bet"] is not None:
-            whole("min_bet", 1)
+    title = "No-limit Hold'em"
+    options_spec = holdem_options(
+        Option("starting_stacks", 1000, "int", "chips each player starts with", "NL-1", min=1, per_seat=True),
+        Option("small_blind", 10, "int", "small blind, chips (at most the big blind)", "NL-1", min=0),
+        Option("big_blind", 20, "int", "big blind, chips", "NL-1", min=1),
+        Option("min_bet", None, "int", "the smallest bet, chips; null: the big blind", "NL-2", min=1, nullable=True),
+        Option("blind_levels", 15, "int", "hands per blind level, every amount doubling each level; null: off",
+               "NL-7", min=1, nullable=True),
+    )
+    default_options: ClassVar[Data] = defaults(options_spec)
 
     def _betting_rules(self) -> BettingRules:
         return NO_LIMIT_PHH if self.phh else NO_LIMIT

@@ -1,0 +1,197 @@
+"""Game options described as data: one :class:`Option` per name.
+
+Each engine lists its options (``Engine.options_spec``); its
+``default_options`` are derived from that list, ``Engine.resolve_options``
+checks every value given against it (type, range, allowed values) and the
+server's game catalogue (``GET /api/games``) describes the same list. What an
+option means together with the seats or the other options (a ``button`` that
+must be one of the seats, ``small_blind`` <= ``big_blind``, Alamo's jokers for
+three players) stays in the engine's ``new``.
+
+>>> o = Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1)
+>>> o.check(5)
+5
+>>> o.check(0)
+Traceback (most recent call last):
+...
+engine.options.OptionError: points_to_win: must be an integer >= 1 (LO-6)
+>>> o.describe()["min"], o.describe()["rule"]
+(1, 'LO-6')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: the kinds of value an option takes (``Option.type``)
+TYPES = ("int", "number", "bool", "choice", "text", "seat")
+
+
+class OptionError(ValueError):
+    """An option value the rules refuse; ``option`` names it. The message
+    starts with ``"<name>:"`` (the option-error convention of ``Engine.new``)."""
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        super().__init__(f"{option}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of a game (or of a table, ``server.options``).
+
+    ``type``: ``int`` (an integer, not a bool, in ``min``..``max``; with
+    ``per_seat`` a list of such integers, one per seat in seat order, is
+    accepted too), ``number`` (int or float in ``min``..``max``), ``bool``,
+    ``choice`` (one of ``choices``, compared with its type: ``2`` is not
+    ``"2"``), ``text`` (a string of at most ``max`` characters) or ``seat``
+    (a seat number >= 1; the engine checks it is one of the match's seats).
+    ``nullable``: None is allowed (its meaning is in ``meaning``).
+    ``meaning``: one line; ``rule``: the RULES.md tag it comes from, or None.
+    Units (chips, cards, seconds) are in ``meaning``.
+    """
+
+    name: str
+    default: Any
+    type: str
+    meaning: str
+    rule: str | None = None
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[Any, ...] = ()
+    nullable: bool = False
+    per_seat: bool = False
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"option {self.name}: unknown type {self.type!r}")
+
+    def check(self, value: Any) -> Any:
+        """``value`` when this option accepts it; raises :class:`OptionError` otherwise."""
+        if value is None and self.nullable:
+            return value
+        if self.per_seat and isinstance(value, (list, tuple)):
+            if not value or not all(self._ok(v) for v in value):
+                raise self._error(" (or a list of them, one per seat)")
+            return value
+        if not self._ok(value):
+            raise self._error("")
+        return value
+
+    def _ok(self, value: Any) -> bool:
+        kind = self.type
+        if kind == "bool":
+            return isinstance(value, bool)
+        if kind == "choice":
+            return any(type(value) is type(c) and value == c for c in self.choices)
+        if kind == "text":
+            return isinstance(value, str) and (self.max is None or len(value) <= self.max)
+        if isinstance(value, bool):
+            return False
+        if kind == "number":
+            ok = isinstance(value, (int, float)) and value == value  # not NaN
+        else:  # int, seat
+            ok = isinstance(value, int)
+        low = 1 if kind == "seat" else self.min
+        return ok and (low is None or value >= low) and (self.max is None or value <= self.max)
+
+    def _error(self, suffix: str) -> OptionError:
+        kind = self.type
+        if kind == "bool":
+            what = "true or false"
+        elif kind == "choice":
+            what = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif kind == "text":
+            what = "text" + (f" of at most {self.max:g} characters" if self.max is not None else "")
+        elif kind == "seat":
+            what = "a seat number"
+        else:
+            what = "an integer" if kind == "int" else "a number"
+            if self.min is not None and self.max is not None:
+                what += f" in [{self.min:g}, {self.max:g}]"
+            elif self.min is not None:
+                what += f" >= {self.min:g}"
+            elif self.max is not None:
+                what += f" <= {self.max:g}"
+        if self.nullable:
+            what += ", or null"
+        rule = f" ({self.rule})" if self.rule else ""
+        return OptionError(self.name, f"must be {what}{suffix}{rule}")
+
+    def describe(self) -> dict[str, Any]:
+        """The catalogue entry (``GET /api/games``): ``name``, ``type``,
+        ``default``, ``nullable``, ``meaning``, and when they apply ``min``,
+        ``max`` (numbers; ``max`` is the length limit of ``text``),
+        ``choices``, ``per_seat``, ``rule``."""
+        out: dict[str, Any] = {"name": self.name, "type": self.type, "default": self.default,
+                               "nullable": self.nullable, "meaning": self.meaning}
+        if self.min is not None:
+            out["min"] = self.min
+        if self.max is not None:
+            out["max"] = self.max
+        if self.choices:
+            out["choices"] = list(self.choices)
+        if self.per_seat:
+            out["per_seat"] = True
+        if self.rule:
+            out["rule"] = self.rule
+        return out
+
+
+def json_schema(option: Option) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of ``option``'s values, as
+    ``protocol/schemas`` spells it (``seat`` refers to ``server.json``'s); the
+    schemas' ``match_options`` are built from these (a test keeps them equal).
+
+    >>> json_schema(Option("cap", 4, "int", "bets per round", min=1))
+    {'type': 'integer', 'minimum': 1}
+    """
+    kind = option.type
+    schema: dict[str, Any]
+    if kind == "bool":
+        schema = {"type": "boolean"}
+    elif kind == "choice":
+        schema = {"enum": list(option.choices)}
+    elif kind == "text":
+        schema = {"type": "string"} | ({"maxLength": int(option.max)} if option.max is not None else {})
+    elif kind == "seat":
+        schema = {"$ref": "server.json#/$defs/seat"}
+    else:
+        schema = {"type": "integer" if kind == "int" else "number"}
+        if option.min is not None:
+            schema["minimum"] = option.min
+        if option.max is not None:
+            schema["maximum"] = option.max
+    if option.per_seat:
+        schema = {"anyOf": [schema, {"type": "array", "items": schema, "minItems": 1}]}
+    if option.nullable:
+        schema = {"anyOf": [schema, {"type": "null"}]} if "anyOf" in schema or "$ref" in schema or "enum" in schema \
+            else {**schema, "type": [schema["type"], "null"]}
+    return schema
+
+
+def options_schema(spec: Iterable[Option], description: str) -> dict[str, Any]:
+    """The JSON Schema of a map holding every option of ``spec``, nothing
+    else (``match_started.options``): the ``match_options`` definitions of
+    ``protocol/schemas``."""
+    spec = list(spec)
+    return {"type": "object", "description": description,
+            "properties": {o.name: json_schema(o) for o in spec},
+            "required": [o.name for o in spec], "additionalProperties": False}
+
+
+def defaults(spec: Iterable[Option]) -> dict[str, Any]:
+    """``{name: default}`` of ``spec`` (an engine's ``default_options``)."""
+    return {o.name: o.default for o in spec}
+
+
+def check_all(spec: Iterable[Option], values: Mapping[str, Any]) -> None:
+    """Check every value of ``values`` whose name ``spec`` lists; raises
+    :class:`OptionError` at the first refused."""
+    by_name = {o.name: o for o in spec}
+    for name, value in values.items():
+        option = by_name.get(name)
+        if option is not None:
+            option.check(value)
