@@ -5,7 +5,9 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
 * requests matched to replies by ``id``/``re``: :meth:`Client.hello`,
   :meth:`~Client.create_table`, :meth:`~Client.join`, :meth:`~Client.act`,
   :meth:`~Client.leave`, :meth:`~Client.ping` (an ``error`` reply raises
-  :class:`ServerError` with its ``code``);
+  :class:`ServerError` with its ``code``); and over HTTP the game catalogue,
+  :meth:`~Client.games` (the games, seats, options and bots ``create_table``
+  accepts);
 * the frames that are not replies (events, snapshots sent on their own) in
   :attr:`Client.inbox`, read with :meth:`~Client.events` (an async iterator),
   :meth:`~Client.next_event` or :meth:`~Client.next_frame`; ``batch`` frames
@@ -53,9 +55,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -63,6 +68,7 @@ from websockets.exceptions import ConnectionClosed
 from protocol.codec import CODECS, JSON, MSGPACK
 
 if TYPE_CHECKING:
+    from clients.messages import Catalogue
     from protocol.schemas import FrameValidator
 
 log = logging.getLogger("cardhall.client")
@@ -74,6 +80,25 @@ DEFAULT_VALIDATOR: FrameValidator | None = None
 
 #: put in the inbox when the connection is gone for good (readers stop on it)
 _END: Frame = {"type": "_end"}
+
+
+def http_base(ws_url: str) -> str:
+    """``http://host:port`` of a ``ws://host:port/ws`` URL (``wss`` gives ``https``):
+    where the server's HTTP API (``GET /api/games``, ``/api/tables`` ...) is.
+
+    >>> http_base("ws://127.0.0.1:8000/ws")
+    'http://127.0.0.1:8000'
+    """
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return f"{scheme}://{parts.netloc}"
+
+
+def fetch_json(url: str, timeout: float = 10.0) -> Any:
+    """``GET url`` and its JSON body (blocking: run it in a thread from
+    asyncio). Raises ``urllib.error.URLError`` / ``HTTPError`` on failure."""
+    with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (the server's own http(s) URL)
+        return json.loads(r.read())
 
 
 def set_default_validator(validator: FrameValidator | None) -> FrameValidator | None:
@@ -457,6 +482,21 @@ class Client:
     async def ping(self) -> Frame:
         """``ping`` → ``pong``."""
         return await self.request({"type": "ping"})
+
+    async def games(self, timeout: float = 10.0) -> Catalogue:
+        """``GET /api/games`` on this client's server (no websocket needed):
+        ``{"games": [...], "table_options": [...]}``, each game with ``name``
+        (for :meth:`create_table`), ``title``, ``seats`` (``min``, ``max``,
+        ``default``), ``options`` (``name``, ``type``, ``default``,
+        ``nullable``, ``meaning``, and ``min``/``max``/``choices``/``rule``
+        where they apply), ``bots`` and ``default_bot`` (SPEC "HTTP").
+        Checked against the schemas when a validator is in use. Raises
+        ``urllib.error.URLError`` when the server cannot be reached."""
+        body = await asyncio.to_thread(fetch_json, http_base(self.url) + "/api/games", timeout)
+        checker = self.checker
+        if checker is not None:
+            checker.check_catalogue(body)
+        return body  # type: ignore[no-any-return]
 
     # -- reading ------------------------------------------------------------
     async def next_frame(self, timeout: float = 10.0) -> Frame:

@@ -185,3 +185,43 @@ class Pong(TypedDict):
 
 
 ServerFrame = Union[Welcome, TableCreated, Snapshot, EventFrame, Ok, Error, Pong]
+
+
+# -- HTTP ----------------------------------------------------------------------
+
+
+class CatalogueOption(TypedDict):
+    """One option of ``GET /api/games`` (a game's or a table's)."""
+
+    name: str
+    type: Literal["int", "number", "bool", "choice", "text", "seat"]
+    default: Any
+    nullable: bool
+    meaning: str
+    min: NotRequired[float]
+    max: NotRequired[float]
+    choices: NotRequired[list[Any]]
+    per_seat: NotRequired[bool]
+    rule: NotRequired[str]
+
+
+class CatalogueSeats(TypedDict):
+    min: int
+    max: int
+    default: int
+
+
+class CatalogueGame(TypedDict):
+    name: str
+    title: str
+    seats: CatalogueSeats
+    options: list[CatalogueOption]
+    bots: list[str]
+    default_bot: str
+
+
+class Catalogue(TypedDict):
+    """``GET /api/games`` (:meth:`clients.client.Client.games`)."""
+
+    games: list[CatalogueGame]
+    table_options: list[CatalogueOption]

@@ -36,6 +36,20 @@ def _header(scope: dict[str, Any], name: bytes) -> str | None:
     return None
 
 
+def _own_origin(scope: dict[str, Any]) -> str | None:
+    """The origin of the page this server serves itself at ``/`` as a browser
+    names it: ``http://`` or ``https://`` (``wss`` scope) and the request's own
+    ``Host`` header, lowercase; None without a Host. A page loaded from this
+    server is always allowed to connect, whatever ``allowed_origins`` lists
+    (deploy/README.md). Behind a TLS proxy the scheme is right only when
+    uvicorn trusts the proxy's ``X-Forwarded-Proto`` (``--forwarded-allow-ips``)."""
+    host = _header(scope, b"host")
+    if not host:
+        return None
+    scheme = "https" if scope.get("scheme") == "wss" else "http"
+    return f"{scheme}://{host}".lower()
+
+
 class WebSocketEndpoint:
     """ASGI app for ``/ws`` bound to a :class:`Hall`."""
 
@@ -50,10 +64,12 @@ class WebSocketEndpoint:
         if message["type"] != "websocket.connect":
             return
         origin = _header(scope, b"origin")
+        own = _own_origin(scope)
         scope["headers"] = ()  # read: not kept for the connection's whole life
         address = (scope.get("client") or ("", 0))[0]
         refuse = None
-        if settings.allowed_origins and origin is not None and origin not in settings.allowed_origins:
+        if (settings.allowed_origins and origin is not None and origin not in settings.allowed_origins
+                and origin.lower() != own):
             refuse = f"origin {origin!r} not allowed"
         elif not hall.accepting:
             refuse = "shutting down"

@@ -48,7 +48,7 @@ from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
 from server.mailbox import Mailbox
 from server.seating import Occupant, parse_seed
-from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest
+from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest, pack_record
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -89,6 +89,7 @@ class _Join:
     since: int | None
     re: Any
     older: list[EventRecord] | None = None  # missed events older than the buffer, read from the store
+    before: Data | None = None  # the snapshot taken before this join started the match (sent first)
 
 
 class Table:
@@ -202,8 +203,8 @@ class Table:
                 if self.stalled:
                     self._unstall()
                 append = self.buffer.append
-                for rec in self._outbox:  # committed: kept for joins with since
-                    append(rec.seq, rec.event.data, rec.event.private, rec.ts, rec.turn)
+                for seq, blob in checkpoint.events:  # committed: kept for joins with since
+                    append(seq, blob)
             if self._joins:
                 await self._read_older_events()
             self._publish()
@@ -305,7 +306,7 @@ class Table:
     def full_checkpoint(self) -> Checkpoint:
         """Everything this table holds: its state, every buffered event and the
         hands not yet written (to fill a store that lost its data)."""
-        events = self.buffer.records() + [(rec.seq, _record_data(rec)) for rec in self._outbox]
+        events = self.buffer.packed() + [(rec.seq, pack_record(rec.event, rec.ts, rec.turn)) for rec in self._outbox]
         return Checkpoint(self.id, self.to_data(), events, list(self._hands))
 
     def _fault(self, mark: tuple[int, int, int], what: str) -> None:
@@ -351,6 +352,7 @@ class Table:
         player = conn.player
         assert player is not None
         viewer: int | None = None
+        sat = False
         wanted = msg.get("seat")  # checked for spectators too: a bad field is refused, never ignored
         if wanted is not None and (isinstance(wanted, bool) or not isinstance(wanted, int)
                                    or not 1 <= wanted <= self.n_seats):
@@ -363,6 +365,7 @@ class Table:
             seat = self.seat_of(player.id)
             if seat is None:
                 seat = self._sit(player.id, player.name, wanted, seed)
+                sat = True
             elif wanted is not None and wanted != seat:
                 raise ProtocolError("already_seated", f"you hold seat {seat} at this table (G-5)")
             elif seed and self.status in (WAITING, FINISHED):
@@ -373,8 +376,15 @@ class Table:
         conn.tables[self.id] = self
         if viewer is not None and previous != viewer and self.fanout.presence(viewer) == 1:
             self._emit(Event({"type": "presence", "seat": viewer, "connected": True}))
-        self._joins.append(_Join(conn, viewer, since, msg.get("id")))
+        join = _Join(conn, viewer, since, msg.get("id"))
+        self._joins.append(join)
         self.idle_since = time.monotonic()
+        if sat and self.status == WAITING and len(self.seats) == self.n_seats:
+            # G-9: this join took the last seat. Its reply is the table before the
+            # match (SPEC "Resuming": snapshot first), the match's events follow it.
+            if since is None:
+                join.before = self.snapshot(viewer, join.re)
+            self._start_match()
 
     def _sit(self, player_id: str, name: str, wanted: int | None, seed: str) -> int:
         if self.status not in (WAITING, FINISHED):
@@ -391,9 +401,7 @@ class Table:
         occ = Occupant(seat, player_id, name, seed=seed)
         self.seats[seat] = occ
         self._emit(Event({"type": "seated", **occ.public()}))
-        if self.status == WAITING and len(self.seats) == self.n_seats:
-            self._start_match()  # G-9: every seat taken
-        return seat
+        return seat  # the caller starts the match when this took the last seat (G-9)
 
     def _leave(self, conn: Connection, msg: Data) -> None:
         if self.id not in conn.tables:
@@ -564,7 +572,10 @@ class Table:
     # ------------------------------------------------------------ lifecycle
     def _start_match(self) -> None:
         """G-9 start: build the match's generator from the server seed and the
-        client seeds in seat order (G-2), seat the bots, deal."""
+        client seeds in seat order (G-2), seat the bots, deal. ``match_started``
+        carries the game options the match is played with
+        (``Engine.match_options``, the first button or dealer filled in: public
+        data, nothing about the deck or seed)."""
         seats = sorted(self.seats)
         seeds = [self.seats[s].seed.encode() for s in seats if self.seats[s].seed]
         rng = FairRandom(self.server_seed, seeds)
@@ -586,15 +597,21 @@ class Table:
         self.status = RUNNING
         self.paused = False
         self._dirty = True
+        events = self.engine.start()  # draws the first button or dealer (G-2): announced below
+        view = self.engine.view(None)
+        first = view.get("button", view.get("dealer"))
+        self.first_dealer = first if isinstance(first, int) else None
+        played = self.engine.match_options()
+        for key in ("button", "dealer"):
+            if key in played:
+                played[key] = self.first_dealer
         self._emit(Event({
             "type": "match_started", "match": self.match, "commitment": commitment(self.server_seed),
             "seats": [self.seats[s].public() for s in seats],
             "client_seeds": {str(s): self.seats[s].seed for s in seats if self.seats[s].seed},
+            "options": played,
         }))
-        self._emit_all(self.engine.start())
-        view = self.engine.view(None)
-        first = view.get("button", view.get("dealer"))
-        self.first_dealer = first if isinstance(first, int) else None
+        self._emit_all(events)
         self._settle()
 
     def _end_match(self) -> None:
@@ -880,7 +897,8 @@ class Table:
         records = list(self._outbox)
         hands, self._hands = self._hands, []
         self._dirty = False
-        return Checkpoint(self.id, self.to_data, lambda: [(rec.seq, _record_data(rec)) for rec in records], hands)
+        return Checkpoint(self.id, self.to_data,
+                          lambda: [(rec.seq, pack_record(rec.event, rec.ts, rec.turn)) for rec in records], hands)
 
     def _publish(self) -> None:
         records = self._outbox
@@ -898,7 +916,7 @@ class Table:
         if self._joins:
             joins, self._joins = self._joins, []
             for join in joins:
-                self._answer_join(join)
+                self._answer_join(join, records)
                 join.conn.flush()
         if self._replies:
             replies, self._replies = self._replies, []
@@ -907,10 +925,18 @@ class Table:
             for conn, _ in replies:
                 conn.flush()
 
-    def _answer_join(self, join: _Join) -> None:
-        """``since`` within the buffer: the missed events then ``ok``; else a snapshot."""
+    def _answer_join(self, join: _Join, published: list[EventRecord]) -> None:
+        """``since`` within the buffer: the missed events then ``ok``; else a
+        snapshot. A join that started the match gets the snapshot taken before
+        it, then the events after that snapshot's ``seq`` (they are all among
+        ``published``, the records committed and published with this join)."""
         conn = join.conn
         if self.fanout.viewer(conn) is False:
+            return
+        if join.before is not None:
+            conn.send(join.before)
+            after = [rec for rec in published if rec.seq > join.before["seq"]]
+            self.fanout.replay(conn, join.viewer, after, current_turn=self.turn_id)
             return
         since = join.since
         if since is not None and since <= self.seq:
@@ -947,7 +973,7 @@ class Table:
             join.older = [rec for rec in records if rec.seq > join.since]  # type: ignore[operator]
 
     def _record_from_data(self, seq: int, data: Data) -> EventRecord:
-        """An :class:`EventRecord` from its stored form (:func:`_record_data`,
+        """An :class:`EventRecord` from its stored form (:func:`~server.store.pack_record`,
         the event buffer's or a store's); the current turn's event carries its
         legal actions again (a past turn's are not kept: nobody is sent them)."""
         turn = data.get("turn")
@@ -1128,14 +1154,6 @@ class SeatView(Mapping[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._view().get(key, default)
-
-
-def _record_data(rec: EventRecord) -> Data:
-    out = rec.event.to_data()
-    out["ts"] = rec.ts
-    if rec.turn is not None:
-        out["turn"] = rec.turn
-    return out
 
 
 def _default_bot(game: str) -> str:

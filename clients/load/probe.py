@@ -16,18 +16,8 @@ import re
 import socket
 import subprocess
 import time
-from urllib.parse import urlsplit
 
-
-def http_base(ws_url: str) -> str:
-    """``http://host:port`` of a ``ws://host:port/ws`` URL (``wss`` gives ``https``).
-
-    >>> http_base("ws://127.0.0.1:8000/ws")
-    'http://127.0.0.1:8000'
-    """
-    parts = urlsplit(ws_url)
-    scheme = "https" if parts.scheme == "wss" else "http"
-    return f"{scheme}://{parts.netloc}"
+from clients.client import http_base  # noqa: F401  (one home; ``clients.load.run`` imports it from here)
 
 
 def metric(text: str, name: str) -> float:

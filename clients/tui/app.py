@@ -3,7 +3,8 @@
 Lobby: the tables of ``GET /api/tables`` (``r`` refreshes), ``enter`` joins the
 selected table as a player, ``w`` watches it, and the input at the bottom
 creates a table: ``GAME [SEATS [BOTS]] [option=value ...]`` (e.g.
-``no_limit_holdem 3 2 starting_stacks=500``), which you then join.
+``no_limit_holdem 3 2 starting_stacks=500``), which you then join; the help
+line above it lists the server's games, seats and options (``GET /api/games``).
 
 Table: the state as your seat sees it (cards, board, stacks or card counts,
 pot, points), whose turn it is with the clock counting down, the last actions,
@@ -20,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import urllib.request
 from typing import Any
 
 from textual.app import App, ComposeResult
@@ -29,17 +29,24 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
 
-from clients.client import Client, ServerError
+from clients.client import Client, ServerError, fetch_json, http_base
 from clients.tui.render import event_line, table_text
 
 Frame = dict[str, Any]
 RANKS = "23456789TJQKAX"
 
 
-def http_base(ws_url: str) -> str:
-    """``ws://host:port/ws`` -> ``http://host:port``."""
-    base = ws_url.replace("wss://", "https://", 1).replace("ws://", "http://", 1)
-    return base[: -len("/ws")] if base.endswith("/ws") else base
+def games_help(catalogue: Frame) -> str:
+    """The lobby's help line from ``GET /api/games`` (:meth:`Client.games`):
+    each game's name, seat range and option names.
+
+    >>> games_help({"games": [{"name": "loco_poker", "seats": {"min": 2, "max": 8},
+    ...                        "options": [{"name": "points_to_win"}]}]})
+    'create: GAME [SEATS [BOTS]] [option=value ...]   loco_poker 2-8 (points_to_win)'
+    """
+    games = "; ".join(f"{g['name']} {g['seats']['min']}-{g['seats']['max']} ({' '.join(o['name'] for o in g['options'])})"
+                      for g in catalogue["games"])
+    return f"create: GAME [SEATS [BOTS]] [option=value ...]   {games}"
 
 
 def parse_create(text: str) -> Frame:
@@ -74,8 +81,7 @@ class Lobby(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable(id="tables", cursor_type="row")
-        yield Static("create: GAME [SEATS [BOTS]] [option=value ...]   games: fixed_limit_holdem no_limit_holdem "
-                     "alamo loco_poker avalanche", id="help")
+        yield Static("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
         yield Input(placeholder="no_limit_holdem 2 1", id="create")
         yield Static("", id="status")
         yield Footer()
@@ -83,6 +89,11 @@ class Lobby(Screen):
     async def on_mount(self) -> None:
         table = self.query_one("#tables", DataTable)
         table.add_columns("table", "game", "seats", "taken", "watching", "status")
+        app: CardhallApp = self.app  # type: ignore[assignment]
+        try:
+            self.query_one("#help", Static).update(games_help(await app.client.games()))
+        except OSError:
+            pass  # the lobby refresh below reports the server unreachable
         await self.action_refresh()
 
     async def action_refresh(self) -> None:
@@ -314,8 +325,7 @@ class CardhallApp(App):
 
     def fetch_tables(self) -> list[Frame]:
         """``GET /api/tables`` (blocking; run in a thread)."""
-        with urllib.request.urlopen(http_base(self.server) + "/api/tables", timeout=5) as r:  # noqa: S310
-            return json.loads(r.read())
+        return fetch_json(http_base(self.server) + "/api/tables", timeout=5)
 
     async def on_mount(self) -> None:
         await self.client.connect()

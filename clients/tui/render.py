@@ -117,6 +117,9 @@ def event_line(e: Data) -> str | None:
     if t in ("match_ended", "game_end", "match_end"):
         result = e.get("result", e)
         return f"MATCH OVER: winners {result.get('winners')}"
-    if t in ("match_started", "rematch"):
+    if t == "match_started":
+        played = ", ".join(f"{k} {v}" for k, v in (e.get("options") or {}).items() if v is not None)
+        return f"match {e.get('match')} (commitment {e.get('commitment', '')[:12]}…)" + (f": {played}" if played else "")
+    if t == "rematch":
         return f"match {e.get('match')} (commitment {e.get('commitment', '')[:12]}…)"
     return None

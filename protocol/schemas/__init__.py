@@ -5,12 +5,14 @@ The documents in this folder, resolved against each other by their ``$id``
 to fetch from):
 
 * ``server.json``: every server frame (``welcome`` ... ``batch``), ``info``,
-  ``turn``, the table's own events (``seated``, ``match_started`` ...);
+  ``turn``, the table's own events (``seated``, ``match_started`` ...), and
+  the body of ``GET /api/games`` (``catalogue``);
 * ``client.json``: every client message, table controls;
 * ``holdem.json`` (both Hold'em games), ``alamo.json``, ``loco_poker.json``,
   ``avalanche.json``: per game ``action``, ``legal_action``, each event
   ``ev_<type>``, ``game_event`` / ``event`` (unions), ``view`` (the snapshot
-  ``state``), ``result``, and ``event_frame`` / ``snapshot`` / ``act``
+  ``state``), ``result``, ``match_options`` (``match_started.options``, built
+  from the engine's ``options_spec``), and ``event_frame`` / ``snapshot`` / ``act``
   narrowed to that game.
 
 :class:`FrameValidator` checks frames against them. It learns each table's game
@@ -222,6 +224,18 @@ class FrameValidator:
                     return [f"legal action {item!r} matches no legal_action of {game or 'any game'}"] + \
                         errors(f"{docs[0]}#/$defs/legal_action", item)
         return []
+
+    # -- HTTP bodies --------------------------------------------------------
+    def check_catalogue(self, body: Any) -> None:
+        """Validate the body of ``GET /api/games`` (``server.json``'s
+        ``catalogue``); raises :class:`SchemaViolation` (recorded in
+        :attr:`failures`) when it does not match."""
+        problems = errors("server.json#/$defs/catalogue", body)
+        self.checked["catalogue"] += 1
+        if problems:
+            message = f"GET /api/games: {problems[0]}"
+            self.failures.append(message)
+            raise SchemaViolation(message)
 
     # -- client messages -----------------------------------------------------
     def client_errors(self, message: Mapping[str, Any]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 
 from clients.bots import BotPlayer
@@ -81,3 +82,14 @@ async def test_no_reconnect_without_asking(live):
         await c.next_frame(5)
     assert c.reconnects == 0
     await c.close()
+
+
+async def test_client_games_is_the_catalogue(live, frame_validator):
+    ann = await Client(live.url, record=True).connect()
+    await ann.hello("ann")
+    before = frame_validator.checked["catalogue"]
+    catalogue = await ann.games()
+    assert frame_validator.checked["catalogue"] == before + 1
+    async with httpx.AsyncClient(base_url=live.http) as http:
+        assert catalogue == (await http.get("/api/games")).json()
+    await ann.close()

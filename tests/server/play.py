@@ -70,6 +70,7 @@ async def play(client: Client, table: str, seed: str, *, until: str = "match_end
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     pending = snapshot
+    answered: set[int] = set()  # a turn comes again with ``resumed`` (G-8): answer it once
     while True:
         if pending is not None:
             frame, pending = pending, None
@@ -79,9 +80,10 @@ async def play(client: Client, table: str, seed: str, *, until: str = "match_end
             if frame["event"]["type"] == until:
                 return seen
         turn = frame.get("turn")
-        if turn is None:
+        if turn is None or turn["id"] in answered:
             continue
         if "legal" in frame:
+            answered.add(turn["id"])
             if act_delay:
                 await asyncio.sleep(act_delay)
             action = bot.choose({}, frame["legal"])
