@@ -4,6 +4,7 @@ import { Connection, saveName, savedName } from "./conn.js";
 import { Lobby } from "./lobby.js";
 import { Table } from "./table.js";
 import { gameInfo } from "./games/index.js";
+import { loadCatalogue } from "./catalogue.js";
 import { h, mount } from "./dom.js";
 
 const main = document.getElementById("main");
@@ -109,4 +110,4 @@ document.addEventListener("keydown", (ev) => {
 
 addEventListener("hashchange", route);
 conn.start();
-route();
+loadCatalogue().catch(() => {}).finally(route); // game titles and the lobby's form (the lobby retries a failure)

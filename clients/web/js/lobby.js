@@ -1,41 +1,74 @@
-// The lobby: the open tables (GET /api/tables, refreshed) and the form that creates one
-// (game, seats, bots, the game's options, table options) over the websocket.
+// The lobby: the open tables (GET /api/tables, refreshed) and the form that creates one over the
+// websocket: game, seats, bots, the game's options and the table options, all as the server's
+// catalogue (GET /api/games) describes them.
 
 import { h, mount } from "./dom.js";
-import { GAMES, TABLE_OPTIONS, gameInfo } from "./games/index.js";
+import { loadCatalogue, loadedCatalogue } from "./catalogue.js";
+import { CHOICE_LABELS, LABELS, gameInfo } from "./games/index.js";
 import { forgetTable, savedTables } from "./table.js";
 
 const LAST_GAME = "cardhall.lastGame";
 
-function field(opt, prefix) {
+const label = (opt) => LABELS[opt.name] || opt.name.replace(/_/g, " ");
+const choiceLabel = (opt, v) => (CHOICE_LABELS[opt.name] || {})[v] || String(v);
+
+/**
+ * One form field for a catalogue option (GET /api/games: name, type, default, nullable, min, max,
+ * choices, meaning). Choices and nullable booleans are selects (option values: the choices as
+ * text, "" = null); `seats` bounds seat-valued options.
+ */
+function field(opt, prefix, seats) {
   const id = `${prefix}-${opt.name}`;
+  const hint = opt.meaning + (opt.rule ? ` (${opt.rule})` : "");
   let input;
-  if (opt.type === "checkbox") input = h("input", { type: "checkbox", id, name: opt.name, checked: opt.value ? true : null });
-  else if (opt.type === "select") input = h("select", { id, name: opt.name }, opt.choices.map(([v, l]) => h("option", { value: v, selected: v === opt.value ? true : null }, l)));
-  else input = h("input", { type: "number", id, name: opt.name, value: opt.value, min: opt.min, max: opt.max, step: opt.step, inputmode: "decimal" });
-  return h("div", { class: `field field-${opt.type}` }, h("label", { for: id }, opt.label), input);
+  if (opt.type === "bool" && !opt.nullable) {
+    input = h("input", { type: "checkbox", id, name: opt.name, checked: opt.default ? true : null });
+  } else if (opt.type === "choice" || opt.type === "bool") {
+    const values = opt.type === "bool" ? [true, false] : opt.choices;
+    const items = values.map((v) => h("option", { value: String(v), selected: v === opt.default ? true : null },
+      opt.type === "bool" ? (v ? "yes" : "no") : choiceLabel(opt, v)));
+    if (opt.nullable) items.unshift(h("option", { value: "", selected: opt.default === null ? true : null }, "automatic"));
+    input = h("select", { id, name: opt.name }, items);
+  } else if (opt.type === "text") {
+    input = h("input", { type: "text", id, name: opt.name, value: opt.default ?? "", maxlength: opt.max });
+  } else {
+    const seat = opt.type === "seat";
+    input = h("input", { type: "number", id, name: opt.name, value: opt.default ?? "", inputmode: "decimal",
+      min: seat ? 1 : opt.nullable && opt.min > 0 ? 0 : opt.min, max: seat ? seats : opt.max,
+      step: opt.type === "number" ? "any" : 1, placeholder: opt.nullable ? "automatic" : null });
+  }
+  return h("div", { class: `field field-${input.type === "checkbox" ? "checkbox" : opt.type}`, title: hint },
+    h("label", { for: id }, label(opt)), input);
+}
+
+/** The value a field holds, typed as its option wants (null for an empty nullable field). */
+function fieldValue(opt, el) {
+  if (opt.type === "bool" && !opt.nullable) return el.checked;
+  const raw = el.value;
+  if (opt.type === "choice" || opt.type === "bool") {
+    if (raw === "") return null;
+    return (opt.type === "bool" ? [true, false] : opt.choices).find((v) => String(v) === raw);
+  }
+  if (opt.type === "text") return raw === "" && opt.nullable ? null : raw;
+  if (raw === "") return opt.nullable ? null : opt.default;
+  const n = Number(raw);
+  if (opt.nullable && n === 0 && opt.min > 0) return null; // "0: never", e.g. blind levels
+  return n;
 }
 
 /** The form's values as a create_table message (options that differ from the defaults only). */
-function readForm(form) {
+function readForm(form, catalogue) {
   const game = form.game.value;
-  const g = GAMES[game];
+  const g = gameInfo(game);
   const seats = Number(form.seats.value);
   const bots = Number(form.bots.value);
   const botName = form.bot.value || null;
   const options = {};
-  const convert = (opt, raw) => {
-    if (opt.type === "checkbox") return Boolean(raw);
-    if (raw === "" || raw === null || raw === undefined) return null;
-    if (opt.type === "select") return /^\d+$/.test(raw) ? Number(raw) : raw;
-    return Number(raw);
-  };
-  for (const opt of [...g.options, ...TABLE_OPTIONS]) {
+  for (const opt of [...g.options, ...catalogue.table_options]) {
     const el = form.elements[opt.name];
     if (!el) continue;
-    let v = convert(opt, opt.type === "checkbox" ? el.checked : el.value);
-    if (opt.name === "blind_levels" && v === 0) v = null;
-    if (v !== convert(opt, opt.value)) options[opt.name] = v;
+    const v = fieldValue(opt, el);
+    if (JSON.stringify(v) !== JSON.stringify(opt.default)) options[opt.name] = v;
   }
   return { type: "create_table", game, seats, options, bots: Array.from({ length: bots }, () => botName) };
 }
@@ -48,14 +81,29 @@ export class Lobby {
     this.tables = [];
     this.error = null;
     this.timer = null;
+    this.catalogueError = null;
     this.game = localStorage.getItem(LAST_GAME) || "no_limit_holdem";
   }
 
   attach(root) {
     this.root = root;
     this.renderShell();
+    if (!loadedCatalogue()) this.loadGames();
     this.refresh();
     this.timer = setInterval(() => this.refresh(), 2500);
+  }
+
+  /** The form needs the server's catalogue (GET /api/games): fetch it, retrying while it fails. */
+  async loadGames() {
+    try {
+      await loadCatalogue();
+      this.catalogueError = null;
+    } catch (err) {
+      this.catalogueError = "The list of games is unreachable; retrying…";
+      setTimeout(() => this.root && this.loadGames(), 2000);
+    }
+    this.renderShell();
+    this.renderList();
   }
 
   detach() {
@@ -78,18 +126,25 @@ export class Lobby {
 
   renderShell() {
     if (!this.root) return;
-    const games = Object.entries(GAMES);
-    const form = h("form", { class: "create", "aria-labelledby": "create-title", onsubmit: (ev) => { ev.preventDefault(); this.create(ev.currentTarget); } },
-      h("h2", { id: "create-title" }, "New table"),
-      h("div", { class: "field" }, h("label", { for: "game" }, "Game"),
-        h("select", { id: "game", name: "game", onchange: (ev) => { this.game = ev.currentTarget.value; localStorage.setItem(LAST_GAME, this.game); this.renderShell(); this.renderList(); } },
-          games.map(([id, g]) => h("option", { value: id, selected: id === this.game ? true : null }, g.title)))),
-      h("p", { class: "blurb" }, gameInfo(this.game).blurb),
-      this.gameFields(),
-      h("details", { class: "more" }, h("summary", {}, "Table options (clocks, pacing)"),
-        h("div", { class: "grid" }, TABLE_OPTIONS.map((o) => field(o, "t")))),
-      h("button", { type: "submit", class: "primary", id: "create-button" }, "Create table and sit down"),
-      h("div", { class: "form-error", role: "alert", id: "create-error" }));
+    const catalogue = loadedCatalogue();
+    let form;
+    if (!catalogue) {
+      form = h("section", { class: "create", "aria-labelledby": "create-title" }, h("h2", { id: "create-title" }, "New table"),
+        h("p", { class: this.catalogueError ? "notice error" : "muted" }, this.catalogueError || "Loading the games…"));
+    } else {
+      if (!catalogue.games.some((g) => g.name === this.game)) this.game = catalogue.games[0].name;
+      form = h("form", { class: "create", "aria-labelledby": "create-title", onsubmit: (ev) => { ev.preventDefault(); this.create(ev.currentTarget); } },
+        h("h2", { id: "create-title" }, "New table"),
+        h("div", { class: "field" }, h("label", { for: "game" }, "Game"),
+          h("select", { id: "game", name: "game", onchange: (ev) => { this.game = ev.currentTarget.value; localStorage.setItem(LAST_GAME, this.game); this.renderShell(); this.renderList(); } },
+            catalogue.games.map((g) => h("option", { value: g.name, selected: g.name === this.game ? true : null }, g.title)))),
+        h("p", { class: "blurb" }, gameInfo(this.game).blurb),
+        this.gameFields(),
+        h("details", { class: "more" }, h("summary", {}, "Table options (clocks, pacing)"),
+          h("div", { class: "grid" }, catalogue.table_options.map((o) => field(o, "t")))),
+        h("button", { type: "submit", class: "primary", id: "create-button" }, "Create table and sit down"),
+        h("div", { class: "form-error", role: "alert", id: "create-error" }));
+    }
     mount(this.root, h("section", { class: "lobby" },
       h("div", { class: "lobby-intro" }, h("h1", {}, "Card tables"),
         h("p", {}, "Play Hold'em, Alamo, Loco Poker or Avalanche against people and bots, or watch any table. Every deal can be checked: the server commits to its seed before the match and this page replays every card when it ends.")),
@@ -98,25 +153,36 @@ export class Lobby {
   }
 
   gameFields() {
-    const g = GAMES[this.game];
-    const [lo, hi] = g.seats;
-    return h("div", { class: "grid" },
-      h("div", { class: "field" }, h("label", { for: "seats" }, `Seats (${lo}–${hi})`),
-        h("input", { type: "number", id: "seats", name: "seats", min: lo, max: hi, value: g.defaultSeats, required: true,
-          oninput: (ev) => { // keep a seat free for you
-            const bots = ev.currentTarget.form.elements.bots;
-            const seats = Number(ev.currentTarget.value);
-            if (seats >= lo && seats <= hi) { bots.max = seats - 1; if (Number(bots.value) >= seats) bots.value = seats - 1; }
-          } })),
-      h("div", { class: "field" }, h("label", { for: "bots" }, "Bots"),
-        h("input", { type: "number", id: "bots", name: "bots", min: 0, max: hi - 1, value: g.defaultSeats - 1 })),
-      h("div", { class: "field" }, h("label", { for: "bot" }, "Bot strategy"),
-        h("select", { id: "bot", name: "bot" }, h("option", { value: "" }, `default (${g.bots[0]})`), g.bots.map((b) => h("option", { value: b }, b)))),
-      g.options.map((o) => field(o, "g")));
+    const g = gameInfo(this.game);
+    const { min: lo, max: hi } = g.seats;
+    const seats = g.seats.default;
+    const featured = g.options.filter((o) => g.featured.includes(o.name));
+    const others = g.options.filter((o) => !g.featured.includes(o.name));
+    return h("div", {},
+      h("div", { class: "grid" },
+        h("div", { class: "field" }, h("label", { for: "seats" }, `Seats (${lo}–${hi})`),
+          h("input", { type: "number", id: "seats", name: "seats", min: lo, max: hi, value: seats, required: true,
+            oninput: (ev) => { // keep a seat free for you
+              const form = ev.currentTarget.form;
+              const bots = form.elements.bots;
+              const n = Number(ev.currentTarget.value);
+              if (n >= lo && n <= hi) {
+                bots.max = n - 1;
+                if (Number(bots.value) >= n) bots.value = n - 1;
+                for (const o of g.options) if (o.type === "seat" && form.elements[o.name]) form.elements[o.name].max = n;
+              }
+            } })),
+        h("div", { class: "field" }, h("label", { for: "bots" }, "Bots"),
+          h("input", { type: "number", id: "bots", name: "bots", min: 0, max: hi - 1, value: seats - 1 })),
+        h("div", { class: "field" }, h("label", { for: "bot" }, "Bot strategy"),
+          h("select", { id: "bot", name: "bot" }, h("option", { value: "" }, `default (${g.default_bot})`), g.bots.map((b) => h("option", { value: b }, b)))),
+        featured.map((o) => field(o, "g", seats))),
+      others.length ? h("details", { class: "more-game" }, h("summary", {}, `More ${g.title} options`),
+        h("div", { class: "grid" }, others.map((o) => field(o, "g", seats)))) : null);
   }
 
   async create(form) {
-    const msg = readForm(form);
+    const msg = readForm(form, loadedCatalogue());
     const error = this.root.querySelector("#create-error");
     error.textContent = "";
     if (msg.bots.length >= msg.seats) { error.textContent = "Leave at least one seat for yourself: fewer bots than seats."; return; }

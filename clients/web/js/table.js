@@ -308,7 +308,7 @@ export class Table {
       case "seated": return `${e.name} sits at seat ${e.seat}${e.bot ? " (bot)" : ""}`;
       case "left": return `Seat ${e.seat} is free`;
       case "presence": return `${n(e.seat)} ${e.connected ? "connected" : "disconnected"}`;
-      case "match_started": return `Match ${e.match} begins (commitment ${e.commitment.slice(0, 12)}…)`;
+      case "match_started": return `Match ${e.match} begins${playedWith(e.options, this.model.info.game)} (commitment ${e.commitment.slice(0, 12)}…)`;
       case "match_ended": return `Match ${e.match} is over; server seed revealed`;
       case "rematch": return `Rematch: match ${e.match}`;
       case "timeout": return `${n(e.seat)} ran out of time: ${e.action.type}`;
@@ -584,6 +584,25 @@ export class Table {
       h("p", { class: "hint" }, "The server commits to a secret seed before the match and reveals it at the end; this page then replays the shuffles and checks every card it saw."),
       rows);
   }
+}
+
+/**
+ * ": small blind 5, …, button seat 3" from match_started.options (SPEC "Game options"): the first
+ * button or dealer, and the options whose value is not the catalogue's default.
+ */
+function playedWith(options, game) {
+  if (!options) return "";
+  const defaults = Object.fromEntries(gameInfo(game).options.map((o) => [o.name, o.default]));
+  const parts = [];
+  for (const [name, value] of Object.entries(options)) {
+    if (name === "button" || name === "dealer") {
+      if (value != null) parts.push(`${name} seat ${value}`);
+    } else if (value !== null && JSON.stringify(value) !== JSON.stringify(defaults[name])
+        && !(Array.isArray(value) && value.every((v) => v === value[0]) && value[0] === defaults[name])) {
+      parts.push(`${name.replace(/_/g, " ")} ${Array.isArray(value) ? (value.every((v) => v === value[0]) ? value[0] : value.join("/")) : value}`);
+    }
+  }
+  return parts.length ? `: ${parts.join(", ")}` : "";
 }
 
 function newRecord(m, commitment) {
