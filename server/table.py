@@ -48,7 +48,7 @@ from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
 from server.mailbox import Mailbox
 from server.seating import Occupant, parse_seed
-from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest, pack_record
+from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -203,8 +203,8 @@ class Table:
                 if self.stalled:
                     self._unstall()
                 append = self.buffer.append
-                for seq, blob in checkpoint.events:  # committed: kept for joins with since
-                    append(seq, blob)
+                for rec in self._outbox:  # committed: kept for joins with since
+                    append(rec.seq, rec.event.data, rec.event.private, rec.ts, rec.turn)
             if self._joins:
                 await self._read_older_events()
             self._publish()
@@ -306,7 +306,7 @@ class Table:
     def full_checkpoint(self) -> Checkpoint:
         """Everything this table holds: its state, every buffered event and the
         hands not yet written (to fill a store that lost its data)."""
-        events = self.buffer.packed() + [(rec.seq, pack_record(rec.event, rec.ts, rec.turn)) for rec in self._outbox]
+        events = self.buffer.records() + [(rec.seq, _record_data(rec)) for rec in self._outbox]
         return Checkpoint(self.id, self.to_data(), events, list(self._hands))
 
     def _fault(self, mark: tuple[int, int, int], what: str) -> None:
@@ -897,8 +897,7 @@ class Table:
         records = list(self._outbox)
         hands, self._hands = self._hands, []
         self._dirty = False
-        return Checkpoint(self.id, self.to_data,
-                          lambda: [(rec.seq, pack_record(rec.event, rec.ts, rec.turn)) for rec in records], hands)
+        return Checkpoint(self.id, self.to_data, lambda: [(rec.seq, _record_data(rec)) for rec in records], hands)
 
     def _publish(self) -> None:
         records = self._outbox
@@ -973,7 +972,7 @@ class Table:
             join.older = [rec for rec in records if rec.seq > join.since]  # type: ignore[operator]
 
     def _record_from_data(self, seq: int, data: Data) -> EventRecord:
-        """An :class:`EventRecord` from its stored form (:func:`~server.store.pack_record`,
+        """An :class:`EventRecord` from its stored form (:func:`_record_data`,
         the event buffer's or a store's); the current turn's event carries its
         legal actions again (a past turn's are not kept: nobody is sent them)."""
         turn = data.get("turn")
@@ -1154,6 +1153,14 @@ class SeatView(Mapping[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._view().get(key, default)
+
+
+def _record_data(rec: EventRecord) -> Data:
+    out = rec.event.to_data()
+    out["ts"] = rec.ts
+    if rec.turn is not None:
+        out["turn"] = rec.turn
+    return out
 
 
 def _default_bot(game: str) -> str:
