@@ -576,12 +576,13 @@ class BettingRound:
         return out
 
     # -- persistence ------------------------------------------------------
-    def to_data(self) -> Data:
-        """Plain data (msgpack/JSON-able); :meth:`from_data` restores it exactly."""
+    def to_data(self, copy: bool = True) -> Data:
+        """Plain data (msgpack/JSON-able); :meth:`from_data` restores it exactly.
+        ``copy=False`` shares this round's lists (``Engine.state_data``)."""
         out: Data = {"rules": self.rules.to_data()}
         for name in _FIELDS:
             value = getattr(self, name)
-            out[name] = list(value) if isinstance(value, list) else value
+            out[name] = list(value) if copy and isinstance(value, list) else value
         return out
 
     @classmethod

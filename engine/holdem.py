@@ -214,8 +214,13 @@ class Hand:
     over: bool
     round: BettingRound | None
 
-    def to_data(self) -> Data:
-        out: Data = {}
+    def to_data(self, copy: bool = True) -> Data:
+        """Plain data; ``copy=False`` shares the hand's lists (``Engine.state_data``)."""
+        if not copy:
+            out: Data = {name: getattr(self, name) for name in _HAND_FIELDS}
+            out["round"] = self.round.to_data(False) if self.round is not None else None
+            return out
+        out = {}
         for name in _HAND_FIELDS:
             value = getattr(self, name)
             if isinstance(value, list):
@@ -1021,11 +1026,19 @@ class HoldemEngine(Engine):
 
     # -- persistence --------------------------------------------------------------
     def to_data(self) -> Data:
+        return self._data(True)
+
+    def state_data(self) -> Data:
+        return self._data(False)
+
+    def _data(self, copy: bool) -> Data:
+        """:meth:`to_data` (``copy``) or :meth:`state_data`: the same data, the
+        latter sharing the options and the hand's lists instead of copying them."""
         return {
             "game": self.game,
             "version": STATE_VERSION,
             "seats": list(self.seats),
-            "options": _copy(self.options),
+            "options": _copy(self.options) if copy else self.options,
             "rng": self.rng_to_data(self.rng),
             "chips": {str(s): c for s, c in self.chips.items()},
             "hand_number": self.hand_number,
@@ -1036,7 +1049,7 @@ class HoldemEngine(Engine):
             "started": self.started,
             "finished": self.is_finished,
             "pending": self._pending,
-            "hand": self.hand.to_data() if self.hand is not None else None,
+            "hand": self.hand.to_data(copy) if self.hand is not None else None,
         }
 
     @classmethod

@@ -1,25 +1,29 @@
 """A table's recent events, packed, for clients that ``join`` with ``since``.
 
-Each committed event is kept as msgpack bytes of ``(data, private, ts, turn)``
+Each committed event is kept as the msgpack bytes of its stored record
+(``{"data", "private"?, "ts", "turn"?}``, :func:`server.store.pack_record`: the
+very bytes the table handed to the store with its checkpoint, packed once)
 next to its ``seq`` (two deques: ints and bytes, no tuple per event), not as
 live Python objects: bytes and ints are a few hundred bytes, untracked by the
 garbage collector, where the event's records, dicts and lists were ~1-2 KiB of
 objects the collector traversed again and again while they lived (measured
 with 500 tables at full speed: the young generation held 100,000+ objects at
 each collection, pausing the loop for 50-150 ms; docs/LOAD.md). Reading it back
-(a reconnect) unpacks only what the client missed, as the record a store keeps
-(``{"data", "private"?, "ts", "turn"?}``).
+(a reconnect) unpacks only what the client missed.
 
->>> buf = EventBuffer(2, lambda seq, data: (seq, data["data"]["type"]))
+>>> from engine.base import Event
+>>> from server.store import pack_record
+>>> buf = EventBuffer(2, lambda seq, record: (seq, record["data"]["type"]))
 >>> for seq, kind in enumerate(["deal", "bet", "fold"], 1):
-...     buf.append(seq, {"type": kind}, {2: {"cards": ["Ah"]}} if kind == "deal" else None, 0.0, None)
+...     private = {2: {"cards": ["Ah"]}} if kind == "deal" else None
+...     buf.append(seq, pack_record(Event({"type": kind}, private), 0.0, None))
 >>> buf.first_seq, buf.last_seq, len(buf)
 (2, 3, 2)
 >>> buf.since(2)
 [(3, 'fold')]
 >>> list(buf)
 [(2, 'bet'), (3, 'fold')]
->>> buf.records()[0]
+>>> buf.packed()[0][0], unpack_event(buf.packed()[0][1])
 (2, {'data': {'type': 'bet'}, 'ts': 0.0})
 """
 
@@ -29,12 +33,10 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-import msgpack
+from server.store import unpack_event
 
 R = TypeVar("R")
 Data = dict[str, Any]
-
-_pack = msgpack.Packer().pack
 
 
 class EventBuffer(Generic[R]):
@@ -48,12 +50,11 @@ class EventBuffer(Generic[R]):
         self._blobs: deque[bytes] = deque(maxlen=size)
         self._decode = decode
 
-    def append(self, seq: int, data: Data, private: dict[int, Data] | None, ts: float, turn: Data | None) -> None:
-        """Keep event ``seq``: its public ``data``, ``private`` fields per seat,
-        ``ts`` and ``turn`` (packed as they are: no record built); the oldest
+    def append(self, seq: int, blob: bytes) -> None:
+        """Keep event ``seq``, its stored record packed (``blob``); the oldest
         goes when full."""
         self._seqs.append(seq)
-        self._blobs.append(_pack((data, private or None, ts, turn)))
+        self._blobs.append(blob)
 
     @property
     def first_seq(self) -> int | None:
@@ -69,11 +70,11 @@ class EventBuffer(Generic[R]):
         seqs = self._seqs
         if not seqs or seqs[-1] <= seq:
             return []
-        return [self._decode(s, _record(b)) for s, b in zip(seqs, self._blobs) if s > seq]
+        return [self._decode(s, unpack_event(b)) for s, b in zip(seqs, self._blobs) if s > seq]
 
-    def records(self) -> list[tuple[int, Data]]:
-        """Every event kept as ``(seq, stored record)`` (to rewrite a store)."""
-        return [(s, _record(b)) for s, b in zip(self._seqs, self._blobs)]
+    def packed(self) -> list[tuple[int, bytes]]:
+        """Every event kept as ``(seq, packed stored record)`` (to rewrite a store)."""
+        return list(zip(self._seqs, self._blobs))
 
     def drop_after(self, seq: int) -> None:
         """Forget the events after ``seq``."""
@@ -94,16 +95,5 @@ class EventBuffer(Generic[R]):
     def __iter__(self) -> Iterator[R]:
         """Every event kept, decoded, oldest first."""
         for s, b in list(zip(self._seqs, self._blobs)):
-            yield self._decode(s, _record(b))
+            yield self._decode(s, unpack_event(b))
 
-
-def _record(blob: bytes) -> Data:
-    """The stored record (``{"data", "private"?, "ts", "turn"?}``, private seats
-    as strings, as a store keeps it) of a packed event."""
-    data, private, ts, turn = msgpack.unpackb(blob, strict_map_key=False)
-    out: Data = {"data": data, "ts": ts}
-    if private:
-        out["private"] = {str(k): v for k, v in private.items()}
-    if turn is not None:
-        out["turn"] = turn
-    return out

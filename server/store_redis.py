@@ -42,8 +42,6 @@ from server.store import (
     StoredTable,
     StoreEmpty,
     StoreUnavailable,
-    pack_event,
-    pack_state,
     unpack_event,
     unpack_state,
 )
@@ -196,13 +194,8 @@ class RedisStore(Store):
         packb = msgpack.packb
         for cp in batch:
             try:
-                state_data, events = cp.packed()
-                state = pack_state(state_data)
-                del state_data
-                rest: list[Any] = []
-                for seq, record in events:
-                    rest.append(seq)
-                    rest.append(pack_event(record))
+                state = cp.packed_state()
+                rest: list[Any] = [x for event in cp.events for x in event]  # seq, packed record, ...
                 rest.append([x for hand in cp.hands for x in (hand["seq"], packb(hand))])
                 # Redis's Lua msgpack reads strings, not the bin type: bytes go as raw strings
                 extra = packb(rest, use_bin_type=False)

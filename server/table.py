@@ -48,7 +48,7 @@ from server.clock import PausedClock, TurnClock
 from server.fanout import Fanout
 from server.mailbox import Mailbox
 from server.seating import Occupant, parse_seed
-from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest
+from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest, pack_record
 
 if TYPE_CHECKING:
     from server.connection import Connection
@@ -203,8 +203,8 @@ class Table:
                 if self.stalled:
                     self._unstall()
                 append = self.buffer.append
-                for rec in self._outbox:  # committed: kept for joins with since
-                    append(rec.seq, rec.event.data, rec.event.private, rec.ts, rec.turn)
+                for seq, blob in checkpoint.events:  # committed: kept for joins with since
+                    append(seq, blob)
             if self._joins:
                 await self._read_older_events()
             self._publish()
@@ -306,7 +306,7 @@ class Table:
     def full_checkpoint(self) -> Checkpoint:
         """Everything this table holds: its state, every buffered event and the
         hands not yet written (to fill a store that lost its data)."""
-        events = self.buffer.records() + [(rec.seq, _record_data(rec)) for rec in self._outbox]
+        events = self.buffer.packed() + [(rec.seq, pack_record(rec.event, rec.ts, rec.turn)) for rec in self._outbox]
         return Checkpoint(self.id, self.to_data(), events, list(self._hands))
 
     def _fault(self, mark: tuple[int, int, int], what: str) -> None:
@@ -897,7 +897,8 @@ class Table:
         records = list(self._outbox)
         hands, self._hands = self._hands, []
         self._dirty = False
-        return Checkpoint(self.id, self.to_data, lambda: [(rec.seq, _record_data(rec)) for rec in records], hands)
+        return Checkpoint(self.id, lambda: self.to_data(shared=True),
+                          lambda: [(rec.seq, pack_record(rec.event, rec.ts, rec.turn)) for rec in records], hands)
 
     def _publish(self) -> None:
         records = self._outbox
@@ -972,8 +973,8 @@ class Table:
             join.older = [rec for rec in records if rec.seq > join.since]  # type: ignore[operator]
 
     def _record_from_data(self, seq: int, data: Data) -> EventRecord:
-        """An :class:`EventRecord` from its stored form (:func:`_record_data`,
-        the event buffer's or a store's); the current turn's event carries its
+        """An :class:`EventRecord` from its stored record (:func:`~server.store.pack_record`,
+        unpacked from the event buffer or a store); the current turn's event carries its
         legal actions again (a past turn's are not kept: nobody is sent them)."""
         turn = data.get("turn")
         rec = EventRecord(seq, Event.from_data(data), data.get("ts", 0.0), turn)
@@ -1040,9 +1041,11 @@ class Table:
         }
 
     # ------------------------------------------------------------ plain data
-    def to_data(self) -> Data:
+    def to_data(self, shared: bool = False) -> Data:
         """Everything about the table as plain data (clocks as seconds left);
-        with :meth:`from_data`, a table moves to another process."""
+        with :meth:`from_data`, a table moves to another process. ``shared``:
+        the engine's part is its ``state_data()`` (lists shared with the live
+        engine: for a checkpoint packed before the table changes again)."""
         turn = None
         if self.turn_id is not None:
             turn = {"id": self.turn_id, "seat": self.turn_seat, "kind": self.turn_kind}
@@ -1055,7 +1058,7 @@ class Table:
             "status": self.status, "paused": self.paused, "match": self.match,
             "server_seed": self.server_seed.hex(), "seq": self.seq, "created": self.created,
             "occupants": [o.to_data() for _, o in sorted(self.seats.items())],
-            "engine": self.engine.to_data() if self.engine is not None else None,
+            "engine": (self.engine.state_data() if shared else self.engine.to_data()) if self.engine is not None else None,
             "turn": turn, "step": self.step_id, "last_result": self.last_result,
             "last_hand_digest": self._last_hand, "first_dealer": self.first_dealer,
         }
@@ -1153,14 +1156,6 @@ class SeatView(Mapping[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._view().get(key, default)
-
-
-def _record_data(rec: EventRecord) -> Data:
-    out = rec.event.to_data()
-    out["ts"] = rec.ts
-    if rec.turn is not None:
-        out["turn"] = rec.turn
-    return out
 
 
 def _default_bot(game: str) -> str:

@@ -161,6 +161,19 @@ def test_state_round_trips_through_msgpack_and_plays_on_identically(m, data):
             step(m, data)
 
 
+@SETTINGS
+@given(matches(), st.data())
+def test_state_data_equals_to_data_at_every_step(m, data):
+    """``state_data()`` (the server's checkpoint: shares the engine's lists)
+    is ``to_data()`` exactly, packed byte for byte the same, at every step."""
+    for _ in range(MAX_STEPS):
+        assert m.state_data() == m.to_data()
+        assert msgpack.packb(m.state_data()) == msgpack.packb(m.to_data())
+        if m.finished:
+            break
+        step(m, data)
+
+
 def packed_cards(value: Any) -> set[str]:
     """Every card string found in ``value`` after msgpack encoding."""
     blob = msgpack.packb(value)

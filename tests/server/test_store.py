@@ -26,6 +26,7 @@ from server.store import (
     Store,
     StoreEmpty,
     StoreUnavailable,
+    pack_event,
     pack_state,
     unpack_state,
 )
@@ -42,7 +43,7 @@ def _event(seq: int) -> tuple[int, dict]:
 
 
 def _checkpoint(table: str, seqs: range, hands: list[dict] | None = None) -> Checkpoint:
-    return Checkpoint(table, _state(table, seqs[-1] if seqs else 0), [_event(s) for s in seqs], hands)
+    return Checkpoint(table, _state(table, seqs[-1] if seqs else 0), [(s, pack_event(_event(s)[1])) for s in seqs], hands)
 
 
 def _hand(seq: int, match: int = 1) -> dict:
@@ -134,7 +135,7 @@ async def test_unreadable_checkpoints_are_reported_and_quarantined(store):
 
 
 async def test_a_checkpoint_that_cannot_be_encoded_fails_alone(store):
-    bad = Checkpoint("t_bad", _state("t_bad", 1, oops={1, 2}), [_event(1)])  # a set: not msgpack data
+    bad = Checkpoint("t_bad", _state("t_bad", 1, oops={1, 2}), [(1, pack_event(_event(1)[1]))])  # a set: not msgpack data
     good = _checkpoint("t_good", range(1, 3))
     await store.commit([bad, good])
     assert isinstance(bad.error, TypeError) and good.error is None
@@ -185,6 +186,46 @@ def test_migrations_upgrade_old_checkpoints_step_by_step(monkeypatch):
 def test_unreadable_checkpoints_say_why(blob, message):
     with pytest.raises(CheckpointError, match=message):
         unpack_state(blob)
+
+
+class _SlowStore(MemoryStore):
+    """A memory store whose commits take a loop iteration or more (as a
+    networked store's), recording how many run at once."""
+
+    def __init__(self) -> None:
+        super().__init__(keep_states=True)
+        self.running = 0
+        self.most = 0
+        self.sizes: list[int] = []
+
+    def commit_now(self, batch):  # type: ignore[override]
+        return False
+
+    async def commit(self, batch):  # type: ignore[override]
+        self.running += 1
+        self.most = max(self.most, self.running)
+        self.sizes.append(len(batch))
+        try:
+            await asyncio.sleep(0.01)
+            super().commit_now(batch)
+        finally:
+            self.running -= 1
+
+
+async def test_group_commit_splits_a_large_batch_into_two_commits_in_flight():
+    store = _SlowStore()
+    committer = server.store.GroupCommitter(store)
+    await asyncio.gather(*(committer.commit(_checkpoint(f"t_{i}", range(1, 3))) for i in range(40)))
+    assert store.sizes == [20, 20] and store.most == 2
+    assert {t.id for t in await store.load_tables()} == {f"t_{i}" for i in range(40)}
+    # a small batch goes whole; a job run exclusively waits for the commits in flight
+    pending = [asyncio.ensure_future(committer.commit(_checkpoint(f"t_{i}", range(3, 5)))) for i in range(5)]
+    while not store.running:
+        await asyncio.sleep(0)
+    seen = await committer.exclusive(lambda: asyncio.sleep(0, result=(store.running, list(store.sizes))))
+    assert seen == (0, [20, 20, 5])
+    await asyncio.gather(*pending)
+    assert await store.events_since("t_4", 0, 4) == [_event(s) for s in range(1, 5)]
 
 
 # -- Redis only ----------------------------------------------------------------
