@@ -422,7 +422,6 @@ class BettingRound:
         """
         opt = self.options()
         i = self.queue[0]
-        rules = self.rules
         legal = self._legal
         self._opts = self._legal = None  # recomputed after this action (kept if it is rejected: no change)
         try:

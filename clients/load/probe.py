@@ -17,8 +17,6 @@ import socket
 import subprocess
 import time
 
-from clients.client import http_base  # noqa: F401  (one home; ``clients.load.run`` imports it from here)
-
 
 def metric(text: str, name: str) -> float:
     """The value of the unlabelled sample ``name`` in Prometheus text (0.0 when absent)."""

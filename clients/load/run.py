@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clients.load.histogram import LatencyHistogram
-from clients.load.probe import histogram_quantile, http_base, labelled, metric
+from clients.client import http_base
+from clients.load.probe import histogram_quantile, labelled, metric
 from clients.load.worker import TablePlan, WorkerPlan, process_main
 
 #: the keys every ``--json`` output has (issue 7); others may be added

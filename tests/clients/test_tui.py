@@ -4,7 +4,6 @@ each game by pressing keys, and check what the screen shows."""
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 

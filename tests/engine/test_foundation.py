@@ -8,7 +8,7 @@ import importlib
 import pytest
 from hypothesis import given, strategies as st
 
-from engine import cards, pots, ranking, seats
+from engine import cards, ranking, seats
 from engine.base import Event
 from engine.pots import Pot, side_pots, split
 

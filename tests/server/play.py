@@ -14,8 +14,6 @@ from typing import Any
 
 from clients.client import Client, ServerError
 from engine.bots.random_bot import RandomBot
-from engine.bots.registry import make_bot
-from engine.registry import engine_class
 from engine.rng import FairRandom
 
 Frame = dict[str, Any]
@@ -30,16 +28,6 @@ QUICK: dict[str, dict[str, Any]] = {
 }
 
 CARD = re.compile(r"^(?:[2-9TJQKA][cdhs]|X[rb])$")
-
-
-def available(game: str) -> bool:
-    """True when ``game``'s engine has landed in the repository."""
-    try:
-        engine_class(game)
-        make_bot(game, None, FairRandom(b"check"))
-        return True
-    except (ImportError, AttributeError):
-        return False
 
 
 def cards_in(obj: Any, out: set[str] | None = None) -> set[str]:

@@ -8,9 +8,7 @@ import pytest
 
 from clients.client import ServerError
 from protocol.errors import CODES
-from tests.server.play import available
 
-pytestmark = pytest.mark.skipif(not available("loco_poker"), reason="needs the loco_poker engine")
 
 
 async def _error(client, payload=None, message=None):

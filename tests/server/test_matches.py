@@ -26,7 +26,7 @@ import pytest
 
 from engine.registry import GAMES, engine_class
 from engine.rng import FairRandom
-from tests.server.play import (QUICK, available, cards_in, check_gap_free, event_frames, play, remember_seat,
+from tests.server.play import (QUICK, cards_in, check_gap_free, event_frames, play, remember_seat,
                                watch)
 
 FORBIDDEN_KEYS = {"deck_order", "shuffled", "stub", "server_seed_hex", "rng", "key"}
@@ -45,8 +45,6 @@ def _walk_keys(obj, out):
 
 @pytest.mark.parametrize("game", sorted(GAMES))
 async def test_full_match_every_frame_checked(live, game):
-    if not available(game):
-        pytest.skip(f"the {game} engine has not landed yet")
     cls = engine_class(game)
     seats = 3 if cls.max_seats >= 3 else 2
     ann = await live.client("ann", codec="msgpack")

@@ -21,7 +21,7 @@ from engine.registry import GAMES, engine_class
 from protocol.schemas import FrameValidator
 from server.options import TABLE_OPTIONS
 from tests.server.conftest import TEST_SETTINGS, running_server
-from tests.server.play import available, check_gap_free
+from tests.server.play import check_gap_free
 
 FAST = {"pause": 0, "bot_think": 0}
 
@@ -47,7 +47,7 @@ async def test_catalogue_lists_what_create_table_accepts(live):
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     body = r.json()
     FrameValidator().check_catalogue(body)
-    assert [g["name"] for g in body["games"]] == [g for g in GAMES if available(g)]
+    assert [g["name"] for g in body["games"]] == list(GAMES)
     assert [o["name"] for o in body["table_options"]] == [o.name for o in TABLE_OPTIONS]
     ann = await live.client("ann")
     for entry in body["games"]:
@@ -89,7 +89,7 @@ GIVEN: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("game", [g for g in GIVEN if available(g)])
+@pytest.mark.parametrize("game", GIVEN)
 async def test_match_started_carries_the_options_played(live, game):
     ann = await live.client("ann", codec="json")
     table = await ann.create_table(game, seats=2, bots=1, options={**FAST, **GIVEN[game]})
@@ -120,8 +120,6 @@ async def test_match_started_carries_the_options_played(live, game):
 
 @pytest.mark.parametrize("codec, batch", [("msgpack", True), ("json", False)])
 async def test_join_that_fills_the_last_seat_gets_snapshot_then_the_match(live, codec, batch):
-    if not available("loco_poker"):
-        pytest.skip("needs the loco_poker engine")
     ann = await live.client("ann")
     table = await ann.create_table("loco_poker", seats=3, bots=1, options=FAST)
     await ann.join(table, role="player", seat=1)

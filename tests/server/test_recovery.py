@@ -33,7 +33,7 @@ from clients.client import Client, ServerError
 from server.store import FORMAT_VERSION, MemoryStore, Store, hand_digest, pack_state, unpack_state
 from server.store_redis import RedisStore
 from tests.server.conftest import TEST_SETTINGS, running_server
-from tests.server.play import QUICK, available, check_gap_free, event_frames, play, remember_seat
+from tests.server.play import QUICK, check_gap_free, event_frames, play, remember_seat
 
 SETTINGS = replace(TEST_SETTINGS, event_buffer=256, store_retry=0.1, operator_key="ops")
 
@@ -81,7 +81,6 @@ async def _act_until(table, clients: dict[int, Client], acks: int) -> None:
         done += 1
 
 
-@pytest.mark.skipif(not available("no_limit_holdem") or not available("loco_poker"), reason="engines not landed")
 async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
     async with running_server(SETTINGS, stores()) as srv:
         ann, bob = await srv.client("ann"), await srv.client("bob")
@@ -153,7 +152,6 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
             await c.close()
 
 
-@pytest.mark.skipif(not available("loco_poker"), reason="engine not landed")
 async def test_unreadable_checkpoints_are_quarantined_and_the_rest_loads(stores, caplog):
     async with running_server(SETTINGS, stores()) as srv:
         owner = await srv.client("owner")
@@ -227,7 +225,6 @@ def test_state_packing_is_exact_for_a_live_table_shape():
     assert unpack_state(pack_state(state)) == state
 
 
-@pytest.mark.skipif(not available("loco_poker"), reason="engine not landed")
 async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
     """Format 1 kept the whole last hand record (``last_hand``); format 2 its
     digest. A table stored by the older server loads, and its last hand is not

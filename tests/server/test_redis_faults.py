@@ -34,11 +34,10 @@ from engine.bots.random_bot import RandomBot
 from engine.rng import FairRandom
 from server.clock import PausedClock
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
-from tests.server.play import QUICK, available
+from tests.server.play import QUICK
 from tests.server.test_recovery_kill import check_history
 
-pytestmark = [pytest.mark.redis, pytest.mark.skipif(not (available("no_limit_holdem") and available("loco_poker")),
-                                                    reason="engines not landed")]
+pytestmark = pytest.mark.redis
 
 PREFIX = "faults"
 Frame = dict[str, Any]

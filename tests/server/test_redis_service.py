@@ -18,7 +18,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.server.conftest import TEST_SETTINGS, free_port, running_server
-from tests.server.play import QUICK, available
+from tests.server.play import QUICK
 
 
 pytestmark = pytest.mark.redis
@@ -28,7 +28,6 @@ def _metric(text: str, name: str) -> float:
     return float(re.search(rf"^{name} ([0-9.e+-]+)$", text, re.M).group(1))  # type: ignore[union-attr]
 
 
-@pytest.mark.skipif(not available("loco_poker"), reason="engine not landed")
 async def test_tables_acting_together_share_one_commit(redis_server):
     settings = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="gc")
     db = aioredis.Redis.from_url(redis_server.url)

@@ -20,9 +20,7 @@ from clients.client import Client, ServerError
 from server.store import MemoryStore
 from server.table import Table
 from tests.server.conftest import TEST_SETTINGS, running_server
-from tests.server.play import available, event_frames
 
-pytestmark = pytest.mark.skipif(not available("loco_poker"), reason="needs the loco_poker engine")
 
 
 async def test_lobby_hands_health_metrics_and_operator_endpoints():

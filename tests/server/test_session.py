@@ -10,9 +10,8 @@ import pytest
 
 from clients.client import Client, ServerError
 from tests.server.conftest import TEST_SETTINGS, running_server
-from tests.server.play import available, check_gap_free, event_frames, play, remember_seat
+from tests.server.play import check_gap_free, event_frames, play, remember_seat
 
-pytestmark = pytest.mark.skipif(not available("loco_poker"), reason="needs the loco_poker engine")
 
 FAST = {"pause": 0, "bot_think": 0}
 
