@@ -405,6 +405,7 @@ def _without_clocks(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.timeout(3600)  # 200 kill points (--runslow) take ~15 minutes; the suite's limit is 300 s
 async def test_sigkill_at_random_points_resumes_every_table_exactly(redis_server, tmp_path, request):
     points = _points(request.config)
     harness = Harness(redis_server, tmp_path, seed=b"kill-test/" + str(points).encode())
