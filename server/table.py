@@ -423,6 +423,7 @@ class Table:
                 self._dirty = True
                 if self.turn_seat == seat and self.turn_kind == "human" and not self.paused:
                     self._schedule_auto()
+                self._stop_waiting_for(seat)
         else:
             del self.seats[seat]
             self._emit(Event({"type": "left", "seat": seat}))
@@ -439,6 +440,7 @@ class Table:
         self._joins = [j for j in self._joins if j.conn is not conn]
         if viewer is not None and viewer in self.seats and self.fanout.presence(viewer) == 0:
             self._emit(Event({"type": "presence", "seat": viewer, "connected": False}))
+            self._stop_waiting_for(viewer)
         if self.fanout.count == 0:
             self.idle_since = time.monotonic()
 
@@ -525,6 +527,7 @@ class Table:
             self._emit(Event({"type": "sat_out", "seat": seat, "reason": "player"}))
             if self.turn_seat == seat and self.turn_kind == "human" and not self.paused:
                 self._schedule_auto()
+            self._stop_waiting_for(seat)
         elif kind == "sit_in":
             if not occ.sitting_out:
                 raise ProtocolError("bad_state", "not sitting out")
@@ -745,9 +748,23 @@ class Table:
         self._advance()
 
     def _solo_human(self) -> int | None:
-        """The seat of the table's only human, if exactly one human plays (G-4)."""
+        """The seat of the table's only human, if exactly one human plays and
+        is there to press ``continue`` (G-4): connected and not sitting out.
+        A solo player who left or lost the connection is not waited for: the
+        table goes on at its own pace and their turns run on the clock (G-3, G-5)."""
         humans = [s for s, o in self.seats.items() if o.human]
-        return humans[0] if len(humans) == 1 else None
+        if len(humans) != 1:
+            return None
+        seat = humans[0]
+        return None if self.seats[seat].sitting_out or self.fanout.presence(seat) == 0 else seat
+
+    def _stop_waiting_for(self, seat: int) -> None:
+        """``seat`` can no longer press ``continue`` (left, sat out, disconnected):
+        a table waiting for it goes on at its own pace (G-4, G-5)."""
+        if self.status == RUNNING and self.turn_kind == "continue" and self.turn_seat == seat:
+            self.turn_kind = None
+            self._dirty = True
+            self._settle()
 
     def _record_hand(self) -> None:
         assert self.engine is not None

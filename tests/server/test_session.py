@@ -178,6 +178,46 @@ async def test_solo_play_waits_for_continue_G4_NL5(live):
     await ann.close()
 
 
+async def _solo_waiting_for_continue(live, name):
+    """A solo Loco Poker table (two bots) waiting for its player's ``continue``."""
+    ann = await live.client(name)
+    table = await ann.create_table("loco_poker", seats=3, bots=2,
+                                   options={"pause": 0.05, "bot_think": 0, "points_to_win": 2,
+                                            "action_clock": 0.2, "time_bank": 0})
+    await ann.join(table, role="player", seat=1)
+    t = live.hall.tables[table]
+    for _ in range(500):
+        if t.turn_kind == "continue":
+            return ann, table, t
+        if t.turn_kind == "human" and t.turn_seat == 1:
+            await ann.act(table, {"type": "fold"}, turn=t.turn_id)
+        await asyncio.sleep(0.01)
+    raise AssertionError("the solo table never waited for continue")
+
+
+@pytest.mark.parametrize("how", ["disconnect", "leave", "sit_out"])
+async def test_a_solo_table_goes_on_when_its_player_is_gone_G4_G5(live, how):
+    """G-4 waits for the solo player's continue only while they can press it: a
+    player who lost the connection, left or sat out is not waited for; the
+    table goes on at its pace, their turns on the clock (G-3, G-5), to the match's end."""
+    ann, table, t = await _solo_waiting_for_continue(live, f"solo {how}")
+    seq = t.seq
+    if how == "disconnect":
+        await ann.close()
+    elif how == "leave":
+        await ann.leave(table)
+    else:
+        await ann.act(table, {"type": "sit_out"})
+    for _ in range(1000):
+        if t.status != "running":
+            break
+        await asyncio.sleep(0.01)
+    assert t.seq > seq + 5, "the table stopped when its solo player went away"
+    assert t.status == "finished" and t.engine.finished
+    if how != "disconnect":
+        await ann.close()
+
+
 async def test_owner_pause_and_resume_G8_and_rematch_G7(live):
     ann, bob, table, _ = await _two_players(live, {"action_clock": 0.3, "time_bank": 0, "points_to_win": 1})
     t = await _turn(live, table)
