@@ -43,6 +43,20 @@ def ensure_env() -> None:
     STAMP.write_text(digest)
 
 
+def _run(argv: list[str], cwd: Path | None = None) -> int:
+    """Become ``argv`` (exec): signals such as SIGTERM reach the program itself,
+    not a parent that would die and leave it running. Windows has no exec that
+    keeps the process, so there it runs as a child and its status is returned."""
+    if cwd is not None:
+        os.chdir(cwd)
+    if os.name == "nt":
+        return subprocess.call(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return 127  # not reached
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(__doc__)
@@ -51,12 +65,12 @@ def main(argv: list[str]) -> int:
     ensure_env()
     if command == "setup":
         return 0
-    if command == "test":
-        return subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
+    if command == "test":  # pytest from the repository (its rootdir and configuration)
+        return _run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
     if command == "serve":
-        return subprocess.call([str(BIN / "cardhall"), "serve", *rest], cwd=ROOT)
-    if command == "cardhall":
-        return subprocess.call([str(BIN / "cardhall"), *rest], cwd=ROOT)
+        return _run([str(BIN / "cardhall"), "serve", *rest])
+    if command == "cardhall":  # paths in ARGS are the caller's: stay in the caller's directory
+        return _run([str(BIN / "cardhall"), *rest])
     print(f"dev.py: unknown command {command!r}\n{__doc__}", file=sys.stderr)
     return 2
 

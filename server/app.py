@@ -132,8 +132,11 @@ def run(settings: Settings, store: Store | None = None) -> None:
     server = build_server(settings, store)
     tune_gc(settings.gc_thresholds)
     try:
-        import uvloop
-
-        uvloop.run(server.serve())
-    except ImportError:
-        asyncio.run(server.serve())
+        try:
+            import uvloop
+        except ImportError:
+            asyncio.run(server.serve())
+        else:
+            uvloop.run(server.serve())
+    except KeyboardInterrupt:  # uvicorn raises the captured Ctrl-C again once it has shut down cleanly
+        pass

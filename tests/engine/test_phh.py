@@ -8,7 +8,6 @@ from __future__ import annotations
 import doctest
 import warnings
 from decimal import Decimal
-from pathlib import Path
 
 import pokerkit  # a test dependency: the reference implementation
 import pytest
@@ -16,8 +15,7 @@ import pytest
 import engine.phh
 from engine.cards import standard_deck
 from engine.phh import PHHError, deck_order, dumps, dumps_all, engine_setup, loads, loads_all, parse_action
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "phh"
+from tests.engine.test_phh_real_hands import shared_files
 
 NT_HEADS_UP = """
 variant = "NT"
@@ -254,7 +252,7 @@ def test_deck_order_rejects_impossible_deals(actions, message):
 
 def test_every_shared_file_parses_and_maps():
     """All 37 real hands read, map onto engine options and give a full deck order."""
-    files = list(engine.phh.find_files([SHARED]))
+    files = shared_files()
     assert len(files) == 37
     for path in files:
         for _, hand in engine.phh.load_file(path):
