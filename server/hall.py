@@ -197,8 +197,10 @@ class Hall:
             cls.new(list(range(1, seats + 1)), game_opts, test_rng("options"))
         except OptionError as exc:
             raise ProtocolError("bad_options", str(exc), option=exc.option) from None
-        except (ValueError, TypeError, KeyError) as exc:
-            raise ProtocolError("bad_options", str(exc)) from None
+        except (ValueError, TypeError, KeyError) as exc:  # a rule over several options or the seats
+            named = str(exc).split(":", 1)[0]  # the engines' convention: "<option>: <why>"
+            extra = {"option": named} if named in {o.name for o in cls.options_spec} else {}
+            raise ProtocolError("bad_options", str(exc), **extra) from None
         bots = _parse_bots(spec.get("bots"), game, seats)
         if owner is not None:
             owned = sum(1 for t in self.tables.values() if t.owner == owner)

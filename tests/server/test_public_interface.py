@@ -76,6 +76,11 @@ async def test_catalogue_lists_what_create_table_accepts(live):
             await ann.create_table(game, seats=2, bots=["no_such_bot"])
         assert err.value.code in ("bad_request", "bad_options")
         await ann.create_table(game, seats=2, bots=[entry["bots"][0]])
+    # a rule over two options (FL-1/NL-1: the small blind at most the big blind) names the first one too
+    for game in ("fixed_limit_holdem", "no_limit_holdem"):
+        with pytest.raises(ServerError) as err:
+            await ann.create_table(game, seats=2, options={"small_blind": 30, "big_blind": 20})
+        assert err.value.code == "bad_options" and err.value.frame.get("option") == "small_blind"
     await ann.close()
 
 
