@@ -11,7 +11,8 @@ pot, points), whose turn it is with the clock counting down, the last actions,
 the legal actions, the result. Keys: ``f`` fold, ``c`` check or call, ``b``
 bet/raise (the amount typed in the input, else the minimum), ``a`` all-in,
 ``s`` snowfall, ``p`` play (Avalanche: type ``RANK [COUNT]`` in the input, e.g.
-``9 2``; default one card of your lowest rank), ``space`` continue (solo
+``9 2`` or ``10``; default one card of your lowest rank; a rank you do not hold is
+refused with a message), ``space`` continue (solo
 play), ``m`` rematch, ``escape`` leave to the lobby. It reconnects by itself
 (``Client(reconnect=True)``) and redraws from a fresh snapshot after each event.
 """
@@ -70,6 +71,33 @@ def parse_create(text: str) -> Frame:
     if len(numbers) > 1:
         spec["bots"] = numbers[1]
     return spec
+
+
+def parse_play(text: str, groups: dict[str, int]) -> Frame:
+    """An Avalanche ``play`` action from the typed ``RANK [COUNT]`` (``"9 2"``, ``"10"`` or ``"t"``
+    for a ten) and the legal action's ``groups`` (rank -> cards of that rank held).
+
+    Nothing typed: one card of the lowest rank held. A rank that is unknown or not held, or a
+    count that is not a number, raises ValueError with the message to show: nothing is guessed.
+    The server checks the rest (counts too large or a play that does not beat the pile).
+
+    >>> parse_play("10 2", {"T": 2, "4": 1})
+    {'type': 'play', 'rank': 'T', 'count': 2}
+    >>> parse_play("", {"T": 2, "4": 1})
+    {'type': 'play', 'rank': '4', 'count': 1}
+    """
+    words = text.upper().split()
+    if not words:
+        return {"type": "play", "rank": min(groups, key=RANKS.index), "count": 1}
+    rank = "T" if words[0] == "10" else words[0]
+    held = " ".join(sorted(groups, key=RANKS.index))
+    if len(rank) != 1 or rank not in RANKS:
+        raise ValueError(f"unknown rank {words[0]!r}: type one of {held} (10 or T for a ten)")
+    if rank not in groups:
+        raise ValueError(f"no {words[0]} in your hand: you can play {held}")
+    if len(words) > 1 and not words[1].isdigit():
+        raise ValueError(f"the count must be a number, not {words[1]!r}")
+    return {"type": "play", "rank": rank, "count": int(words[1]) if len(words) > 1 else 1}
 
 
 class Lobby(Screen):
@@ -252,7 +280,8 @@ class TableView(Screen):
         return self.query_one("#amount", Input).value.strip()
 
     def choose(self, what: str) -> Frame | None:
-        """The action for key ``what`` from the legal actions, or None."""
+        """The action for key ``what`` from the legal actions, or None; ValueError (with the
+        message to show) when the typed Avalanche play names a rank not held (:func:`parse_play`)."""
         legal = {a["type"]: a for a in self.legal}
         if what in ("continue", "rematch"):
             return {"type": what}
@@ -266,16 +295,16 @@ class TableView(Screen):
             text = self._amount()
             return {"type": kind, "amount": int(text) if text.isdigit() else legal[kind]["min"]}
         if what == "play" and "play" in legal:
-            groups = legal["play"]["groups"]
-            words = self._amount().upper().split()
-            rank = words[0] if words and words[0] in groups else min(groups, key=RANKS.index)
-            count = int(words[1]) if len(words) > 1 and words[1].isdigit() else 1
-            return {"type": "play", "rank": rank, "count": count}
+            return parse_play(self._amount(), legal["play"]["groups"])
         return {"type": what} if what in legal else None
 
     async def action_act(self, what: str) -> None:
-        action = self.choose(what)
         status = self.query_one("#status", Static)
+        try:
+            action = self.choose(what)
+        except ValueError as exc:  # a rank typed that the hand does not hold: say so, play nothing
+            status.update(str(exc))
+            return
         if action is None:
             status.update(f"{what.replace('_', '/')} is not possible now")
             return

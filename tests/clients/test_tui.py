@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from clients.tui.app import CardhallApp, Lobby, TableView, parse_create
+from clients.tui.app import CardhallApp, Lobby, TableView, parse_create, parse_play
 from tests.server.conftest import running_server
 
 GAMES = {
@@ -25,6 +25,18 @@ def test_parse_create():
         "game": "loco_poker", "seats": 3, "bots": 2, "options": {"points_to_win": 2, "pause": 0.5}}
     with pytest.raises(ValueError):
         parse_create("  ")
+
+
+def test_parse_play_ranks():
+    groups = {"4": 1, "T": 2, "Q": 1}
+    assert parse_play("10", groups) == {"type": "play", "rank": "T", "count": 1}  # 10 is the ten, not the lowest rank
+    assert parse_play("10 2", groups) == {"type": "play", "rank": "T", "count": 2}
+    assert parse_play("q", groups) == {"type": "play", "rank": "Q", "count": 1}
+    assert parse_play("  ", groups) == {"type": "play", "rank": "4", "count": 1}  # nothing typed: the lowest
+    for text, said in [("1", "unknown rank '1'"), ("11", "unknown rank '11'"), ("Z 2", "unknown rank 'Z'"), ("JQ", "unknown rank"),
+                       ("9", "no 9 in your hand: you can play 4 T Q"), ("T two", "the count must be a number")]:
+        with pytest.raises(ValueError, match=said):
+            parse_play(text, groups)
 
 
 def _text(widget) -> str:
