@@ -170,3 +170,24 @@ async def test_replay_as_a_spectator(page: Any, game: str) -> None:
     else:  # boards and shown hands
         assert result["status"] in ("verified",) or result["checked"] == 0, result
         assert not result["mismatches"]
+
+
+async def test_avalanche_counts_each_card_once(page: Any) -> None:
+    """A card the seat was dealt and later played is one card verified, not two: the count is of
+    distinct deck positions, never more than the deck holds."""
+    record, ended = play("avalanche", 1, "bots/avalanche")
+    events = record["events"]
+    total = next(e for e in events if e["type"] == "game_start")["deck_total"]
+    received = (sum(len(e["cards"]) for e in events if e["type"] == "deal" and "cards" in e)
+                + sum(1 for e in events if e["type"] == "snowfall" and e["seat"] == 1)
+                + sum(e["count"] for e in events if e["type"] == "refill" and e["seat"] == 1))
+    played = {seat: sum(len(e["cards"]) for e in events if e["type"] == "play" and (e["seat"] == 1) == seat)
+              for seat in (True, False)}
+    result = await verify(page, record, ended)
+    assert result["status"] == "verified", result
+    # the seat's own cards once each (as received), plus every card the other seats played
+    assert result["checked"] == received + played[False] <= total, (result["checked"], received, played, total)
+    assert played[True] > 0  # some of the seat's cards were seen twice (dealt, then played): counted once
+
+    spectator = await verify(page, *play("avalanche", None, "bots/avalanche"))
+    assert spectator["checked"] == sum(played.values()) <= total  # a spectator sees each card once, when played

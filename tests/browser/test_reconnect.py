@@ -68,10 +68,11 @@ async def test_reconnect_after_a_drop_and_a_reload_keeps_the_seat(server: LiveSe
     await page.screenshot(path=screenshot_path("reconnected"))
 
     sent = joins(tab, table)
-    # spectator then player at the start, then one join with since per reconnect, always as the player
-    assert [m["role"] for m in sent] == ["spectator", "player", "player", "player"], sent
-    assert all("since" in m for m in sent[1:]) and sent[2]["since"] < sent[3]["since"]
-    assert sent[2]["seed"] == sent[1]["seed"] == sent[3]["seed"]  # the client seed is kept too
+    # one join as the player at the start (never first as a spectator), then one join with since
+    # per reconnect, always as the player
+    assert [m["role"] for m in sent] == ["player", "player", "player"], sent
+    assert "since" not in sent[0] and all("since" in m for m in sent[1:]) and sent[1]["since"] < sent[2]["since"]
+    assert sent[0]["seed"] == sent[1]["seed"] == sent[2]["seed"]  # the client seed is kept too
     # welcome after each reconnect is the same player (token kept)
     welcomes = [f for f in tab.frames if f.get("type") == "welcome"]
     assert len(welcomes) == 3 and len({w["player"] for w in welcomes}) == 1

@@ -20,6 +20,8 @@ const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "p
 const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
   "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"]);
 const LOG_LINES = 120;
+/** Milliseconds between two looks at the number of spectators (no event tells it: GET /api/tables/{id}). */
+const WATCHERS_EVERY = 10000;
 
 export function savedTables() {
   const out = [];
@@ -46,7 +48,6 @@ export class Table {
     this.joined = false;
     this.joining = null;
     this.error = null;
-    this.resync = false;
     this.wantSeat = null;
     this.toast = null;
     this.panelKey = null;
@@ -60,6 +61,7 @@ export class Table {
     conn.addEventListener("frame", this.onFrame);
     conn.addEventListener("ready", this.onReady);
     this.clockTimer = setInterval(() => this._tick(), 200);
+    this.watchTimer = setInterval(() => this._watchers(), WATCHERS_EVERY);
     addEventListener("pagehide", () => this._save());
   }
 
@@ -96,27 +98,19 @@ export class Table {
   async _join() {
     await this.conn.ready();
     try {
-      const fresh = !this.model;
-      if (fresh && (this.role === "spectator" || !this.resync)) {
-        // a spectator first: a player whose own join starts the match then receives the whole
-        // match from its first event (join with since), which the G-2 check needs
-        await this.conn.request({ type: "join", table: this.id, role: "spectator" });
-        if (this.role === "player" && this.model.info.occupants.some((o) => o.player === this.conn.player)) {
-          this.model = null; // already seated here: the seat's own snapshot
-        }
+      // one join in the page's role: a player whose join takes the last seat gets the table's
+      // snapshot from before the match, then the whole match from match_started (SPEC "Resuming"),
+      // which the G-2 check needs; a spectator's seat would only count it among the watchers
+      const msg = { type: "join", table: this.id, role: this.role };
+      if (this.model) msg.since = this.model.seq;
+      if (this.role === "player") {
+        if (!this.seed) this.seed = newClientSeed();
+        msg.seed = this.seed;
+        if (this.wantSeat) msg.seat = this.wantSeat;
       }
-      if (this.role === "player" || !fresh) {
-        const msg = { type: "join", table: this.id, role: this.role };
-        if (this.model) msg.since = this.model.seq;
-        if (this.role === "player") {
-          if (!this.seed) this.seed = newClientSeed();
-          msg.seed = this.seed;
-          if (this.wantSeat) msg.seat = this.wantSeat;
-        }
-        await this.conn.request(msg);
-      }
-      this.resync = false;
+      await this.conn.request(msg);
       this.joined = true;
+      this._watchers();
       this.error = null;
     } catch (err) {
       if (err.code === "disconnected") return; // joined again on "ready"
@@ -130,6 +124,21 @@ export class Table {
     }
     this._save();
     this.render();
+  }
+
+  /** The number of spectators as the server counts it now (info.spectators of a snapshot goes
+   * stale: people come and go without an event, and this page's own seat moves it). */
+  async _watchers() {
+    if (!this.model || !this.root || !this.root.isConnected || document.hidden) return;
+    try {
+      const r = await fetch(`/api/tables/${encodeURIComponent(this.id)}`, { cache: "no-store" });
+      if (!r.ok) return;
+      const { spectators } = await r.json();
+      if (this.model && Number.isInteger(spectators) && spectators !== this.model.info.spectators) {
+        this.model.info.spectators = spectators;
+        this.render();
+      }
+    } catch { /* unreachable for now: the next look tries again */ }
   }
 
   /** Take a seat (from watching): join as a player with `since`, so nothing is missed. */
@@ -154,6 +163,7 @@ export class Table {
     this.conn.removeEventListener("frame", this.onFrame);
     this.conn.removeEventListener("ready", this.onReady);
     clearInterval(this.clockTimer);
+    clearInterval(this.watchTimer);
   }
 
   async act(action) {
@@ -181,7 +191,6 @@ export class Table {
       if (f.seq <= m.seq) return; // already held
       if (f.seq !== m.seq + 1) { // a gap: start again from a snapshot
         this.model = null;
-        this.resync = true;
         (this.joining || Promise.resolve()).then(() => this.join());
         return;
       }
@@ -614,16 +623,18 @@ function newRecord(m, commitment) {
 
 /** The G-2 verdict: "verified", the mismatches, or why the check is partial. */
 function verdictEl(v, compact) {
+  // v.checked counts distinct cards (verify.js): each card dealt once, however often it was seen;
+  // over several hands (fresh deals) it can pass the deck's size, so the hands are named then
+  const cards = `${plural(v.checked || 0, "card")}${v.hands > 1 ? ` over ${plural(v.hands, "hand")}` : ""}`;
   const text = {
     checking: "Checking the deal…",
-    verified: `✓ Verified: the revealed seed matches the commitment and deals all ${plural(v.checked || 0, "card")} seen`,
-    partial: `Partly checked: ${plural(v.checked || 0, "card")} verified`,
+    verified: `✓ Verified: the revealed seed matches the commitment and deals every card seen (${cards})`,
+    partial: `Partly checked: ${cards} verified`,
     mismatch: "✗ Mismatch: the revealed seed does not deal what was seen",
     error: "The check failed to run",
   }[v.status] || v.status;
   return h("div", { class: `verdict verdict-${v.status}`, "data-status": v.status, "data-checked": v.checked ?? "", role: "status" },
     h("strong", {}, text),
-    !compact && v.hands ? h("span", { class: "hint" }, ` (${plural(v.hands, "hand")})`) : null,
     (v.mismatches || []).length ? h("ul", { class: "mismatches" }, v.mismatches.slice(0, compact ? 2 : 10).map((t) => h("li", {}, t))) : null,
     !compact && (v.notes || []).length ? h("ul", { class: "notes" }, v.notes.map((t) => h("li", {}, t))) : null);
 }

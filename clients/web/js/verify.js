@@ -9,7 +9,8 @@
 //    match_started), events: [event payloads with seq], snapshot (the engine view the page
 //    got when it joined mid-match, or null)}
 // `verifyMatch(record, ended)` (`ended`: the match_ended event) resolves to
-//   {status: "verified" | "mismatch" | "partial", commitmentOk, checked (cards), hands,
+//   {status: "verified" | "mismatch" | "partial", commitmentOk, checked (distinct cards: deck
+//    positions, a card seen twice, as dealt and as played, counts once), hands,
 //    mismatches: [text], notes: [text]}
 
 import { commitmentOf, deriveKey, replayWith, seedsInSeatOrder } from "./fair.js";
@@ -24,38 +25,46 @@ export function clockwise(seats, after) {
 class Checks {
   constructor() {
     this.seen = new Set();
-    this.checked = 0;
+    this.verified = new Set(); // the deck positions (or per-hand card slots) found as the seed deals them
     this.mismatches = [];
     this.notes = [];
     this.hands = new Set();
   }
 
-  /** Compare one card the page saw (`got`) with the replay's (`expected`); `key` counts it once. */
-  card(key, label, expected, got) {
+  /** Distinct cards verified (a card seen as dealt and again as played counts once). */
+  get checked() {
+    return this.verified.size;
+  }
+
+  /** Compare one card the page saw (`got`) with the replay's (`expected`); `key` is checked once;
+   * `pos` names the card's place in the deal (default `key`). */
+  card(key, label, expected, got, pos = key) {
     if (this.seen.has(key)) return;
     this.seen.add(key);
-    if (expected === got) this.checked += 1;
+    if (expected === got) this.verified.add(pos);
     else this.mismatches.push(`${label}: the page saw ${cardText(got)}, the seed deals ${expected === undefined ? "nothing" : cardText(expected)}`);
   }
 
-  /** Compare a multiset of cards the page saw with the replay's. */
-  multiset(key, label, expected, got) {
+  /** Compare a multiset of cards the page saw with the replay's (`expected`, dealt from the
+   * places `positions`). */
+  multiset(key, label, expected, got, positions) {
     if (this.seen.has(key)) return;
     this.seen.add(key);
-    if (sameMultiset(expected, got)) this.checked += got.length;
+    if (sameMultiset(expected, got)) for (const p of positions) this.verified.add(p);
     else this.mismatches.push(`${label}: the page saw ${got.map(cardText).join(" ")}, the seed deals ${expected.map(cardText).join(" ")}`);
   }
 
-  /** `cards` must be taken out of the multiset `pool` (the cards a seat holds). */
-  takeFrom(key, label, pool, cards) {
+  /** `cards` must be taken out of `pool` (the deck positions of the cards a seat holds in `deck`). */
+  takeFrom(key, label, deck, pool, cards) {
     if (this.seen.has(key)) return;
     this.seen.add(key);
+    const taken = [];
     for (const c of cards) {
-      const i = pool.indexOf(c);
+      const i = pool.findIndex((p) => deck[p] === c);
       if (i < 0) { this.mismatches.push(`${label}: ${cardText(c)} was not among the cards the seed dealt to that seat`); return; }
-      pool.splice(i, 1);
+      taken.push(...pool.splice(i, 1));
     }
-    this.checked += cards.length;
+    for (const p of taken) this.verified.add(p);
   }
 
   fact(label, expected, got) {
@@ -300,7 +309,7 @@ function replayAvalanche(rng, rec, drawFirst) {
   const checks = new Checks();
   let deck = null;
   let total = 0;
-  const held = {};
+  const held = {}; // seat -> deck positions of the cards it holds
   let tracking = false; // every card each seat received is known (the record has the deal)
   const start = rec.events.find((e) => e.type === "game_start");
   if (!start) throw new Error("the Avalanche deck is shuffled at game start: its event is needed");
@@ -315,28 +324,29 @@ function replayAvalanche(rng, rec, drawFirst) {
         checks.fact("deck size", total, e.deck_total);
         const order = clockwise(seats, e.dealer);
         for (const s of seats) held[s] = [];
-        for (let i = 0; i < 10 * order.length; i++) held[order[i % order.length]].push(deck[i]);
+        for (let i = 0; i < 10 * order.length; i++) held[order[i % order.length]].push(i);
         tracking = rec.complete;
         break;
       }
       case "deal":
         checks.hands.add(1);
-        if (e.cards) checks.multiset("deal", "your ten cards", held[rec.you], e.cards);
+        if (e.cards) checks.multiset("deal", "your ten cards", held[rec.you].map((p) => deck[p]), e.cards, held[rec.you]);
         break;
       case "snowfall": {
-        const card = deck[total - e.deck - 1];
-        held[e.seat].push(card);
-        if (e.card) checks.card(`s${e.deck}`, `your snowfall (deck ${e.deck})`, card, e.card);
+        const pos = total - e.deck - 1;
+        held[e.seat].push(pos);
+        if (e.card) checks.card(`s${e.deck}`, `your snowfall (deck ${e.deck})`, deck[pos], e.card, pos);
         break;
       }
       case "refill": {
-        const cards = deck.slice(total - e.deck - e.count, total - e.deck);
-        held[e.seat].push(...cards);
-        if (e.cards) checks.multiset(`r${e.deck}`, `your refill (deck ${e.deck})`, cards, e.cards);
+        const positions = [];
+        for (let p = total - e.deck - e.count; p < total - e.deck; p++) positions.push(p);
+        held[e.seat].push(...positions);
+        if (e.cards) checks.multiset(`r${e.deck}`, `your refill (deck ${e.deck})`, positions.map((p) => deck[p]), e.cards, positions);
         break;
       }
       case "play":
-        if (tracking) checks.takeFrom(`p${e.seq}`, `seat ${e.seat}'s play`, held[e.seat], e.cards);
+        if (tracking) checks.takeFrom(`p${e.seq}`, `seat ${e.seat}'s play`, deck, held[e.seat], e.cards);
         break;
       case "game_end":
         if (tracking && e.last != null) checks.fact(`seat ${e.last}'s last hand`, held[e.last].length, e.last_hand);

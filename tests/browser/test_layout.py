@@ -1,0 +1,40 @@
+"""Nothing covers the table's text: the bottom seat and its bet stay off the centre line
+("Hand 1 · preflop · Blinds 10/20"), and the result banner's Rematch button sits below the verdict,
+on a wide and on a narrow screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import screenshot_path
+from tests.browser.pages import create_table, new_tab, play_to_end
+from tests.server.conftest import LiveServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
+
+
+async def overlap(page: Any, a: str, b: str) -> bool:
+    boxes = [await page.locator(s).bounding_box() for s in (a, b)]
+    assert all(boxes), (a, b, boxes)
+    x, y = boxes
+    return x["x"] < y["x"] + y["width"] and y["x"] < x["x"] + x["width"] and x["y"] < y["y"] + y["height"] and y["y"] < x["y"] + x["height"]
+
+
+@pytest.mark.parametrize("width", [1360, 400])
+async def test_nothing_covers_the_centre_or_the_verdict(server: LiveServer, browser: Any, width: int) -> None:
+    tab = await new_tab(browser, server.http, width=width)
+    page = tab.page
+    await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 60}, {"bot_think": 0, "pause": 0})
+    await page.wait_for_selector(".seat.me .bet")  # our blind is out (heads-up: both seats post one)
+    await page.screenshot(path=screenshot_path(f"layout-{width}-centre"))
+    assert not await overlap(page, ".seat.me .bet", ".center .meta")
+    assert not await overlap(page, ".seat.me", ".center .meta")
+    await play_to_end(tab, "no_limit_holdem")
+    await page.wait_for_selector(".result-banner .verdict:not([data-status=checking])")
+    await page.screenshot(path=screenshot_path(f"layout-{width}-result"))
+    if await page.locator(".result-banner [data-control=rematch-banner]").count():
+        assert not await overlap(page, ".result-banner .verdict", ".result-banner [data-control=rematch-banner]")
+    assert not tab.errors, tab.errors
+    await tab.close()
