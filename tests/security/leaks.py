@@ -54,14 +54,28 @@ class TableRecord:
         for seat, occ in table.seats.items():
             if occ.player is not None:
                 self.holders.setdefault(occ.player, set()).add(seat)
+        #: (seq, seat, player or None): who sat down (``seated``) and who freed a seat (``left``)
+        self.seatings = sorted((seq, rec.event.data["seat"], rec.event.data.get("player"))
+                               for seq, rec in self.records.items()
+                               if rec.event.data.get("type") in ("seated", "left"))
         self.revealed: dict[str, int] = {}  # server seed hex -> seq of the match_ended revealing it
         for seq, rec in self.records.items():
             if rec.event.data.get("type") == "match_ended":
                 self.revealed[rec.event.data["server_seed"]] = seq
         self.current_seed = table.server_seed.hex()
 
-    def viewers(self, player: str | None) -> set[int | None]:
-        return {None} | set(self.holders.get(player or "", ()))
+    def viewers(self, player: str | None, seq: int | None = None) -> set[int | None]:
+        """Spectator (None) and the seats ``player`` held at ``seq`` (from the
+        ``seated`` and ``left`` events; a seat with none kept is its holder's now;
+        without ``seq``: the seats it holds now)."""
+        seats = set(self.holders.get(player or "", ()))
+        if seq is not None:
+            holder: dict[int, str | None] = {}
+            for at, seat, who in self.seatings:
+                if at <= seq:
+                    holder[seat] = who
+            seats = {s for s in seats if s not in holder} | {s for s, who in holder.items() if who is not None and who == player}
+        return {None} | seats
 
     def allowed_cards(self, upto: int, viewers: set[int | None]) -> set[str]:
         out: set[str] = set()
@@ -91,7 +105,7 @@ def check_frames(frames: Iterable[Frame], tables: dict[str, TableRecord], player
             problems.append(f"a hidden-state field in {kind}: {sorted(keys_in(frame) & FORBIDDEN_KEYS)}")
         if table is None or kind not in ("event", "snapshot"):
             continue
-        viewers = table.viewers(player)
+        viewers = table.viewers(player, frame["seq"])
         if kind == "event":
             rec = table.records.get(frame["seq"])
             if rec is None:
