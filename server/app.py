@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import logging
 import os
@@ -110,6 +111,34 @@ def build_server(settings: Settings, store: Store | None = None) -> CardhallServ
     """A ready-to-run server for ``settings``."""
     app = create_app(settings, store)
     return CardhallServer(uvicorn_config(app, settings), app.state.hall)
+
+
+@contextlib.asynccontextmanager
+async def serving(settings: Settings, store: Store | None = None,
+                  start_timeout: float = 5.0) -> AsyncIterator[tuple[CardhallServer, int]]:
+    """Serve ``settings`` on loopback in the running event loop for the block
+    (``settings.port`` 0: a free port) and yield ``(server, port)`` once it
+    listens; on exit, shut it down (close code 1001, at most 15 s). The
+    process's signal handlers are left alone (tests and tools embed it).
+    Raises what the server raised if it failed to start."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", settings.port))
+    port = sock.getsockname()[1]
+    server = build_server(dataclasses.replace(settings, port=port), store)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    deadline = asyncio.get_running_loop().time() + start_timeout
+    while not server.started and not task.done() and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()
+    try:
+        yield server, port
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, 15)
+        sock.close()
 
 
 def tune_gc(thresholds: tuple[int, int, int]) -> None:

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -46,23 +45,11 @@ HAND_END = {"avalanche": "match_ended"}
 @contextlib.asynccontextmanager
 async def local_server() -> AsyncIterator[str]:
     """A server on a free loopback port for the block; yields its websocket URL."""
-    from server.app import build_server
+    from server.app import serving
     from server.config import Settings
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = build_server(Settings(port=port, log_level="warning"))
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
-        await asyncio.sleep(0.01)
-    try:
+    async with serving(Settings(port=0, log_level="warning")) as (_, port):
         yield f"ws://127.0.0.1:{port}/ws"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
 
 
 async def record_hand(url: str, game: str) -> dict[str, Any]:

@@ -5,57 +5,29 @@ received once and in order."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import socket
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from server.app import build_server
-from server.store import MemoryStore, Store
+from clients.load.probe import free_port
+from server.store import MemoryStore
 from tests.browser.pages import create_table, new_tab, play_to_end
 from tests.browser.test_reconnect import decide, joins
-from tests.server.conftest import TEST_SETTINGS
+from tests.server.conftest import TEST_SETTINGS, running_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 
-@contextlib.asynccontextmanager
-async def serve_on(port: int, store: Store) -> AsyncIterator[str]:
-    """The service on a fixed loopback ``port`` (the page's address must survive the restart,
-    which ``running_server``'s free port does not); yields its base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    server = build_server(replace(TEST_SETTINGS, port=port), store)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
-        sock.close()
-
-
 async def test_the_page_resumes_after_a_server_restart(browser: Any) -> None:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
+    port = free_port()  # the page's address must survive the restart: both servers listen on it
     store = MemoryStore(1024, keep_states=True)  # kept by both servers, as Redis would be
-    async with serve_on(port, store) as base:
-        tab = await new_tab(browser, base)
+    async with running_server(TEST_SETTINGS, store, port) as first:
+        tab = await new_tab(browser, first.http)
         table = await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 200, "blind_levels": 0},
                                    {"bot_think": 0, "pause": 0})
         await decide(tab, 3)
     await tab.page.wait_for_selector("#conn-status[data-state=reconnecting]")
-    async with serve_on(port, store):
+    async with running_server(TEST_SETTINGS, store, port):
         await tab.page.wait_for_selector("#conn-status[data-state=online]", timeout=15000)
         # the only console errors allowed: Chromium's own report of each reconnect attempt refused while no
         # server listened (the page retries, as it should); any other error still fails the test

@@ -5,7 +5,6 @@ append-only persistence, a temporary directory; never the shared one)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -20,7 +19,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from clients.client import Client
-from server.app import build_server
+from server.app import serving
 from server.config import Settings
 from server.hall import Hall
 from server.store import MemoryStore, Store
@@ -123,30 +122,14 @@ TEST_SETTINGS = Settings(host="127.0.0.1", port=0, log_level="warning", event_bu
 
 
 @contextlib.asynccontextmanager
-async def running_server(settings: Settings = TEST_SETTINGS, store: Store | None = None) -> AsyncIterator[LiveServer]:
-    """Serve on a free port for the duration of the block; ``store`` defaults
+async def running_server(settings: Settings = TEST_SETTINGS, store: Store | None = None,
+                         port: int = 0) -> AsyncIterator[LiveServer]:
+    """Serve on ``port`` (0: a free one) for the duration of the block; ``store`` defaults
     to a memory store that keeps states (``settings.redis_url`` set: Redis)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     if store is None and not settings.redis_url:
         store = MemoryStore(settings.event_buffer, keep_states=True)
-    server = build_server(replace(settings, port=port), store)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]  # leave pytest's signals alone
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    for _ in range(500):
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
-    if task.done():
-        task.result()
-    try:
-        yield LiveServer(f"ws://127.0.0.1:{port}/ws", f"http://127.0.0.1:{port}", server.hall)
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 15)
-        sock.close()
+    async with serving(replace(settings, port=port), store) as (server, bound):
+        yield LiveServer(f"ws://127.0.0.1:{bound}/ws", f"http://127.0.0.1:{bound}", server.hall)
 
 
 @pytest.fixture
