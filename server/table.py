@@ -760,7 +760,11 @@ class Table:
 
     def _stop_waiting_for(self, seat: int) -> None:
         """``seat`` can no longer press ``continue`` (left, sat out, disconnected):
-        a table waiting for it goes on at its own pace (G-4, G-5)."""
+        a table waiting for it goes on at its own pace (G-4, G-5). Not while the
+        service shuts down: those disconnects are its own (clients reconnect after
+        the restart and the table still waits for them)."""
+        if not self.hall.accepting:
+            return
         if self.status == RUNNING and self.turn_kind == "continue" and self.turn_seat == seat:
             self.turn_kind = None
             self._dirty = True

@@ -195,6 +195,24 @@ async def _solo_waiting_for_continue(live, name):
     raise AssertionError("the solo table never waited for continue")
 
 
+async def test_a_solo_table_still_waits_when_the_shutdown_closed_the_connection_G4(live):
+    """The 1001 closes of a shutting-down service are not the solo player going
+    away: the table's checkpoint keeps it waiting for their continue after the restart."""
+    ann, table, t = await _solo_waiting_for_continue(live, "solo shutdown")
+    seq, turn = t.seq, t.turn_id
+    live.hall.accepting = False  # what Hall.shutdown sets before it closes every connection
+    try:
+        await ann.close()
+        for _ in range(100):
+            if live.hall.tables[table].fanout.presence(1) == 0 and t.mailbox.empty():
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)
+        assert t.turn_kind == "continue" and t.turn_id == turn and t.seq == seq + 1  # only the presence event
+    finally:
+        live.hall.accepting = True
+
+
 @pytest.mark.parametrize("how", ["disconnect", "leave", "sit_out"])
 async def test_a_solo_table_goes_on_when_its_player_is_gone_G4_G5(live, how):
     """G-4 waits for the solo player's continue only while they can press it: a
