@@ -6,7 +6,12 @@
     python3 dev.py cardhall ARGS...                  any other cardhall subcommand
 
 Each command first creates ``.venv`` and installs the project with its test
-extras when that is missing or when ``pyproject.toml`` changed since.
+extras when that is missing, or when ``pyproject.toml`` or the set of the
+package's files changed since. The install is editable in setuptools' strict
+mode: ``.venv`` sees a tree of links to the repository's real files (under
+``build/``), so edits show at once, type checkers and other static tools read
+the real files, and only an added or removed file needs the re-install that
+this script does by itself.
 """
 
 from __future__ import annotations
@@ -24,8 +29,18 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".cardhall-installed"
 
 
-def _pyproject_digest() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+#: the repository's folders that are subpackages of ``cardhall`` (pyproject.toml)
+PACKAGE_DIRS = ("engine", "protocol", "server", "clients")
+
+
+def _install_digest() -> str:
+    """pyproject.toml and the names of the package's files: what the link tree depends on."""
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
+    for folder in PACKAGE_DIRS:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+    return digest.hexdigest()
 
 
 def ensure_env() -> None:
@@ -33,13 +48,13 @@ def ensure_env() -> None:
     if not (BIN / "python").exists():
         print("dev.py: creating .venv", file=sys.stderr)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    digest = _pyproject_digest()
+    digest = _install_digest()
     if STAMP.exists() and STAMP.read_text() == digest:
         return
     print("dev.py: installing cardhall and its test dependencies into .venv", file=sys.stderr)
     pip = [str(BIN / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     subprocess.run(pip + ["--upgrade", "pip"], check=True)
-    subprocess.run(pip + ["-e", f"{ROOT}[test]"], check=True)
+    subprocess.run(pip + ["--config-settings", "editable_mode=strict", "-e", f"{ROOT}[test]"], check=True)
     STAMP.write_text(digest)
 
 

@@ -1,8 +1,8 @@
 """Play a seat through the public protocol with one of the engines' strategies.
 
 This is the template for a third-party bot: it uses nothing but the protocol
-(``protocol/SPEC.md``) through :class:`clients.client.Client`. The strategies
-are the engines' own (``engine.bots.registry``): a bot's ``choose(view,
+(``protocol/SPEC.md``) through :class:`cardhall.clients.client.Client`. The strategies
+are the engines' own (``cardhall.engine.bots.registry``): a bot's ``choose(view,
 legal)`` takes exactly the ``state`` of a ``snapshot`` and the ``legal``
 actions of the frame that puts the seat to act, so the same code runs inside
 the server and out here.
@@ -36,10 +36,10 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from clients.client import Client, ServerError
-from engine.bots.base import Bot
-from engine.bots.registry import BOTS, DEFAULT, make_bot
-from engine.rng import FairRandom
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.bots.base import Bot
+from cardhall.engine.bots.registry import BOTS, DEFAULT, make_bot
+from cardhall.engine.rng import FairRandom
 
 log = logging.getLogger("cardhall.bot")
 
@@ -51,7 +51,7 @@ _STATELESS = {"random"}
 
 class BotPlayer:
     """Plays ``client``'s seat at ``table`` with the strategy ``strategy`` (a
-    name of ``engine.bots.registry.BOTS[game]``; None: the game's default).
+    name of ``cardhall.engine.bots.registry.BOTS[game]``; None: the game's default).
 
     ``seat``/``seed``: as in ``join``. ``bot_seed``: bytes for the strategy's
     own generator (default: random; bots never use the match's, G-2).

@@ -1,6 +1,6 @@
 """The ``cardhall`` command.
 
-Each subcommand lives in its own module under ``clients.commands`` exposing
+Each subcommand lives in its own module under ``cardhall.clients.commands`` exposing
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 ``func(args) -> int`` (the exit status). Modules are listed in ``COMMANDS``.
 """
@@ -14,13 +14,13 @@ from typing import Any
 
 #: subcommand modules, in the order ``cardhall --help`` lists them.
 COMMANDS = [
-    "clients.commands.phh",
-    "clients.commands.simulate",
-    "clients.commands.bench",
-    "clients.commands.serve",
-    "clients.commands.play",
-    "clients.commands.bot",
-    "clients.commands.loadtest",
+    "cardhall.clients.commands.phh",
+    "cardhall.clients.commands.simulate",
+    "cardhall.clients.commands.bench",
+    "cardhall.clients.commands.serve",
+    "cardhall.clients.commands.play",
+    "cardhall.clients.commands.bot",
+    "cardhall.clients.commands.loadtest",
 ]
 
 

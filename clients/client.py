@@ -20,16 +20,16 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
   replays the missed events, or sends a fresh ``snapshot`` when they are no
   longer buffered; both arrive in the inbox like any event);
 * optional checking of every frame against the JSON Schemas
-  (:class:`protocol.schemas.FrameValidator`): per client (``validator=``) or
+  (:class:`cardhall.protocol.schemas.FrameValidator`): per client (``validator=``) or
   for every client (:func:`set_default_validator`; the test suite turns it on).
 
-Typed shapes of the frames: :mod:`clients.messages`.
+Typed shapes of the frames: :mod:`cardhall.clients.messages`.
 
 Example: play a seat of a no-limit table against a bot, checking whenever that
 is free and folding otherwise::
 
     import asyncio
-    from clients.client import Client
+    from cardhall.clients.client import Client
 
     async def main(url="ws://127.0.0.1:8000/ws"):
         async with Client(url, codec="json", reconnect=True) as c:
@@ -65,11 +65,11 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from protocol.codec import CODECS, JSON, MSGPACK
+from cardhall.protocol.codec import CODECS, JSON, MSGPACK
 
 if TYPE_CHECKING:
-    from clients.messages import Catalogue
-    from protocol.schemas import FrameValidator
+    from cardhall.protocol.frames import Catalogue
+    from cardhall.protocol.schemas import FrameValidator
 
 log = logging.getLogger("cardhall.client")
 
@@ -105,7 +105,7 @@ def set_default_validator(validator: FrameValidator | None) -> FrameValidator | 
     """Check every frame of every :class:`Client` created or used from now on
     with ``validator`` (None: stop checking); returns the previous one.
 
-    >>> from protocol.schemas import FrameValidator
+    >>> from cardhall.protocol.schemas import FrameValidator
     >>> previous = set_default_validator(FrameValidator())
     >>> set_default_validator(previous) is not None
     True
@@ -141,7 +141,7 @@ class Client:
     server's per-address connection limit).
     ``validator``: check frames against the schemas (default: the module's
     :data:`DEFAULT_VALIDATOR`); a server frame that does not match raises
-    :class:`protocol.schemas.SchemaViolation` from the pending request or the
+    :class:`cardhall.protocol.schemas.SchemaViolation` from the pending request or the
     next read, and a client message that does not match must be refused by
     the server (an ``error`` reply), else the same is raised.
     """
@@ -240,7 +240,7 @@ class Client:
                 self.inbox.put_nowait(_END)
 
     async def _read(self, ws: ClientConnection, closed: asyncio.Future[tuple[int | None, str]]) -> None:
-        from protocol.schemas import SchemaViolation
+        from cardhall.protocol.schemas import SchemaViolation
 
         decode = self.codec.decode
         try:
@@ -296,7 +296,7 @@ class Client:
         if re is not None:
             problems = self._must_refuse.pop(re, None) if isinstance(re, (int, str)) else None
             if problems is not None and kind != "error":
-                from protocol.schemas import SchemaViolation
+                from cardhall.protocol.schemas import SchemaViolation
 
                 message = f"the server accepted a message the schemas refuse ({problems[0]})"
                 checker = self.checker

@@ -44,8 +44,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from engine.options import Option, OptionError, check_all
-from engine.rng import FairRandom, RandomSource, random_from_data
+from cardhall.engine.options import Option, OptionError, check_all
+from cardhall.engine.rng import FairRandom, RandomSource, random_from_data
 
 Data = dict[str, Any]
 
@@ -125,8 +125,8 @@ class LegalAction:
 class Engine(ABC):
     """A match of one game. Subclasses set ``game``, ``title``, ``min_seats``,
     ``max_seats``, ``options_spec`` (their options as data,
-    :class:`engine.options.Option`) and ``default_options`` (derived from it:
-    ``engine.options.defaults``), and implement the abstract methods.
+    :class:`cardhall.engine.options.Option`) and ``default_options`` (derived from it:
+    ``cardhall.engine.options.defaults``), and implement the abstract methods.
 
     Construction: ``Game.new(seats, options, rng)`` validates the options
     (raising ``ValueError`` with the option's name) and returns an engine that
@@ -153,7 +153,7 @@ class Engine(ABC):
     def resolve_options(cls, options: Mapping[str, Any] | None) -> Data:
         """``default_options`` updated with ``options``, each value checked
         against ``options_spec`` (type, range, allowed values); raises
-        :class:`~engine.options.OptionError` (a ValueError naming the option)
+        :class:`~cardhall.engine.options.OptionError` (a ValueError naming the option)
         on an unknown name or a refused value. Checks that involve the seats
         or several options are ``new``'s."""
         merged = dict(cls.default_options)

@@ -82,7 +82,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from engine.base import IllegalAction, LegalAction
+from cardhall.engine.base import IllegalAction, LegalAction
 
 Data = dict[str, Any]
 

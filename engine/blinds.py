@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from engine.seats import clockwise, next_seat
+from cardhall.engine.seats import clockwise, next_seat
 
 
 class Positions(NamedTuple):

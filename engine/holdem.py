@@ -2,9 +2,9 @@
 
 Fixed-limit (seed ``001_7f6c515034116f6f.txt``, RULES FL-1..FL-9) and no-limit
 (seed ``004_5ca5ee4fb1c7c81a.txt``, NL-1..NL-7) subclass :class:`HoldemEngine`
-(``engine.games.fixed_limit_holdem``, ``engine.games.no_limit_holdem``). The
-betting itself is :mod:`engine.betting`; button and blinds :mod:`engine.blinds`;
-side pots and odd chips :mod:`engine.pots`; hand values :mod:`engine.ranking`.
+(``cardhall.engine.games.fixed_limit_holdem``, ``cardhall.engine.games.no_limit_holdem``). The
+betting itself is :mod:`cardhall.engine.betting`; button and blinds :mod:`cardhall.engine.blinds`;
+side pots and odd chips :mod:`cardhall.engine.pots`; hand values :mod:`cardhall.engine.ranking`.
 
 Match
     Hand after hand until one player holds every chip. Each hand the big blind
@@ -45,7 +45,7 @@ The two profiles differ only here:
   (FL-7) or clockwise from the button's left (G-6), showdown order FL-9.
 * ``phh``: pokerkit 0.7.7 exactly: the cap counts 4 raises over the blind, the
   amount to call is the largest bet posted, short all-ins as pokerkit counts
-  them (:mod:`engine.betting`), folding when checking is free is allowed,
+  them (:mod:`cardhall.engine.betting`), folding when checking is free is allowed,
   antes go into the main pot (or are trimmed to the second-largest ante when
   ``ante_trimming``), the whole odd-chip remainder of a pot goes to the first
   winner in PHH order, and showdown order starts at the last aggressor of the
@@ -77,7 +77,7 @@ Actions (``apply(seat, action)``), amounts in chips
     if it cannot win; ``{"type": "muck"}`` (the default) mucks such a hand
     (FL-9). A hand that can win is always shown.
 
-    Errors: :class:`engine.base.IllegalAction` with ``code`` and the rule;
+    Errors: :class:`cardhall.engine.base.IllegalAction` with ``code`` and the rule;
     the state is unchanged. Codes: ``not_started``, ``already_started``,
     ``match_over``, ``not_your_turn``, ``bad_action``, ``unknown_action``,
     ``check_available``, ``cannot_check``, ``nothing_to_call``, ``use_bet``,
@@ -136,15 +136,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Self
 
-from engine.base import Data, Engine, Event, IllegalAction, LegalAction
-from engine.betting import BettingRound, BettingRules
-from engine.blinds import Positions, first_positions, next_positions
-from engine.cards import CardError, standard_deck, validate
-from engine.pots import Pot, side_pots, split
-from engine.options import Option
-from engine.ranking import hand_name, hand_value
-from engine.rng import RandomSource
-from engine.seats import check_seats
+from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
+from cardhall.engine.betting import BettingRound, BettingRules
+from cardhall.engine.blinds import Positions, first_positions, next_positions
+from cardhall.engine.cards import CardError, standard_deck, validate
+from cardhall.engine.pots import Pot, side_pots, split
+from cardhall.engine.options import Option
+from cardhall.engine.ranking import hand_name, hand_value
+from cardhall.engine.rng import RandomSource
+from cardhall.engine.seats import check_seats
 
 STREETS = ("preflop", "flop", "turn", "river")
 _DECK = tuple(standard_deck())

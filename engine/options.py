@@ -14,7 +14,7 @@ three players) stays in the engine's ``new``.
 >>> o.check(0)
 Traceback (most recent call last):
 ...
-engine.options.OptionError: points_to_win: must be an integer >= 1 (LO-6)
+cardhall.engine.options.OptionError: points_to_win: must be an integer >= 1 (LO-6)
 >>> o.describe()["min"], o.describe()["rule"]
 (1, 'LO-6')
 """
@@ -40,7 +40,7 @@ class OptionError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One option of a game (or of a table, ``server.options``).
+    """One option of a game (or of a table, ``cardhall.server.options``).
 
     ``type``: ``int`` (an integer, not a bool, in ``min``..``max``; with
     ``per_seat`` a list of such integers, one per seat in seat order, is

@@ -61,7 +61,7 @@ from typing import Any
 
 import tomli_w
 
-from engine.cards import CardError, parse_cards, standard_deck
+from cardhall.engine.cards import CardError, parse_cards, standard_deck
 
 Hand = dict[str, Any]
 

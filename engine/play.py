@@ -5,7 +5,7 @@ Each bot decides from exactly its own seat's ``view`` and the legal actions
 as plain data (what a remote client would see); dealer steps are taken at once
 with ``advance()`` (no pauses: pacing is the server's business, G-4).
 
->>> from engine.rng import FairRandom
+>>> from cardhall.engine.rng import FairRandom
 >>> run = play_match(new_match("avalanche", 3, FairRandom(b"doc")), seat_bots("avalanche", 3, FairRandom(b"bots")))
 >>> run.finished, run.result["winners"] != []
 (True, True)
@@ -18,11 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.base import Engine
-from engine.bots.base import Bot
-from engine.bots.registry import DEFAULT, make_bot
-from engine.registry import engine_class
-from engine.rng import FairRandom, RandomSource
+from cardhall.engine.base import Engine
+from cardhall.engine.bots.base import Bot
+from cardhall.engine.bots.registry import DEFAULT, make_bot
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom, RandomSource
 
 #: a match taking more engine steps than this is reported as unfinished.
 MAX_STEPS = 500_000

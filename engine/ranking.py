@@ -3,7 +3,7 @@
 eval7 evaluates 5, 6 or 7 cards to an integer, higher is better, and names
 the category. This module converts our card strings once (cached) and adds
 nothing of its own but the hand-name table. Wild jokers (Alamo, RULES AL-2)
-wrap this module in ``engine.games.alamo``; they are not ranked here.
+wrap this module in ``cardhall.engine.games.alamo``; they are not ranked here.
 
 >>> hand_value(["Ah", "2c", "3d", "4s", "5c", "9s", "Kd"]) > hand_value(["9s", "9d", "3d", "4s", "5c", "Kd", "2h"])
 True

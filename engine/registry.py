@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import importlib
 
-from engine.base import Engine
+from cardhall.engine.base import Engine
 
 #: protocol game name -> "module:Class"; imported on first use.
 GAMES: dict[str, str] = {
-    "fixed_limit_holdem": "engine.games.fixed_limit_holdem:FixedLimitHoldem",
-    "no_limit_holdem": "engine.games.no_limit_holdem:NoLimitHoldem",
-    "alamo": "engine.games.alamo:Alamo",
-    "loco_poker": "engine.games.loco_poker:LocoPoker",
-    "avalanche": "engine.games.avalanche:Avalanche",
+    "fixed_limit_holdem": "cardhall.engine.games.fixed_limit_holdem:FixedLimitHoldem",
+    "no_limit_holdem": "cardhall.engine.games.no_limit_holdem:NoLimitHoldem",
+    "alamo": "cardhall.engine.games.alamo:Alamo",
+    "loco_poker": "cardhall.engine.games.loco_poker:LocoPoker",
+    "avalanche": "cardhall.engine.games.avalanche:Avalanche",
 }
 
 

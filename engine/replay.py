@@ -1,9 +1,9 @@
 """Replay a PHH hand through our Hold'em engines and judge the result.
 
-:func:`replay_hand` builds the engine a hand describes (``engine.phh.engine_setup``:
+:func:`replay_hand` builds the engine a hand describes (``cardhall.engine.phh.engine_setup``:
 the ``phh`` rule profile unless the hand's ``_cardhall_options`` say
 otherwise), stacks the deck so it deals the hand's cards
-(``engine.phh.deck_order`` and :class:`engine.stacked.StackedDeck`), feeds it
+(``cardhall.engine.phh.deck_order`` and :class:`cardhall.engine.stacked.StackedDeck`), feeds it
 every action and compares the stacks it ends with to ``finishing_stacks``.
 
 Statuses (issue 2 item 5):
@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from engine import phh
-from engine.base import Engine, IllegalAction
-from engine.registry import engine_class
-from engine.stacked import StackedDeck, StackedDeckError
+from cardhall.engine import phh
+from cardhall.engine.base import Engine, IllegalAction
+from cardhall.engine.registry import engine_class
+from cardhall.engine.stacked import StackedDeck, StackedDeckError
 
 STATUSES = ("match", "mismatch", "unchecked", "illegal", "error")
 

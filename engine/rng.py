@@ -204,10 +204,10 @@ class FairRandom:
 
 def random_from_data(data: dict[str, Any]) -> RandomSource:
     """Rebuild a random source from its ``to_data`` form (kinds ``"fair"`` and
-    ``"stacked"``, the scripted deck of ``engine.stacked``); raises ValueError
+    ``"stacked"``, the scripted deck of ``cardhall.engine.stacked``); raises ValueError
     for an unknown kind."""
     if data.get("kind") == "stacked":
-        from engine.stacked import StackedDeck
+        from cardhall.engine.stacked import StackedDeck
 
         return StackedDeck.from_data(data)
     if data.get("kind") != "fair":

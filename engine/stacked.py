@@ -1,6 +1,6 @@
-"""A stacked deck: a :class:`~engine.rng.RandomSource` that deals chosen cards.
+"""A stacked deck: a :class:`~cardhall.engine.rng.RandomSource` that deals chosen cards.
 
-Hand-history replay (``engine.phh``), rule tests and differential tests need
+Hand-history replay (``cardhall.engine.phh``), rule tests and differential tests need
 an engine to deal exactly the cards a hand record says. Engines only ever
 shuffle through their injected random source (RULES G-2), so a source whose
 ``shuffle(items)`` puts ``items`` into a given order makes the engine deal
@@ -22,7 +22,7 @@ Behaviour, precisely:
   loudly instead of passing by luck.
 * ``to_data()`` / :meth:`StackedDeck.from_data` carry the queue and the
   position in it, so an engine holding a stacked deck checkpoints and
-  resumes exactly; ``engine.rng.random_from_data`` recognises the kind
+  resumes exactly; ``cardhall.engine.rng.random_from_data`` recognises the kind
   ``"stacked"``.
 
 >>> rng = StackedDeck(["Ah", "Kd", "2c"])
@@ -31,11 +31,11 @@ Behaviour, precisely:
 >>> rng.shuffle(["2c", "Kd", "Ah"])
 Traceback (most recent call last):
 ...
-engine.stacked.StackedDeckError: stacked deck: no order left for shuffle number 2
+cardhall.engine.stacked.StackedDeckError: stacked deck: no order left for shuffle number 2
 >>> StackedDeck(["Ah", "Kd"]).shuffle(["Ah", "Qs"])
 Traceback (most recent call last):
 ...
-engine.stacked.StackedDeckError: stacked deck: the order is not a permutation of the items (missing ['Qs'], extra ['Kd'])
+cardhall.engine.stacked.StackedDeckError: stacked deck: the order is not a permutation of the items (missing ['Qs'], extra ['Kd'])
 >>> rng = StackedDeck(draws=[2, 0]); rng.randbelow(3), rng.randbelow(9)
 (2, 0)
 """

@@ -24,7 +24,7 @@ from typing import Any
 import msgpack
 import orjson
 
-from protocol.errors import ProtocolError
+from cardhall.protocol.errors import ProtocolError
 
 VERSION = 1
 MSGPACK = "cardhall.v1.msgpack"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cardhall.protocol import frames
+
 #: code -> one-line meaning (the table in SPEC.md mirrors this).
 CODES: dict[str, str] = {
     "frame_too_large": "the frame is longer than the server's frame limit",
@@ -59,8 +61,4 @@ class ProtocolError(Exception):
 
     def frame(self, re: Any = None) -> dict[str, Any]:
         """The ``error`` frame for this error, answering request ``re`` if given."""
-        out: dict[str, Any] = {"type": "error", "code": self.code, "message": self.message}
-        if re is not None:
-            out["re"] = re
-        out.update(self.extra)
-        return out
+        return dict(frames.error(self.code, self.message, re, **self.extra))

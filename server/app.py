@@ -14,9 +14,9 @@ import contextlib
 import dataclasses
 import gc
 import logging
-import os
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -25,12 +25,13 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from server.config import Settings
-from server.hall import Hall
-from server.http_api import routes
-from server.session import WebSocketEndpoint
-from server.store import Store
-from server.ws_protocol import CardhallWebSocketProtocol
+import cardhall.clients
+from cardhall.server.config import Settings
+from cardhall.server.hall import Hall
+from cardhall.server.http_api import routes
+from cardhall.server.session import WebSocketEndpoint
+from cardhall.server.store.base import Store
+from cardhall.server.ws_protocol import CardhallWebSocketProtocol
 
 log = logging.getLogger("cardhall")
 
@@ -74,10 +75,13 @@ class WebSocketFirst:
 
 def web_routes() -> list[Route | Mount]:
     """The browser client (``clients/web``, package data): ``/`` is its page, ``/web/...`` its files."""
-    web = StaticFiles(packages=[("clients", "web")])
+    # the real folder (an editable install links each file: StaticFiles serves
+    # only files inside the folder it is given, links resolved)
+    folder = Path(cardhall.clients.__file__).resolve().parent / "web"
+    web = StaticFiles(directory=folder)
 
     async def index(request: Any) -> Response:
-        return FileResponse(os.path.join(web.all_directories[0], "index.html"))
+        return FileResponse(folder / "index.html")
 
     return [Route("/", index, methods=["GET"]), Mount("/web", web, name="web")]
 

@@ -1,7 +1,7 @@
 """A table's recent events, packed, for clients that ``join`` with ``since``.
 
 Each committed event is kept as the msgpack bytes of its stored record
-(``{"data", "private"?, "ts", "turn"?}``, :func:`server.store.pack_record`: the
+(``{"data", "private"?, "ts", "turn"?}``, :func:`cardhall.server.store.format.pack_record`: the
 very bytes the table handed to the store with its checkpoint, packed once)
 next to its ``seq`` (two deques: ints and bytes, no tuple per event), not as
 live Python objects: bytes and ints are a few hundred bytes, untracked by the
@@ -11,8 +11,8 @@ with 500 tables at full speed: the young generation held 100,000+ objects at
 each collection, pausing the loop for 50-150 ms; docs/LOAD.md). Reading it back
 (a reconnect) unpacks only what the client missed.
 
->>> from engine.base import Event
->>> from server.store import pack_record
+>>> from cardhall.engine.base import Event
+>>> from cardhall.server.store.format import pack_record
 >>> buf = EventBuffer(2, lambda seq, record: (seq, record["data"]["type"]))
 >>> for seq, kind in enumerate(["deal", "bet", "fold"], 1):
 ...     private = {2: {"cards": ["Ah"]}} if kind == "deal" else None
@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from server.store import unpack_event
+from cardhall.server.store.format import unpack_event
 
 R = TypeVar("R")
 Data = dict[str, Any]

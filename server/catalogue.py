@@ -1,13 +1,13 @@
 """The game catalogue (``GET /api/games``): what a client may ask
 ``create_table`` for, built from the data that checks it.
 
-One entry per game of :data:`engine.registry.GAMES` whose engine is present:
+One entry per game of :data:`cardhall.engine.registry.GAMES` whose engine is present:
 its ``name`` (as in ``create_table``), ``title``, ``seats`` (``min``, ``max``
 and the ``default`` when ``create_table`` names none), ``options`` (the
-engine's ``options_spec``: the same :class:`engine.options.Option` objects
+engine's ``options_spec``: the same :class:`cardhall.engine.options.Option` objects
 ``Engine.resolve_options`` checks values against), ``bots`` (the strategy
-names of :data:`engine.bots.registry.BOTS`) and ``default_bot``; beside them
-``table_options`` (:data:`server.options.TABLE_OPTIONS`). So the catalogue
+names of :data:`cardhall.engine.bots.registry.BOTS`) and ``default_bot``; beside them
+``table_options`` (:data:`cardhall.server.options.TABLE_OPTIONS`). So the catalogue
 cannot disagree with what the server accepts.
 
 >>> entry = next(g for g in catalogue()["games"] if g["name"] == "loco_poker")
@@ -22,10 +22,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from engine.base import Engine
-from engine.bots.registry import DEFAULT, bot_names
-from engine.registry import GAMES, engine_class
-from server.options import TABLE_OPTIONS
+from cardhall.engine.base import Engine
+from cardhall.engine.bots.registry import DEFAULT, bot_names
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.server.options import TABLE_OPTIONS
 
 Data = dict[str, Any]
 
@@ -43,7 +43,7 @@ def default_seats(cls: type[Engine]) -> int:
 @cache
 def catalogue() -> Data:
     """``{"games": [entry, ...], "table_options": [option, ...]}`` (see the
-    module docstring; an option is :meth:`engine.options.Option.describe`).
+    module docstring; an option is :meth:`cardhall.engine.options.Option.describe`).
     The same object on every call: do not modify it."""
     games = []
     for name in GAMES:

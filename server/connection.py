@@ -23,11 +23,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from protocol.codec import Codec
+from cardhall.protocol.codec import Codec
 
 if TYPE_CHECKING:
-    from server.players import Player
-    from server.table import Table
+    from cardhall.server.players import Player
+    from cardhall.server.table import Table
 
 log = logging.getLogger("cardhall.connection")
 

@@ -13,8 +13,8 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from server.connection import Connection
-    from server.table import EventRecord, Table
+    from cardhall.server.connection import Connection
+    from cardhall.server.table import EventRecord, Table
 
 Data = dict[str, Any]
 

@@ -23,19 +23,21 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.bots.registry import BOTS, DEFAULT, make_bot
-from engine.registry import GAMES, engine_class
-from engine.base import test_rng
-from engine.options import OptionError
-from protocol.errors import ProtocolError
-from server.catalogue import default_seats
-from server.config import Settings
-from server.connection import Connection
-from server.metrics import Metrics
-from server.options import split_options
-from server.players import Players
-from server.store import Checkpoint, GroupCommitter, MemoryStore, Store, StoreUnavailable
-from server.table import BROKEN, CLOSED, FINISHED, WAITING, Table
+from cardhall.engine.bots.registry import BOTS, DEFAULT, make_bot
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.engine.base import test_rng
+from cardhall.engine.options import OptionError
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.catalogue import default_seats
+from cardhall.server.config import Settings
+from cardhall.server.connection import Connection
+from cardhall.server.metrics import Metrics
+from cardhall.server.options import split_options
+from cardhall.server.players import Players
+from cardhall.server.store.base import Checkpoint, Store, StoreUnavailable
+from cardhall.server.store.committer import GroupCommitter
+from cardhall.server.store.memory import MemoryStore
+from cardhall.server.table import BROKEN, CLOSED, FINISHED, WAITING, Table
 
 log = logging.getLogger("cardhall.hall")
 
@@ -45,7 +47,7 @@ Data = dict[str, Any]
 def make_store(settings: Settings) -> Store:
     """The store ``settings`` ask for: Redis when ``redis_url`` is set, else in memory."""
     if settings.redis_url:
-        from server.store_redis import RedisStore
+        from cardhall.server.store.redis import RedisStore
 
         return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout)
     return MemoryStore(settings.event_buffer)

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from engine import phh
+from cardhall.engine import phh
 
 Data = dict[str, Any]
 

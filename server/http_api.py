@@ -1,6 +1,6 @@
 """HTTP endpoints: the lobby, hand histories, health, metrics, operators.
 
-* ``GET /api/games``: the game catalogue (:func:`server.catalogue.catalogue`:
+* ``GET /api/games``: the game catalogue (:func:`cardhall.server.catalogue.catalogue`:
   games, seats, options, bots; table options).
 * ``GET /api/tables``: the lobby (JSON list of :meth:`Table.lobby_entry`).
 * ``POST /api/tables``: create a table (body as the ``create_table`` message;
@@ -28,11 +28,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from protocol.errors import ProtocolError
-from server.catalogue import catalogue
-from server.hall import Hall
-from server.hands import export_hands
-from server.store import StoreUnavailable
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.catalogue import catalogue
+from cardhall.server.hall import Hall
+from cardhall.server.hands import export_hands
+from cardhall.server.store.base import StoreUnavailable
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,

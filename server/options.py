@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.options import Option, OptionError
-from protocol.errors import ProtocolError
+from cardhall.engine.options import Option, OptionError
+from cardhall.protocol.errors import ProtocolError
 
-#: the table options, as data (the same :class:`engine.options.Option` as the
+#: the table options, as data (the same :class:`cardhall.engine.options.Option` as the
 #: games' options; the catalogue ``GET /api/games`` lists them). Seconds unless
 #: said otherwise.
 TABLE_OPTIONS: tuple[Option, ...] = (

@@ -12,8 +12,8 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from protocol.errors import ProtocolError
-from server.store import Store, StoreUnavailable
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.store.base import Store, StoreUnavailable
 
 TOKEN_BYTES = 16  # 128 bits
 

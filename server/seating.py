@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.bots.base import Bot
-from engine.bots.registry import make_bot
-from engine.rng import FairRandom
+from cardhall.engine.bots.base import Bot
+from cardhall.engine.bots.registry import make_bot
+from cardhall.engine.rng import FairRandom
 
 Data = dict[str, Any]
 

@@ -13,12 +13,12 @@ import logging
 import time
 from typing import Any
 
-from protocol.codec import CODECS, choose_subprotocol
-from protocol.errors import ProtocolError
-from server.connection import CLOSE_RATE_LIMITED, Connection
-from server.hall import Hall
-from server.ratelimit import TokenBucket
-from server.ws_protocol import ABORT, SEND_NOW
+from cardhall.protocol.codec import CODECS, choose_subprotocol
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
+from cardhall.server.hall import Hall
+from cardhall.server.ratelimit import TokenBucket
+from cardhall.server.ws_protocol import ABORT, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
 

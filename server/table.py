@@ -4,17 +4,17 @@ Every input (a client's ``join``/``act``/``leave``, a disconnect, a clock
 expiry, a bot's move, a paced dealer step, an operator's close) is a mailbox
 item. The actor takes everything queued, applies it in order, then
 
-1. hands one :class:`~server.store.Checkpoint` (state + new events + finished
+1. hands one :class:`~cardhall.server.store.base.Checkpoint` (state + new events + finished
    hands) to the group committer and waits for it to be written,
 2. only then publishes: each new event to every subscriber, encoded once per
-   distinct view and codec (:mod:`server.fanout`), then snapshots for new
+   distinct view and codec (:mod:`cardhall.server.fanout`), then snapshots for new
    subscribers, then replies (``ok``/``error``).
 
 So no event, snapshot or acknowledgement leaves the server before the
 checkpoint holding it (issue 5's guarantee). A fault while applying an input
 marks this table broken (logged, an ``broken`` event); nothing else is touched.
 
-When the store cannot be written (:class:`~server.store.StoreUnavailable`),
+When the store cannot be written (:class:`~cardhall.server.store.base.StoreUnavailable`),
 the table *stalls*: what it applied stays in memory, unpublished and
 unacknowledged; clocks stop; requests are refused with ``unavailable``; bots,
 clocks and paced steps wait. When the hall sees the store answer again it
@@ -38,21 +38,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.base import Engine, Event, IllegalAction
-from engine.registry import engine_class
-from engine.rng import FairRandom, commitment, new_server_seed
-from engine.seats import next_seat
-from protocol.errors import ProtocolError
-from server.buffer import EventBuffer
-from server.clock import PausedClock, TurnClock
-from server.fanout import Fanout
-from server.mailbox import Mailbox
-from server.seating import Occupant, parse_seed
-from server.store import STATE_VERSION, Checkpoint, StoreUnavailable, hand_digest, pack_record
+from cardhall.engine.base import Engine, Event, IllegalAction
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom, commitment, new_server_seed
+from cardhall.engine.seats import next_seat
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.buffer import EventBuffer
+from cardhall.server.clock import PausedClock, TurnClock
+from cardhall.server.fanout import Fanout
+from cardhall.server.mailbox import Mailbox
+from cardhall.server.seating import Occupant, parse_seed
+from cardhall.server.store.base import Checkpoint, StoreUnavailable
+from cardhall.server.store.format import FORMAT_VERSION, hand_digest, pack_record
 
 if TYPE_CHECKING:
-    from server.connection import Connection
-    from server.hall import Hall
+    from cardhall.server.connection import Connection
+    from cardhall.server.hall import Hall
 
 log = logging.getLogger("cardhall.table")
 
@@ -994,7 +995,7 @@ class Table:
             join.older = [rec for rec in records if rec.seq > join.since]  # type: ignore[operator]
 
     def _record_from_data(self, seq: int, data: Data) -> EventRecord:
-        """An :class:`EventRecord` from its stored record (:func:`~server.store.pack_record`,
+        """An :class:`EventRecord` from its stored record (:func:`~cardhall.server.store.format.pack_record`,
         unpacked from the event buffer or a store); the current turn's event carries its
         legal actions again (a past turn's are not kept: nobody is sent them)."""
         turn = data.get("turn")
@@ -1074,7 +1075,7 @@ class Table:
                 clock = self.clock.pause(self._loop.time()) if isinstance(self.clock, TurnClock) else self.clock
                 turn["clock"], turn["bank"] = clock.clock, clock.bank
         return {
-            "v": STATE_VERSION, "id": self.id, "game": self.game, "seats": self.n_seats,
+            "v": FORMAT_VERSION, "id": self.id, "game": self.game, "seats": self.n_seats,
             "table_options": self.topts, "game_options": self.gopts, "owner": self.owner,
             "status": self.status, "paused": self.paused, "match": self.match,
             "server_seed": self.server_seed.hex(), "seq": self.seq, "created": self.created,
@@ -1088,8 +1089,8 @@ class Table:
     def from_data(cls, hall: Hall, data: Data) -> "Table":
         """Rebuild a table from :meth:`to_data` (its clocks resume with the time
         that was left when :meth:`start_actor` runs); ValueError on a bad version."""
-        if data.get("v") != STATE_VERSION:
-            raise ValueError(f"table state version {data.get('v')!r} is not {STATE_VERSION}")
+        if data.get("v") != FORMAT_VERSION:
+            raise ValueError(f"table state version {data.get('v')!r} is not {FORMAT_VERSION}")
         table = cls(hall, data["id"], data["game"], data["seats"], data["table_options"],
                     data["game_options"], data["owner"])
         table.status = data["status"]
@@ -1139,8 +1140,8 @@ class SeatView(Mapping[str, Any]):
     view (at full speed it was ~18 % of the server's CPU). The engine does not
     change while the bot decides, so the view is the one of its turn.
 
-    >>> from engine.registry import engine_class
-    >>> from engine.base import test_rng
+    >>> from cardhall.engine.registry import engine_class
+    >>> from cardhall.engine.base import test_rng
     >>> engine = engine_class("no_limit_holdem").new([1, 2], {}, test_rng("doc"))
     >>> _ = engine.start()
     >>> view = SeatView(engine, 1)
@@ -1180,7 +1181,7 @@ class SeatView(Mapping[str, Any]):
 
 
 def _default_bot(game: str) -> str:
-    from engine.bots.registry import DEFAULT
+    from cardhall.engine.bots.registry import DEFAULT
 
     return DEFAULT[game]
 

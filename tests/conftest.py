@@ -42,12 +42,12 @@ def require(condition: bool, reason: str) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def frame_validator():
-    """Every frame a :class:`clients.client.Client` receives in the test suite
+    """Every frame a :class:`cardhall.clients.client.Client` receives in the test suite
     is checked against ``protocol/schemas`` (a mismatch raises in the client),
     and every message it sends too (one the schemas refuse must get an
-    ``error`` reply). Yields the :class:`protocol.schemas.FrameValidator`."""
-    from clients.client import set_default_validator
-    from protocol.schemas import FrameValidator
+    ``error`` reply). Yields the :class:`cardhall.protocol.schemas.FrameValidator`."""
+    from cardhall.clients.client import set_default_validator
+    from cardhall.protocol.schemas import FrameValidator
 
     validator = FrameValidator()
     previous = set_default_validator(validator)

@@ -60,7 +60,7 @@ def main(port: int, ws: str = "cardhall") -> None:
     websockets-sansio plus the abort extension)."""
     import uvicorn
 
-    from server.ws_protocol import CardhallWebSocketProtocol
+    from cardhall.server.ws_protocol import CardhallWebSocketProtocol
 
     impl: object = CardhallWebSocketProtocol if ws == "cardhall" else ws
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", ws=impl,  # type: ignore[arg-type]

@@ -27,7 +27,7 @@ issue 3 item 8). Three parts, each on one core in this process, timed in CPU sec
 3. **Bots' win rates**: each game's default bot in one seat against
    ``random`` bots over ``--matches`` matches (the bot's seat cycles so
    position evens out; a shared win counts 1/k), with a 95% Wilson interval
-   and the fair share 1/players (``engine.play.win_rate``).
+   and the fair share 1/players (``cardhall.engine.play.win_rate``).
 
 Games whose engine does not import yet are skipped with a note.
 """
@@ -42,11 +42,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from engine.base import Engine
-from engine.cards import standard_deck
-from engine.play import WinRate, new_match, play_match, seat_bots, win_rate
-from engine.registry import GAMES, engine_class
-from engine.rng import FairRandom
+from cardhall.engine.base import Engine
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.play import WinRate, new_match, play_match, seat_bots, win_rate
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.engine.rng import FairRandom
 
 HOLDEM = ("fixed_limit_holdem", "no_limit_holdem")
 #: players per match in parts 2 and 3 (and in part 1 the table sizes).
@@ -104,7 +104,7 @@ def match_throughput(game: str, players: int, matches: int, seed: str = "bench")
 
 
 def timed_win_rate(game: str, players: int, matches: int, seed: str = "bench") -> tuple[WinRate, float]:
-    """``engine.play.win_rate`` of the game's default bot against ``random`` bots, and its CPU seconds."""
+    """``cardhall.engine.play.win_rate`` of the game's default bot against ``random`` bots, and its CPU seconds."""
     start = time.process_time()
     rate = win_rate(game, players, matches, seed)
     return rate, time.process_time() - start
@@ -180,7 +180,7 @@ def play_pokerkit_hand(game: Any, options: Mapping[str, Any], deal: FairRandom, 
     deck shuffled by ``deal`` as our engine shuffles it, every decision by
     :func:`random_action` from pokerkit's own legal actions. ``game``:
     ``pokerkit_ref.PokerkitHand.self_play_game``. Returns the finishing stacks."""
-    from clients.bench.pokerkit_ref import PokerkitHand
+    from cardhall.clients.bench.pokerkit_ref import PokerkitHand
 
     deck = standard_deck()
     deal.shuffle(deck)
@@ -191,8 +191,8 @@ def play_pokerkit_hand(game: Any, options: Mapping[str, Any], deal: FairRandom, 
 def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_pokerkit: bool = True) -> HandsFigure:
     """Part 1 for ``game`` at ``players``: time our random hands, then our PHH
     replay, pokerkit's replay of the same hands and pokerkit's own play of the same deals."""
-    from engine import phh
-    from engine.replay import replay_hand
+    from cardhall.engine import phh
+    from cardhall.engine.replay import replay_hand
 
     cls = engine_class(game)
     root = FairRandom(f"cardhall-bench/{seed}/{game}/{players}/hands".encode())
@@ -215,7 +215,7 @@ def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_
 
     figure = HandsFigure(game, players, hands, hands / ours, len(texts) / replay if replay else None, None, None, None)
     if with_pokerkit:
-        from clients.bench import pokerkit_ref
+        from cardhall.clients.bench import pokerkit_ref
 
         pokerkit_ref.require()
         template = {**texts[0], "starting_stacks": [1] * players}

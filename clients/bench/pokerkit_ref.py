@@ -8,7 +8,7 @@ server. pokerkit is a test dependency and the optional extra ``bench``
 Two ways in:
 
 * :func:`replay` plays a whole hand (a dict of PHH fields, as
-  ``engine.phh.loads`` returns) through pokerkit's own reader
+  ``cardhall.engine.phh.loads`` returns) through pokerkit's own reader
   (``HandHistory.loads`` of our writer's text, then its state iterator):
   the reference answer for a file.
 * :class:`PokerkitHand` plays a hand action by action and answers, between
@@ -29,9 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from engine import phh
-from engine.base import LegalAction
-from engine.cards import standard_deck
+from cardhall.engine import phh
+from cardhall.engine.base import LegalAction
+from cardhall.engine.cards import standard_deck
 
 
 def require() -> Any:
@@ -45,7 +45,7 @@ def require() -> Any:
 
 def hand_history(hand: Mapping[str, Any]) -> Any:
     """A ``pokerkit.HandHistory`` for ``hand`` (read by pokerkit's own reader
-    from ``engine.phh.dumps`` text); raises ValueError/TypeError if pokerkit
+    from ``cardhall.engine.phh.dumps`` text); raises ValueError/TypeError if pokerkit
     rejects the fields."""
     pokerkit = require()
     with warnings.catch_warnings():
@@ -224,7 +224,7 @@ class PokerkitHand:
         """Play the hand in pokerkit alone and return the finishing stacks.
 
         ``deck``: the shuffled deck (top first), dealt as our Hold'em engines
-        deal it (``engine.holdem``, FL-5): player ``k`` (0-based, PHH order)
+        deal it (``cardhall.engine.holdem``, FL-5): player ``k`` (0-based, PHH order)
         gets ``deck[k]`` and ``deck[n + k]``, then burn one card before each
         street. ``choose(legal)``: the action of the player to act, given
         :meth:`legal_actions`. Build the hand from :meth:`self_play_game`.

@@ -3,7 +3,7 @@
 The server runs in its own process (``cardhall serve``) with ``--tables``
 tables of server-side bots (pacing off, ``auto_rematch`` so tables never
 stop); another process opens ``--spectators`` websocket spectators per table
-(the load generator of ``cardhall loadtest``, :mod:`clients.load`, with no
+(the load generator of ``cardhall loadtest``, :mod:`cardhall.clients.load`, with no
 players of its own: msgpack, ``batch`` frames) and measures, after a
 warm-up, for ``--duration`` seconds:
 
@@ -19,7 +19,7 @@ warm-up, for ``--duration`` seconds:
 Modes: ``--think 0.2`` (default) is the offered load of issue 4 (500 tables
 x ~5 actions/s, 2 spectators each; target p99 <= 50 ms); ``--think 0`` is the
 maximum. ``--baseline`` then runs a bare Starlette broadcast
-(``clients.bench.baseline``) to the same number of connections with the same
+(``cardhall.clients.bench.baseline``) to the same number of connections with the same
 number of frames of the same mean size and prints its frames/s and our ratio
 (target >= 0.6). ``--json`` prints one JSON object.
 
@@ -46,8 +46,8 @@ import sys
 import time
 from typing import Any
 
-from clients.load.probe import free_port as _free_port
-from clients.load.probe import wait_port as _wait_port
+from cardhall.clients.load.probe import free_port as _free_port
+from cardhall.clients.load.probe import wait_port as _wait_port
 
 PREFERRED_GAMES = ("no_limit_holdem", "loco_poker", "fixed_limit_holdem", "avalanche", "alamo")
 
@@ -75,9 +75,9 @@ def register(subparsers: Any) -> None:
 
 def pick_game(game: str | None) -> str:
     """``game``, or the first game of :data:`PREFERRED_GAMES` whose engine and random bot import."""
-    from engine.bots.registry import make_bot
-    from engine.registry import engine_class
-    from engine.rng import FairRandom
+    from cardhall.engine.bots.registry import make_bot
+    from cardhall.engine.registry import engine_class
+    from cardhall.engine.rng import FairRandom
 
     for name in ([game] if game else PREFERRED_GAMES):
         try:
@@ -140,7 +140,7 @@ async def _baseline(port: int, connections: int, frames: int, size: int) -> dict
 def _serve(port: int, store_args: list[str]) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("CARDHALL_REDIS_URL", None)
-    return subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
+    return subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
                              "--log-level", "warning", "--send-queue", "100000", *store_args], env=env)
 
 
@@ -196,7 +196,7 @@ def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
     import httpx
 
     game = pick_game(args.game)
-    from engine.registry import engine_class
+    from cardhall.engine.registry import engine_class
 
     cls = engine_class(game)
     seats = max(cls.min_seats, min(args.seats, cls.max_seats))
@@ -231,12 +231,12 @@ def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
 
 def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
     """One measurement against a server started with ``store_args``: the
-    load generator's figures (:func:`clients.load.run.run`, bots-only tables)."""
-    from clients.load.run import LoadSpec
-    from clients.load.run import run as load
+    load generator's figures (:func:`cardhall.clients.load.run.run`, bots-only tables)."""
+    from cardhall.clients.load.run import LoadSpec
+    from cardhall.clients.load.run import run as load
 
     game = pick_game(args.game)
-    from engine.registry import engine_class
+    from cardhall.engine.registry import engine_class
 
     cls = engine_class(game)
     seats = max(cls.min_seats, min(args.seats, cls.max_seats))
@@ -258,7 +258,7 @@ def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
 
 def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
     port = _free_port()
-    proc_server = subprocess.Popen([sys.executable, "-m", "clients.bench.baseline", str(port)])
+    proc_server = subprocess.Popen([sys.executable, "-m", "cardhall.clients.bench.baseline", str(port)])
     try:
         _wait_port(port, proc_server)
         connections = out["connections"]

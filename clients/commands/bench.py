@@ -1,7 +1,7 @@
 """``cardhall bench``: benchmarks that print figures (never tests).
 
-``cardhall bench engine``  the rules engines (``clients.bench.engine``)
-``cardhall bench server``  the live service (``clients.bench.server``)
+``cardhall bench engine``  the rules engines (``cardhall.clients.bench.engine``)
+``cardhall bench server``  the live service (``cardhall.clients.bench.server``)
 
 Each module in :data:`BENCHES` exposes ``register(subparsers)`` adding its own
 subcommand; modules not written yet are left out.
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from clients.cli import register_modules
+from cardhall.clients.cli import register_modules
 
 #: benchmark modules, in the order ``cardhall bench --help`` lists them.
-BENCHES = ["clients.bench.engine", "clients.bench.server"]
+BENCHES = ["cardhall.clients.bench.engine", "cardhall.clients.bench.server"]
 
 
 def register(subparsers: Any) -> None:

@@ -39,8 +39,8 @@ def register(subparsers: Any) -> None:
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Play as ``args`` say; returns each match's result."""
-    from clients.bots import BotPlayer
-    from clients.client import Client
+    from cardhall.clients.bots import BotPlayer
+    from cardhall.clients.client import Client
 
     async with Client(args.server, codec="json" if args.json else "msgpack", reconnect=True) as client:
         await client.hello(args.name)
@@ -54,7 +54,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def main(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    from clients.client import ServerError
+    from cardhall.clients.client import ServerError
 
     try:
         asyncio.run(run(args))

@@ -6,7 +6,7 @@
 Creates ``--tables`` tables of ``--seats`` seats (``--game``, server bots in
 the seats the load's ``--players`` do not take), then, in ``--workers``
 processes of its own, plays those seats through the public protocol
-(:mod:`clients.load`: the engines' strategies, at full speed or after
+(:mod:`cardhall.clients.load`: the engines' strategies, at full speed or after
 ``--think`` seconds, which is also the server bots' think time) and watches
 each table with ``--spectators`` connections; ``--idle N`` adds connections
 that only say ``hello``. After ``--warmup`` it measures for ``--duration``
@@ -68,7 +68,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from clients.load.run import LoadSpec, run
+    from cardhall.clients.load.run import LoadSpec, run
 
     if not 0 <= args.players <= args.seats:
         raise SystemExit("--players must be between 0 and --seats")

@@ -2,7 +2,7 @@
 
 ``cardhall phh replay PATH... [--json] [--reference]`` replays every hand of
 the ``.phh``/``.phhs`` files named, and of those under the folders named,
-through our engines (``engine.replay``) and prints one line per hand: its
+through our engines (``cardhall.engine.replay``) and prints one line per hand: its
 status (``match``, ``mismatch``, ``unchecked``, ``illegal``, ``error``) and
 the detail. ``--json`` prints one JSON object per hand instead: ``file``,
 ``hand`` (the ``.phhs`` section, else the file's ``hand`` field, else null),
@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine import phh
-from engine.replay import STATUSES, ReplayResult, replay_hand
+from cardhall.engine import phh
+from cardhall.engine.replay import STATUSES, ReplayResult, replay_hand
 
 
 def register(subparsers: Any) -> None:
@@ -50,7 +50,7 @@ def _hand_label(section: str | None, hand: dict[str, Any]) -> Any:
 
 
 def _reference(hand: dict[str, Any], result: ReplayResult) -> dict[str, Any]:
-    from clients.bench import pokerkit_ref
+    from cardhall.clients.bench import pokerkit_ref
 
     try:
         stacks = pokerkit_ref.replay(hand)
@@ -70,7 +70,7 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"cardhall phh replay: {exc}", file=sys.stderr)
         return 2
     if args.reference:
-        from clients.bench import pokerkit_ref
+        from cardhall.clients.bench import pokerkit_ref
 
         try:
             pokerkit_ref.require()

@@ -20,7 +20,7 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from clients.tui.app import CardhallApp
+    from cardhall.clients.tui.app import CardhallApp
 
     CardhallApp(args.server, args.name, "json" if args.json else "msgpack").run()
     return 0

@@ -47,8 +47,8 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from server.app import run
-    from server.config import Settings
+    from cardhall.server.app import run
+    from cardhall.server.config import Settings
 
     settings = Settings(
         host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),

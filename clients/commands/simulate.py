@@ -2,7 +2,7 @@
 
 ``cardhall simulate --game GAME --players N --matches M [--seed S] [--bot NAME] [--json]``
 
-Every match is played by :func:`engine.play.play_match`; after the start and
+Every match is played by :func:`cardhall.engine.play.play_match`; after the start and
 after every step the engine's ``audit()`` must count every chip (or every card
 of the deck) where it belongs. Per match it prints the hands played (or turns,
 for Avalanche), the winner(s), the final stacks, points or stored piles, and the
@@ -19,10 +19,10 @@ import secrets
 import sys
 from typing import Any
 
-from engine.bots.registry import BOTS
-from engine.play import new_match, play_match, seat_bots
-from engine.registry import GAMES, engine_class
-from engine.rng import FairRandom
+from cardhall.engine.bots.registry import BOTS
+from cardhall.engine.play import new_match, play_match, seat_bots
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.engine.rng import FairRandom
 
 
 def register(subparsers: Any) -> None:

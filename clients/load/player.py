@@ -1,4 +1,4 @@
-"""A seat played by the load generator: :class:`clients.bots.BotPlayer` (the
+"""A seat played by the load generator: :class:`cardhall.clients.bots.BotPlayer` (the
 public protocol, the engines' strategies, ``continue`` and rematches handled)
 with an optional think time and a stopwatch on every ``act``."""
 
@@ -9,9 +9,9 @@ import logging
 import time
 from typing import Any
 
-from clients.bots import BotPlayer
-from clients.client import ServerError
-from clients.load.tracked import Recorder, TrackedClient
+from cardhall.clients.bots import BotPlayer
+from cardhall.clients.client import ServerError
+from cardhall.clients.load.tracked import Recorder, TrackedClient
 
 log = logging.getLogger("cardhall.load")
 
@@ -23,7 +23,7 @@ class LoadPlayer(BotPlayer):
 
     ``think``: mean seconds before each decision (uniform in 0.5x..1.5x, drawn
     from the strategy's own generator, as the server's bots do; 0: at once).
-    Each ``act`` is timed for the table's :class:`~clients.load.tracked.TableClock`.
+    Each ``act`` is timed for the table's :class:`~cardhall.clients.load.tracked.TableClock`.
     ``asks_rematch``: this player asks for the next match when one ends (give
     it to one player per table).
     An error reply is counted (by the client) and play goes on; a connection

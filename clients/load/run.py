@@ -3,7 +3,7 @@
 :func:`run` creates ``tables`` tables over HTTP (``POST /api/tables``: ``bots``
 server bots in the last seats, the first ``players`` seats left for the load
 generator's players), spreads the tables over ``workers`` processes
-(:mod:`clients.load.worker`), waits until every connection is open, measures
+(:mod:`cardhall.clients.load.worker`), waits until every connection is open, measures
 for ``duration`` seconds after ``warmup``, scraping the server's ``/metrics``
 at both ends of the window, and returns the figures (:func:`combine`). With
 ``operator_key`` it closes its tables at the end (bots-only tables otherwise
@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.load.histogram import LatencyHistogram
-from clients.client import http_base
-from clients.load.probe import histogram_quantile, labelled, metric
-from clients.load.worker import TablePlan, WorkerPlan, process_main
+from cardhall.clients.load.histogram import LatencyHistogram
+from cardhall.clients.client import http_base
+from cardhall.clients.load.probe import histogram_quantile, labelled, metric
+from cardhall.clients.load.worker import TablePlan, WorkerPlan, process_main
 
 #: the keys every ``--json`` output has (issue 7); others may be added
 KEYS = ("connections", "actions_per_s", "events_per_s", "p50_ms", "p95_ms", "p99_ms", "errors", "seq_gaps",
@@ -129,7 +129,7 @@ def _scrape(base: str) -> str:
 
 def _server_rss(spec: LoadSpec, text: str) -> int:
     if spec.server_pid:
-        from clients.load.probe import rss
+        from cardhall.clients.load.probe import rss
 
         return rss(spec.server_pid)
     return int(metric(text, "process_resident_memory_bytes"))

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from clients.client import Client
-from clients.load.histogram import LatencyHistogram
+from cardhall.clients.client import Client
+from cardhall.clients.load.histogram import LatencyHistogram
 
 import time
 

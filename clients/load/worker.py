@@ -4,7 +4,7 @@ A worker opens its connections (``concurrency`` at a time; each says ``hello``;
 players join their seats and play, spectators join and read), tells the
 parent it is ready, waits for the measuring window (two wall-clock times:
 every worker measures the same window), then closes everything and returns
-what its :class:`~clients.load.tracked.Recorder` counted. All the connections
+what its :class:`~cardhall.clients.load.tracked.Recorder` counted. All the connections
 of a table are in one worker, so the player who acts and the spectators who
 see the result share one clock for the latency.
 """
@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from clients.load.player import LoadPlayer
-from clients.load.tracked import Recorder, TrackedClient
+from cardhall.clients.load.player import LoadPlayer
+from cardhall.clients.load.tracked import Recorder, TrackedClient
 
 log = logging.getLogger("cardhall.load")
 
@@ -64,7 +64,7 @@ class Control:
 
 
 async def run_worker(plan: WorkerPlan, control: Control) -> dict[str, Any]:
-    """Run ``plan``; returns the worker's figures (see :func:`clients.load.run.combine`)."""
+    """Run ``plan``; returns the worker's figures (see :func:`cardhall.clients.load.run.combine`)."""
     rec = Recorder()
     clients: list[TrackedClient] = []
     players: list[asyncio.Task[Any]] = []

@@ -30,8 +30,8 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
 
-from clients.client import Client, ServerError, fetch_json, http_base
-from clients.tui.render import event_line, table_text
+from cardhall.clients.client import Client, ServerError, fetch_json, http_base
+from cardhall.clients.tui.render import event_line, table_text
 
 Frame = dict[str, Any]
 RANKS = "23456789TJQKAX"

@@ -10,7 +10,7 @@ How it decides
        be anywhere, so a Monte Carlo over the unseen cards deals random hands
        to the opponents (hands already shown stay as they are) and the board
        cards still to come, ranked with wild jokers (AL-2,
-       :mod:`engine.games.alamo_ranking`). For each group of opponents it
+       :mod:`cardhall.engine.games.alamo_ranking`). For each group of opponents it
        records what share of a pot contested with that group this seat wins
        (1, 0, or a split), giving a small table of outcomes and their
        frequencies (:func:`showdown_shares`). The board only grows while
@@ -25,7 +25,7 @@ How it decides
        again, to a bounded depth (:class:`Street`).
     3. **The value of an outcome.** At the end of the street the pots are
        formed as the engine forms them (side pots by contribution,
-       :func:`engine.pots.side_pots`; the hole cards and an eliminated
+       :func:`cardhall.engine.pots.side_pots`; the hole cards and an eliminated
        player's cards go with the main pot, AL-4, AL-7) and shared by the
        outcome table. The cards the seat then holds count through a concave
        utility, ``(cards / all cards) ** gamma``, and 0 when they are too few
@@ -35,7 +35,7 @@ Why the utility: a match is won only by taking every card, and the bot wins
 far more than its share of the hands it chooses to play, so a coin flip for
 its whole stack costs it more than it gains.
 
-Measured against ``random`` (:func:`engine.play.win_rate`, ``cardhall bench
+Measured against ``random`` (:func:`cardhall.engine.play.win_rate`, ``cardhall bench
 engine``): three players, fair share 0.33: 0.57 and 0.53 over two runs of 500
 matches (0.49 with ``gamma = 1``, cards alone; 0.47 for the earlier pot-odds
 bot); the default 200-match run 0.53, 95% interval [0.46, 0.60]. Heads-up,
@@ -52,12 +52,12 @@ from typing import Any
 
 import eval7
 
-from engine.bots.base import Bot, Data
-from engine.cards import standard_deck
-from engine.games.alamo_ranking import wild_value
-from engine.pots import side_pots
-from engine.ranking import eval7_cards
-from engine.rng import FairRandom
+from cardhall.engine.bots.base import Bot, Data
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.games.alamo_ranking import wild_value
+from cardhall.engine.pots import side_pots
+from cardhall.engine.ranking import eval7_cards
+from cardhall.engine.rng import FairRandom
 
 SAMPLES = 200
 GAMMA = 0.7

@@ -22,9 +22,9 @@ cards stores them, AV-6). With no avalanche in progress the bot snowfalls
 unless a start is worth more than a card from the deck.
 
 The bot sees only what its seat sees (``Engine.view(seat)`` and the legal
-actions as plain data), as :mod:`engine.bots.base` requires.
+actions as plain data), as :mod:`cardhall.engine.bots.base` requires.
 
-Benchmark: :func:`engine.play.win_rate` (``cardhall bench engine`` prints it).
+Benchmark: :func:`cardhall.engine.play.win_rate` (``cardhall bench engine`` prints it).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from math import comb
 
-from engine.base import Data
-from engine.bots.base import Bot
-from engine.cards import JOKER_RANK, RANK_VALUES, RANKS
-from engine.games.avalanche import JOKERS_PER_DECK, outcome
-from engine.seats import next_seat
+from cardhall.engine.base import Data
+from cardhall.engine.bots.base import Bot
+from cardhall.engine.cards import JOKER_RANK, RANK_VALUES, RANKS
+from cardhall.engine.games.avalanche import JOKERS_PER_DECK, outcome
+from cardhall.engine.seats import next_seat
 
 #: Value of one card from a snowfall, in cards of stored pile (tuned against ``random``).
 SNOWFALL_VALUE = 1.0

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from engine.rng import FairRandom
+from cardhall.engine.rng import FairRandom
 
 Data = dict[str, Any]
 

@@ -3,8 +3,8 @@
 ``equity(hole, board, opponents, samples, rng)`` estimates the share of the
 pot that ``hole`` wins at showdown against ``opponents`` random hands, the
 rest of the board dealt at random from the cards nobody has seen. Hands are
-ranked by eval7 through :mod:`engine.ranking`; randomness comes only from the
-bot's injected :class:`engine.rng.FairRandom` (RULES G-2: never ``random``).
+ranked by eval7 through :mod:`cardhall.engine.ranking`; randomness comes only from the
+bot's injected :class:`cardhall.engine.rng.FairRandom` (RULES G-2: never ``random``).
 
 Speed: cards are converted to eval7 objects once per call, each sample draws
 only the cards it needs by a partial Fisher-Yates shuffle of the unseen cards,
@@ -12,7 +12,7 @@ and random indices come from the generator's byte stream one byte per draw
 (rejection sampling keeps every draw exactly uniform). 200 samples against
 one to three opponents cost about a millisecond (``benchmark()`` prints it).
 
->>> from engine.rng import FairRandom
+>>> from cardhall.engine.rng import FairRandom
 >>> equity(["Ah", "Kh"], ["Qh", "Jh", "Th", "2c", "3d"], 3, 50, FairRandom(b"doc"))
 1.0
 >>> 0.8 < equity(["Ac", "Ad"], [], 1, 2000, FairRandom(b"doc")) < 0.9
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 
 import eval7
 
-from engine.cards import standard_deck
-from engine.ranking import eval7_cards
-from engine.rng import FairRandom
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.ranking import eval7_cards
+from cardhall.engine.rng import FairRandom
 
 _DECK = standard_deck()
 _BOARD_SIZE = 5

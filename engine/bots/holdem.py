@@ -7,7 +7,7 @@ It decides from its seat's view and the legal actions only, as plain data
 
 1. **Strength**: the Monte Carlo share of the pot its hole cards win at
    showdown against one random hand per opponent still in, the rest of the
-   board dealt at random (:func:`engine.bots.equity.equity`, ``samples``
+   board dealt at random (:func:`cardhall.engine.bots.equity.equity`, ``samples``
    deals, the bot's own generator).
 2. **Pot odds**: facing a call of ``c`` chips into a pot of ``p`` (bets
    included), calling pays when the strength is at least ``c / (p + c)``.
@@ -19,7 +19,7 @@ It decides from its seat's view and the legal actions only, as plain data
 
 :func:`win_rate` plays whole matches of this bot against ``random`` bots.
 
->>> from engine.rng import FairRandom
+>>> from cardhall.engine.rng import FairRandom
 >>> bot = HoldemBot(FairRandom(b"doc"))
 >>> view = {"to_act": 1, "hole": ["Ah", "Ad"], "board": [], "players": [1, 2], "folded": [],
 ...         "pot": 30, "bets": {"1": 10, "2": 20}, "stacks": {"1": 990, "2": 980}}
@@ -38,9 +38,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.bots.base import Bot, Data
-from engine.bots.equity import equity
-from engine.rng import FairRandom
+from cardhall.engine.bots.base import Bot, Data
+from cardhall.engine.bots.equity import equity
+from cardhall.engine.rng import FairRandom
 
 
 class HoldemBot(Bot):
@@ -115,8 +115,8 @@ def win_rate(
     out. Every generator derives from ``seed`` (repeatable). A match still
     running after ``max_steps`` engine steps counts as lost. The fair share
     is ``1 / players``."""
-    from engine.bots.random_bot import RandomBot
-    from engine.registry import engine_class
+    from cardhall.engine.bots.random_bot import RandomBot
+    from cardhall.engine.registry import engine_class
 
     cls = engine_class(game)
     root = FairRandom(f"holdem-win-rate/{seed}/{game}/{players}".encode())

@@ -2,7 +2,7 @@
 
 :class:`LocoBot` decides from its seat's view and legal actions only (the
 data a remote client gets), by comparing Monte Carlo equity
-(:func:`engine.bots.equity.equity`) with thresholds:
+(:func:`cardhall.engine.bots.equity.equity`) with thresholds:
 
 * no all-in pending: go all-in when the equity against every opponent still
   in is at least ``allin_base + allin_share / (opponents + 1)``, else check
@@ -14,7 +14,7 @@ data a remote client gets), by comparing Monte Carlo equity
   an uncalled all-in lowers the threshold to ``desperate_call`` (0: always
   call), since folding would hand them the match.
 
-:func:`engine.play.win_rate` measures it against ``random`` bots
+:func:`cardhall.engine.play.win_rate` measures it against ``random`` bots
 (``cardhall bench engine`` prints it).
 """
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.bots.base import Bot, Data
-from engine.bots.equity import equity
-from engine.seats import clockwise
+from cardhall.engine.bots.base import Bot, Data
+from cardhall.engine.bots.equity import equity
+from cardhall.engine.seats import clockwise
 
 
 class LocoBot(Bot):

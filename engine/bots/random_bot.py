@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.bots.base import Bot, Data
+from cardhall.engine.bots.base import Bot, Data
 
 
 class RandomBot(Bot):

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import importlib
 
-from engine.bots.base import Bot
-from engine.rng import FairRandom
+from cardhall.engine.bots.base import Bot
+from cardhall.engine.rng import FairRandom
 
 #: game -> bot name -> "module:Class"
 BOTS: dict[str, dict[str, str]] = {
-    "fixed_limit_holdem": {"equity": "engine.bots.holdem:HoldemBot"},
-    "no_limit_holdem": {"equity": "engine.bots.holdem:HoldemBot"},
-    "alamo": {"equity": "engine.bots.alamo:AlamoBot"},
-    "loco_poker": {"threshold": "engine.bots.loco_poker:LocoBot"},
-    "avalanche": {"heuristic": "engine.bots.avalanche:AvalancheBot"},
+    "fixed_limit_holdem": {"equity": "cardhall.engine.bots.holdem:HoldemBot"},
+    "no_limit_holdem": {"equity": "cardhall.engine.bots.holdem:HoldemBot"},
+    "alamo": {"equity": "cardhall.engine.bots.alamo:AlamoBot"},
+    "loco_poker": {"threshold": "cardhall.engine.bots.loco_poker:LocoBot"},
+    "avalanche": {"heuristic": "cardhall.engine.bots.avalanche:AvalancheBot"},
 }
 for _names in BOTS.values():
-    _names["random"] = "engine.bots.random_bot:RandomBot"
+    _names["random"] = "cardhall.engine.bots.random_bot:RandomBot"
 
 #: game -> the strategy seated by default (solo play, NL-5).
 DEFAULT: dict[str, str] = {

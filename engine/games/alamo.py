@@ -26,13 +26,13 @@ that player bet) go back to the top of the stack in their order when the
 betting round ends, before the next board card is turned. Hole cards are the
 next two cards off the top. Folded hole cards are set aside face down (never
 turned, never shown). Side pots are counted in cards by contribution level
-(``engine.pots.side_pots``, FL-6); the cards of a player eliminated this hand
+(``cardhall.engine.pots.side_pots``, FL-6); the cards of a player eliminated this hand
 (AL-7) join the main pot without counting as anyone's contribution.
 
 Randomness (G-2), in this order, all through the injected random source:
 
 1. ``start()``: if ``dealer`` is None, ``randbelow(len(seats))`` indexes the
-   sorted seats. Then ``engine.cards.standard_deck(jokers)`` (0 or 2 jokers) is
+   sorted seats. Then ``cardhall.engine.cards.standard_deck(jokers)`` (0 or 2 jokers) is
    shuffled; the k-th player clockwise from the dealer's left (the dealer
    last) gets ``deck[k::n]`` as stack, ``deck[k]`` on top.
 2. Each board card (AL-3): ``randbelow(len(face_down))`` indexes the pot's
@@ -46,7 +46,7 @@ Randomness (G-2), in this order, all through the injected random source:
    pool + hole cards. Otherwise the pool is shuffled once; the pots, main pot
    first, take consecutive slices of it of their size; the main pot also takes
    the hole cards (appended); a pot with several winners is shuffled and dealt
-   out in consecutive slices by ``engine.pots.split`` (odd cards one each from
+   out in consecutive slices by ``cardhall.engine.pots.split`` (odd cards one each from
    the first winner left of the dealer, G-6/AL-8), winners taken clockwise from
    the dealer's left. Then each winner, clockwise from the dealer's left,
    shuffles their winnings, which go under their stack (appended at the end).
@@ -116,14 +116,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
-from engine.base import Data, Engine, Event, IllegalAction, LegalAction
-from engine.betting import UNLIMITED, BettingRound, BettingRules
-from engine.cards import standard_deck
-from engine.games.alamo_ranking import hand_name, hand_value
-from engine.options import Option, defaults
-from engine.pots import Pot, side_pots, split
-from engine.rng import RandomSource
-from engine.seats import check_seats, clockwise, next_seat
+from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
+from cardhall.engine.betting import UNLIMITED, BettingRound, BettingRules
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.games.alamo_ranking import hand_name, hand_value
+from cardhall.engine.options import Option, defaults
+from cardhall.engine.pots import Pot, side_pots, split
+from cardhall.engine.rng import RandomSource
+from cardhall.engine.seats import check_seats, clockwise, next_seat
 
 STATE_VERSION = 1
 STREETS = ("preflop", "flop", "turn", "river")

@@ -5,7 +5,7 @@ the player's cards (two jokers stand for two different cards). In addition,
 four of a rank plus a joker, or three of a rank plus two jokers, make **five of
 a kind**, which ranks above a straight flush; a higher rank beats a lower one.
 
-Values are eval7's integers (:func:`engine.ranking.hand_value`, higher wins),
+Values are eval7's integers (:func:`cardhall.engine.ranking.hand_value`, higher wins),
 so jokerless hands rank exactly as in Hold'em; five of a kind is
 ``FIVE_OF_A_KIND + rank`` (rank 2..14), above every eval7 value (eval7 keeps the
 category in bits 24 and up; straight flush is category 8).
@@ -34,9 +34,9 @@ from collections.abc import Sequence
 
 import eval7
 
-from engine.cards import RANKS, SUITS, is_joker, rank_value
-from engine.ranking import eval7_cards
-from engine.ranking import hand_name as _eval7_name
+from cardhall.engine.cards import RANKS, SUITS, is_joker, rank_value
+from cardhall.engine.ranking import eval7_cards
+from cardhall.engine.ranking import hand_name as _eval7_name
 
 #: Category base of five of a kind: above eval7's straight flush (category 8).
 FIVE_OF_A_KIND = 9 << 24

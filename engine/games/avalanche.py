@@ -13,7 +13,7 @@ Options
 
 Randomness and the deal (G-2), in this order: if ``dealer`` is None,
 ``randbelow(len(seats))`` indexes the sorted seats; then
-``engine.cards.multi_deck(decks, 3 * decks)`` is shuffled; the shuffled list is
+``cardhall.engine.cards.multi_deck(decks, 3 * decks)`` is shuffled; the shuffled list is
 dealt from its front (index 0 is the top of the deck), one card at a time
 clockwise starting left of the dealer, ten rounds. Snowfalls and refills take
 cards from the top.
@@ -87,11 +87,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Self
 
-from engine.base import Data, Engine, Event, IllegalAction, LegalAction
-from engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
-from engine.options import Option, defaults
-from engine.rng import RandomSource
-from engine.seats import check_seats, clockwise, next_seat
+from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
+from cardhall.engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
+from cardhall.engine.options import Option, defaults
+from cardhall.engine.rng import RandomSource
+from cardhall.engine.seats import check_seats, clockwise, next_seat
 
 HAND_SIZE = 10
 #: jokers added per deck: 6 with two decks, 9 with three (AV-1).

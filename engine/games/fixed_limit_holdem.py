@@ -6,9 +6,9 @@ first of them preflop), short all-ins by the half-bet rule (FL-3), the odd
 chip to the lowest-numbered tied seat (FL-7). First button: seat 1 in the
 table's first match (FL-1); a rematch passes ``button`` = the next seat
 (G-7). The hand flow, options, actions and events are
-:mod:`engine.holdem`'s.
+:mod:`cardhall.engine.holdem`'s.
 
->>> from engine.base import test_rng
+>>> from cardhall.engine.base import test_rng
 >>> m = FixedLimitHoldem.new([1, 2, 3], None, test_rng())
 >>> _ = m.start(); m.button, m.to_act, [a.to_data() for a in m.legal_actions()]
 (1, 1, [{'type': 'fold'}, {'type': 'call', 'min': 10, 'max': 10}, {'type': 'raise', 'min': 20, 'max': 20}])
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engine.base import Data
-from engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
-from engine.holdem import Hand, HoldemEngine, holdem_options
-from engine.options import Option, defaults
+from cardhall.engine.base import Data
+from cardhall.engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
+from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
+from cardhall.engine.options import Option, defaults
 
 
 class FixedLimitHoldem(HoldemEngine):

@@ -17,7 +17,7 @@ Options (``LocoPoker.new(seats, options, rng)``; ValueError names a bad one)
 Randomness (G-2): the match's generator is used for nothing but this, in
 this order: when ``dealer`` is None, the first dealer is
 ``sorted(seats)[rng.randbelow(len(seats))]``; then, for every hand in order,
-one ``rng.shuffle`` of ``engine.cards.standard_deck()``.
+one ``rng.shuffle`` of ``cardhall.engine.cards.standard_deck()``.
 
 Dealing order (so a client can check every card from the revealed seed): let
 ``D`` be the shuffled deck (``D[0]`` is the top) and ``P1..Pn`` the ``n``
@@ -45,7 +45,7 @@ Actions (maps with ``type`` and no other key)
     ``{"type": "call"}``    an all-in pending    join the showdown against it
     ======================  ===================  =====================================
 
-    Errors (:class:`engine.base.IllegalAction`, state unchanged):
+    Errors (:class:`cardhall.engine.base.IllegalAction`, state unchanged):
     ``not_started``, ``match_over``, ``not_your_turn`` (wrong seat, or a
     dealer step is pending), ``bad_action`` (not a map with a string ``type``
     and nothing else), ``illegal_action`` (a type not legal now), all rule
@@ -108,7 +108,7 @@ for that seat only)
 
 ``view(viewer)``: see :meth:`LocoPoker.view`.
 
->>> from engine.base import test_rng
+>>> from cardhall.engine.base import test_rng
 >>> game = LocoPoker.new([1, 2, 3], {"dealer": 3}, test_rng("doc"))
 >>> [e.type for e in game.start()]
 ['match_start', 'hand_start', 'hole_cards']
@@ -131,12 +131,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from engine.base import Data, Engine, Event, IllegalAction, LegalAction
-from engine.cards import standard_deck
-from engine.options import Option, defaults
-from engine.ranking import hand_name, hand_value
-from engine.rng import RandomSource
-from engine.seats import clockwise, next_seat
+from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.options import Option, defaults
+from cardhall.engine.ranking import hand_name, hand_value
+from cardhall.engine.rng import RandomSource
+from cardhall.engine.seats import clockwise, next_seat
 
 RULE = "LO-2"
 STREETS = ("preflop", "flop", "turn", "river")

@@ -6,9 +6,9 @@ or raise (NL-2); short all-ins by TDA 47A (NL-3); the first button is drawn at
 random, then the dead-button rule (NL-4, FL-1); blinds double every 15 hands
 unless ``blind_levels`` is None (NL-7); ``item_stakes`` is free text awarded to
 the winner (NL-6); odd chips clockwise from the button's left (G-6). The hand
-flow, options, actions and events are :mod:`engine.holdem`'s.
+flow, options, actions and events are :mod:`cardhall.engine.holdem`'s.
 
->>> from engine.base import test_rng
+>>> from cardhall.engine.base import test_rng
 >>> m = NoLimitHoldem.new([1, 2], {"button": 2}, test_rng())
 >>> _ = m.start(); m.to_act, [a.to_data() for a in m.legal_actions()]
 (2, [{'type': 'fold'}, {'type': 'call', 'min': 10, 'max': 10}, {'type': 'raise', 'min': 40, 'max': 1000}, {'type': 'all_in', 'min': 1000, 'max': 1000, 'as': 'raise'}])
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from engine.base import Data
-from engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
-from engine.holdem import Hand, HoldemEngine, holdem_options
-from engine.options import Option, defaults
+from cardhall.engine.base import Data
+from cardhall.engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
+from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
+from cardhall.engine.options import Option, defaults
 
 
 class NoLimitHoldem(HoldemEngine):

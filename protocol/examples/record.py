@@ -5,7 +5,7 @@
 Without ``--server`` it serves on a free loopback port in this process. For
 each game, *ann* (JSON subprotocol) creates a two-seat table with one server
 bot, *eve* watches as a spectator, and ann plays her seat with the ``random``
-strategy through :class:`clients.bots.BotPlayer` (solo play: the table waits
+strategy through :class:`cardhall.clients.bots.BotPlayer` (solo play: the table waits
 for ann's ``continue`` between streets and hands, G-4). Recording stops at the
 end of the first hand (Avalanche: the game, which is the whole match).
 
@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from clients.bots import BotPlayer
-from clients.client import Client
+from cardhall.clients.bots import BotPlayer
+from cardhall.clients.client import Client
 
 HERE = Path(__file__).resolve().parent
 GAMES = ("fixed_limit_holdem", "no_limit_holdem", "alamo", "loco_poker", "avalanche")
@@ -45,8 +45,8 @@ HAND_END = {"avalanche": "match_ended"}
 @contextlib.asynccontextmanager
 async def local_server() -> AsyncIterator[str]:
     """A server on a free loopback port for the block; yields its websocket URL."""
-    from server.app import serving
-    from server.config import Settings
+    from cardhall.server.app import serving
+    from cardhall.server.config import Settings
 
     async with serving(Settings(port=0, log_level="warning")) as (_, port):
         yield f"ws://127.0.0.1:{port}/ws"

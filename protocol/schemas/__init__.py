@@ -26,7 +26,7 @@ unions themselves are checked by ``tests/protocol`` against recorded examples.
 >>> v.check_server({"type": "pong"})
 Traceback (most recent call last):
 ...
-protocol.schemas.SchemaViolation: pong: 're' is a required property (at $)
+cardhall.protocol.schemas.SchemaViolation: pong: 're' is a required property (at $)
 >>> v.client_errors({"type": "join", "table": "t_1", "role": "king"})
 ["'king' is not one of ['player', 'spectator'] (at $.role)"]
 """
@@ -136,7 +136,7 @@ def errors(ref: str, instance: Any) -> list[str]:
 
 
 class FrameValidator:
-    """Checks frames against the schemas; used by :mod:`clients.client`.
+    """Checks frames against the schemas; used by :mod:`cardhall.clients.client`.
 
     ``check_server(frame)`` raises :class:`SchemaViolation` for a server frame
     that does not match (and records it in :attr:`failures`);

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol.schemas import FrameValidator
+from cardhall.protocol.schemas import FrameValidator
 
 Frame = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """The browser's G-2 check (clients/web/js/fair.js, verify.js) against the Python generator and engines.
 
-The JS generator must produce the same numbers as ``engine.rng.FairRandom`` (the
+The JS generator must produce the same numbers as ``cardhall.engine.rng.FairRandom`` (the
 rejection path included), and the per-game replays must accept every card of
 whole matches the Python engines dealt (as a seat and as a spectator see them)
 and reject a single changed card or a wrong seed.
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from engine.base import Event
-from engine.play import seat_bots
-from engine.registry import engine_class
-from engine.rng import FairRandom
+from cardhall.engine.base import Event
+from cardhall.engine.play import seat_bots
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]

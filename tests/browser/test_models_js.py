@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from engine.base import Event
-from engine.play import seat_bots
-from engine.registry import engine_class
-from engine.rng import FairRandom
+from cardhall.engine.base import Event
+from cardhall.engine.play import seat_bots
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from clients.load.probe import free_port
-from server.store import MemoryStore
+from cardhall.clients.load.probe import free_port
+from cardhall.server.store.memory import MemoryStore
 from tests.browser.pages import create_table, new_tab, play_to_end
 from tests.browser.test_reconnect import decide, joins
 from tests.server.conftest import TEST_SETTINGS, running_server

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from clients.bench import pokerkit_ref  # pokerkit is a test dependency
-from clients.bench.engine import hand_options, hands_figure, random_action
-from engine.registry import engine_class
-from engine.rng import FairRandom
+from cardhall.clients.bench import pokerkit_ref  # pokerkit is a test dependency
+from cardhall.clients.bench.engine import hand_options, hands_figure, random_action
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom
 
 HANDS = 40
 

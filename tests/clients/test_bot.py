@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from clients.bots import BotPlayer
-from clients.client import Client
+from cardhall.clients.bots import BotPlayer
+from cardhall.clients.client import Client
 from tests.server.conftest import running_server
 
 QUICK = {
@@ -34,7 +34,7 @@ async def test_cardhall_bot_command_plays_a_match_to_the_end(live):
                                      options={"pause": 0, "bot_think": 0, "points_to_win": 2})
     await owner.join(table, role="spectator")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "clients.cli", "bot", "--server", live.url, "--table", table, "--seat", "1",
+        sys.executable, "-m", "cardhall.clients.cli", "bot", "--server", live.url, "--table", table, "--seat", "1",
         "--strategy", "threshold", "--name", "robo", "--json",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 90)

@@ -9,9 +9,9 @@ import asyncio
 import httpx
 import pytest
 
-from clients.bots import BotPlayer
-from clients.client import Client
-from server.connection import CLOSE_SLOW_CONSUMER
+from cardhall.clients.bots import BotPlayer
+from cardhall.clients.client import Client
+from cardhall.server.connection import CLOSE_SLOW_CONSUMER
 from tests.server.conftest import running_server
 
 

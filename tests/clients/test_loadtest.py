@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from clients.cli import build_parser
-from clients.commands.loadtest import report
-from clients.load.run import KEYS, LoadSpec, run
+from cardhall.clients.cli import build_parser
+from cardhall.clients.commands.loadtest import report
+from cardhall.clients.load.run import KEYS, LoadSpec, run
 from tests.fuzz.conftest import ServerThread
 from tests.server.conftest import TEST_SETTINGS
 
@@ -49,4 +49,4 @@ def test_idle_connections_figure_and_the_command_line(server):
     assert "idle_bytes_per_connection" in out
     args = build_parser().parse_args(["loadtest", "--server", server.live.url, "--tables", "0", "--idle", "5",
                                       "--json", "--source-addresses", "2"])
-    assert args.func.__module__ == "clients.commands.loadtest" and args.idle == 5 and args.json
+    assert args.func.__module__ == "cardhall.clients.commands.loadtest" and args.idle == 5 and args.json

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from clients.cli import main
-from engine.registry import GAMES, engine_class
+from cardhall.clients.cli import main
+from cardhall.engine.registry import GAMES, engine_class
 
 
 def run_json(capsys, *argv: str) -> tuple[int, list[dict]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from clients.tui.app import CardhallApp, Lobby, TableView, parse_create, parse_play
+from cardhall.clients.tui.app import CardhallApp, Lobby, TableView, parse_create, parse_play
 from tests.server.conftest import running_server
 
 GAMES = {

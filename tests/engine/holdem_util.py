@@ -3,7 +3,7 @@
 ``deck(holes, board)`` builds a full 52-card order that deals ``holes[k]`` to
 PHH player ``k`` (first left of the button; heads-up the big blind) and the
 given board, with burns between streets (FL-5), per the dealing order of
-``engine.holdem``.
+``cardhall.engine.holdem``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.cards import parse_cards, standard_deck
-from engine.games.fixed_limit_holdem import FixedLimitHoldem
-from engine.games.no_limit_holdem import NoLimitHoldem
-from engine.holdem import HoldemEngine
-from engine.stacked import StackedDeck
+from cardhall.engine.cards import parse_cards, standard_deck
+from cardhall.engine.games.fixed_limit_holdem import FixedLimitHoldem
+from cardhall.engine.games.no_limit_holdem import NoLimitHoldem
+from cardhall.engine.holdem import HoldemEngine
+from cardhall.engine.stacked import StackedDeck
 
 
 def deck(holes: Sequence[str], board: str = "") -> list[str]:

@@ -10,12 +10,12 @@ import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine.base import Event, IllegalAction
-from engine.bots.random_bot import RandomBot
-from engine.cards import standard_deck, validate, CardError
-from engine.games.alamo import Alamo
-from engine.rng import FairRandom
-from engine.seats import clockwise
+from cardhall.engine.base import Event, IllegalAction
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.cards import standard_deck, validate, CardError
+from cardhall.engine.games.alamo import Alamo
+from cardhall.engine.rng import FairRandom
+from cardhall.engine.seats import clockwise
 
 
 # -- a scripted random source ---------------------------------------------------

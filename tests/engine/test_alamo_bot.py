@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.bots.alamo import AlamoBot, Street, alamo_equity, opponent_groups, showdown_shares
-from engine.bots.random_bot import RandomBot
-from engine.bots.registry import make_bot
-from engine.cards import standard_deck
-from engine.games.alamo import Alamo
-from engine.play import play_match, win_rate
-from engine.rng import FairRandom
+from cardhall.engine.bots.alamo import AlamoBot, Street, alamo_equity, opponent_groups, showdown_shares
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.bots.registry import make_bot
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.games.alamo import Alamo
+from cardhall.engine.play import play_match, win_rate
+from cardhall.engine.rng import FairRandom
 
 
 def unseen(*known: list[str], jokers: bool = False) -> list[str]:

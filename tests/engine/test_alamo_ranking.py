@@ -10,10 +10,10 @@ import eval7
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from engine import ranking
-from engine.cards import standard_deck
-from engine.games import alamo_ranking
-from engine.games.alamo_ranking import FIVE_OF_A_KIND, hand_name, hand_value
+from cardhall.engine import ranking
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.games import alamo_ranking
+from cardhall.engine.games.alamo_ranking import FIVE_OF_A_KIND, hand_name, hand_value
 
 DECK = standard_deck()
 

@@ -1,6 +1,6 @@
 """Avalanche engine: seed 003 and RULES AV-1..AV-7, G-3; invariants as properties.
 
-Positions are reached by real actions from a stacked deck (``engine.stacked``).
+Positions are reached by real actions from a stacked deck (``cardhall.engine.stacked``).
 Positions that need an empty deck (drop-outs, the end) are restored from plain
 data with ``Avalanche.from_data``, the checkpoint interface, by :func:`position`.
 """
@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.base import Event, IllegalAction
-from engine.base import test_rng as fair_rng
-from engine.bots.base import Bot
-from engine.bots.random_bot import RandomBot
-from engine.cards import multi_deck, parse_cards, rank_value
-from engine.games.avalanche import Avalanche, outcome
-from engine.rng import FairRandom
-from engine.seats import clockwise
-from engine.stacked import StackedDeck
+from cardhall.engine.base import Event, IllegalAction
+from cardhall.engine.base import test_rng as fair_rng
+from cardhall.engine.bots.base import Bot
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.cards import multi_deck, parse_cards, rank_value
+from cardhall.engine.games.avalanche import Avalanche, outcome
+from cardhall.engine.rng import FairRandom
+from cardhall.engine.seats import clockwise
+from cardhall.engine.stacked import StackedDeck
 
 # -- helpers ------------------------------------------------------------------
 

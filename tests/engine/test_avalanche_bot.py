@@ -5,12 +5,12 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from engine.bots.avalanche import AvalancheBot, fall_chance
-from engine.bots.registry import make_bot
-from engine.bots.random_bot import RandomBot
-from engine.games.avalanche import Avalanche
-from engine.play import play_match, win_rate
-from engine.rng import FairRandom
+from cardhall.engine.bots.avalanche import AvalancheBot, fall_chance
+from cardhall.engine.bots.registry import make_bot
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.games.avalanche import Avalanche
+from cardhall.engine.play import play_match, win_rate
+from cardhall.engine.rng import FairRandom
 from tests.engine.test_avalanche import new_game, play, position
 
 

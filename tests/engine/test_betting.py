@@ -11,9 +11,9 @@ import doctest
 import msgpack
 import pytest
 
-import engine.betting
-from engine.base import IllegalAction
-from engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, NO_LIMIT, NO_LIMIT_PHH, BettingRound, BettingRules
+import cardhall.engine.betting
+from cardhall.engine.base import IllegalAction
+from cardhall.engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, NO_LIMIT, NO_LIMIT_PHH, BettingRound, BettingRules
 
 
 def options(r: BettingRound) -> dict[str, tuple[int | None, int | None]]:
@@ -27,7 +27,7 @@ def play(r: BettingRound, *script) -> None:
 
 
 def test_doctests():
-    assert doctest.testmod(engine.betting).failed == 0
+    assert doctest.testmod(cardhall.engine.betting).failed == 0
 
 
 def test_rules_validate():

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import engine.blinds
-from engine.blinds import Positions, first_positions, next_positions
+import cardhall.engine.blinds
+from cardhall.engine.blinds import Positions, first_positions, next_positions
 
 
 def test_doctests():
-    assert doctest.testmod(engine.blinds).failed == 0
+    assert doctest.testmod(cardhall.engine.blinds).failed == 0
 
 
 FIRST_CASES = [

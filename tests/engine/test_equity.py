@@ -7,10 +7,10 @@ import itertools
 
 import pytest
 
-from engine.bots.equity import equity
-from engine.cards import parse_cards, standard_deck
-from engine.ranking import hand_value
-from engine.rng import FairRandom
+from cardhall.engine.bots.equity import equity
+from cardhall.engine.cards import parse_cards, standard_deck
+from cardhall.engine.ranking import hand_value
+from cardhall.engine.rng import FairRandom
 
 
 def rng(label: str = "equity-test") -> FairRandom:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.base import IllegalAction
-from engine.games.fixed_limit_holdem import FixedLimitHoldem
-from engine.rng import FairRandom
+from cardhall.engine.base import IllegalAction
+from cardhall.engine.games.fixed_limit_holdem import FixedLimitHoldem
+from cardhall.engine.rng import FairRandom
 from tests.engine.holdem_util import act, check_down, deck, finish_hand, fl, types
 
 

@@ -8,11 +8,11 @@ import importlib
 import pytest
 from hypothesis import given, strategies as st
 
-from engine import cards, ranking, seats
-from engine.base import Event
-from engine.pots import Pot, side_pots, split
+from cardhall.engine import cards, ranking, seats
+from cardhall.engine.base import Event
+from cardhall.engine.pots import Pot, side_pots, split
 
-DOCTESTED = ["engine.cards", "engine.rng", "engine.ranking", "engine.pots", "engine.seats", "engine.registry"]
+DOCTESTED = ["cardhall.engine.cards", "cardhall.engine.rng", "cardhall.engine.ranking", "cardhall.engine.pots", "cardhall.engine.seats", "cardhall.engine.registry"]
 
 
 @pytest.mark.parametrize("module", DOCTESTED)

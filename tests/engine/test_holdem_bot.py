@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import engine.bots.holdem
-from engine.bots.holdem import HoldemBot, win_rate
-from engine.bots.registry import DEFAULT, make_bot
-from engine.games.fixed_limit_holdem import FixedLimitHoldem
-from engine.games.no_limit_holdem import NoLimitHoldem
-from engine.rng import FairRandom
+import cardhall.engine.bots.holdem
+from cardhall.engine.bots.holdem import HoldemBot, win_rate
+from cardhall.engine.bots.registry import DEFAULT, make_bot
+from cardhall.engine.games.fixed_limit_holdem import FixedLimitHoldem
+from cardhall.engine.games.no_limit_holdem import NoLimitHoldem
+from cardhall.engine.rng import FairRandom
 from tests.engine.holdem_util import nl
 
 
 def test_doctests():
-    assert doctest.testmod(engine.bots.holdem).failed == 0
+    assert doctest.testmod(cardhall.engine.bots.holdem).failed == 0
 
 
 def test_registered_as_the_default_for_both_games():

@@ -22,11 +22,11 @@ import msgpack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.base import IllegalAction
-from engine.games.fixed_limit_holdem import FixedLimitHoldem
-from engine.games.no_limit_holdem import NoLimitHoldem
-from engine.holdem import HoldemEngine
-from engine.rng import FairRandom
+from cardhall.engine.base import IllegalAction
+from cardhall.engine.games.fixed_limit_holdem import FixedLimitHoldem
+from cardhall.engine.games.no_limit_holdem import NoLimitHoldem
+from cardhall.engine.holdem import HoldemEngine
+from cardhall.engine.rng import FairRandom
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MAX_STEPS = 120

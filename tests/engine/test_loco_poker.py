@@ -1,6 +1,6 @@
 """Loco Poker engine (seed 002_4b30a22f310a1e26, RULES LO-1..LO-7) and its bot.
 
-Hands are stacked with :class:`engine.stacked.StackedDeck` (its ``shuffle``
+Hands are stacked with :class:`cardhall.engine.stacked.StackedDeck` (its ``shuffle``
 writes a chosen order) following the dealing order the module docstring
 promises, spelled out independently in :func:`stack`.
 """
@@ -15,16 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.base import Event, IllegalAction
-from engine.bots.loco_poker import LocoBot
-from engine.play import play_match, win_rate
-from engine.bots.random_bot import RandomBot
-from engine.bots.registry import make_bot
-from engine.cards import RANKS, SUITS, parse_cards, standard_deck
-from engine.games.loco_poker import LocoPoker
-from engine.registry import engine_class
-from engine.rng import FairRandom
-from engine.stacked import StackedDeck
+from cardhall.engine.base import Event, IllegalAction
+from cardhall.engine.bots.loco_poker import LocoBot
+from cardhall.engine.play import play_match, win_rate
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.bots.registry import make_bot
+from cardhall.engine.cards import RANKS, SUITS, parse_cards, standard_deck
+from cardhall.engine.games.loco_poker import LocoPoker
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom
+from cardhall.engine.stacked import StackedDeck
 
 # -- helpers ------------------------------------------------------------------
 

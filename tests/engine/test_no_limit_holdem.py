@@ -9,10 +9,10 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from engine.base import IllegalAction
-from engine.games.no_limit_holdem import NoLimitHoldem
-from engine.rng import FairRandom
-from engine.stacked import StackedDeck
+from cardhall.engine.base import IllegalAction
+from cardhall.engine.games.no_limit_holdem import NoLimitHoldem
+from cardhall.engine.rng import FairRandom
+from cardhall.engine.stacked import StackedDeck
 from tests.engine.holdem_util import act, check_down, deck, finish_hand, nl, types
 
 

@@ -1,4 +1,4 @@
-"""engine.phh: reading and writing PHH text, parsing actions, and mapping a hand onto engine options.
+"""cardhall.engine.phh: reading and writing PHH text, parsing actions, and mapping a hand onto engine options.
 
 Facts about the standard are checked against pokerkit 0.7.7's own reader and writer (the reference).
 """
@@ -12,9 +12,9 @@ from decimal import Decimal
 import pokerkit  # a test dependency: the reference implementation
 import pytest
 
-import engine.phh
-from engine.cards import standard_deck
-from engine.phh import PHHError, deck_order, dumps, dumps_all, engine_setup, loads, loads_all, parse_action
+import cardhall.engine.phh
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.phh import PHHError, deck_order, dumps, dumps_all, engine_setup, loads, loads_all, parse_action
 from tests.engine.test_phh_real_hands import shared_files
 
 NT_HEADS_UP = """
@@ -30,7 +30,7 @@ finishing_stacks = [1060, 1140]
 
 
 def test_docstring_examples():
-    result = doctest.testmod(engine.phh)
+    result = doctest.testmod(cardhall.engine.phh)
     assert result.failed == 0 and result.attempted > 0
 
 
@@ -102,10 +102,10 @@ def test_find_files_walks_folders_in_natural_order(tmp_path):
     (tmp_path / "a").mkdir()
     for name in ("a/10.phh", "a/2.phh", "a/41b.phhs", "a/notes.txt", "b.phh"):
         (tmp_path / name).write_text("")
-    found = [p.relative_to(tmp_path).as_posix() for p in engine.phh.find_files([tmp_path / "a", tmp_path / "b.phh"])]
+    found = [p.relative_to(tmp_path).as_posix() for p in cardhall.engine.phh.find_files([tmp_path / "a", tmp_path / "b.phh"])]
     assert found == ["a/2.phh", "a/10.phh", "a/41b.phhs", "b.phh"]
     with pytest.raises(FileNotFoundError):
-        list(engine.phh.find_files([tmp_path / "missing"]))
+        list(cardhall.engine.phh.find_files([tmp_path / "missing"]))
 
 
 # -- writing -----------------------------------------------------------------------
@@ -255,7 +255,7 @@ def test_every_shared_file_parses_and_maps():
     files = shared_files()
     assert len(files) == 37
     for path in files:
-        for _, hand in engine.phh.load_file(path):
+        for _, hand in cardhall.engine.phh.load_file(path):
             game, seats, options = engine_setup(hand)
             assert game in ("fixed_limit_holdem", "no_limit_holdem")
             assert len(seats) == len(hand["starting_stacks"]) and options["button"] == seats[-1]
@@ -265,9 +265,9 @@ def test_every_shared_file_parses_and_maps():
 # -- our own hands: written out, read back, replayed to the same result ---------------
 def _match_hands(game: str, seed: int, profile: str, limit: int) -> list[dict]:
     """Up to ``limit`` hand records of one random-action match."""
-    from clients.bench.engine import random_action
-    from engine.registry import engine_class
-    from engine.rng import FairRandom
+    from cardhall.clients.bench.engine import random_action
+    from cardhall.engine.registry import engine_class
+    from cardhall.engine.rng import FairRandom
 
     rng = FairRandom(f"phh-round-trip/{game}/{profile}/{seed}".encode())
     players = 2 + rng.randbelow(5 if game == "fixed_limit_holdem" else 8)
@@ -308,21 +308,21 @@ def test_every_hand_we_play_round_trips_through_phh(game, profile):
     """Issue 2 item 5: each hand's ``hand_record()`` written as PHH, read back and
     replayed gives the same finishing stacks (``match``), hands with a dead small
     blind (FL-1, after a bust-out) included."""
-    from engine.replay import replay_hand
+    from cardhall.engine.replay import replay_hand
 
     replayed = dead = 0
     for seed in range(30):
         records = _match_hands(game, seed, profile, limit=25)
         for record in records:
             back = loads(dumps(record))
-            assert back == engine.phh._plain(record)
+            assert back == cardhall.engine.phh._plain(record)
             result = replay_hand(back)
             assert result.status == "match", (result.detail, record)
             assert result.stacks == record["finishing_stacks"]
             replayed += 1
             dead += _dead_small_blind(record)
         # the whole match as one .phhs file reads back hand by hand
-        assert [h for _, h in loads_all(dumps_all(records))] == [engine.phh._plain(r) for r in records]
+        assert [h for _, h in loads_all(dumps_all(records))] == [cardhall.engine.phh._plain(r) for r in records]
     print(f"{game} {profile}: {replayed} hands round-trip, {dead} with a dead small blind")
     assert replayed >= 150
 
@@ -330,13 +330,13 @@ def test_every_hand_we_play_round_trips_through_phh(game, profile):
 def test_FL1_a_dead_small_blind_hand_round_trips():
     """A hand dealt after the big blind busted: blinds ``[bb, 0, ...]``, p1 posts the
     big blind, nobody the small blind (FL-1); it replays to the recorded stacks."""
-    from engine.replay import replay_hand
+    from cardhall.engine.replay import replay_hand
 
     found = 0
     for seed in range(40):
         for record in _match_hands("no_limit_holdem", seed, "table", limit=40):
             if _dead_small_blind(record):
-                setup = engine.phh.engine_setup(loads(dumps(record)))
+                setup = cardhall.engine.phh.engine_setup(loads(dumps(record)))
                 assert setup[2]["dead_small_blind"] is True
                 assert replay_hand(loads(dumps(record))).status == "match"
                 found += 1
@@ -344,7 +344,7 @@ def test_FL1_a_dead_small_blind_hand_round_trips():
 
 
 def test_cli_replays_a_phhs_file_of_our_hands(tmp_path):
-    from clients.cli import main
+    from cardhall.clients.cli import main
 
     records = _match_hands("no_limit_holdem", 3, "phh", limit=10)
     path = tmp_path / "match.phhs"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import phh
-from engine.replay import replay_hand
+from cardhall.engine import phh
+from cardhall.engine.replay import replay_hand
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def test_each_real_hand_replays_as_the_readme_says(name):
     hand = hand_of(name)
     result = replay_hand(hand)
     assert result.status == expected_status(name), result.detail
-    from clients.bench import pokerkit_ref
+    from cardhall.clients.bench import pokerkit_ref
 
     assert result.stacks == pokerkit_ref.replay(hand)  # our stacks equal the reference implementation's
     expected = hand.get("finishing_stacks")
@@ -146,7 +146,7 @@ def test_a_straddle_is_an_error_with_a_clear_detail():
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "clients.cli", "phh", "replay", *args],
+    return subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "phh", "replay", *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from clients.bench import pokerkit_ref  # pokerkit is a test dependency: a missing one fails, never skips
-from engine import phh
-from engine.cards import standard_deck
-from engine.rng import FairRandom
-from engine.stacked import StackedDeck
+from cardhall.clients.bench import pokerkit_ref  # pokerkit is a test dependency: a missing one fails, never skips
+from cardhall.engine import phh
+from cardhall.engine.cards import standard_deck
+from cardhall.engine.rng import FairRandom
+from cardhall.engine.stacked import StackedDeck
 
 HANDS = int(os.environ.get("CARDHALL_DIFF_HANDS", "300"))
 SLOW_HANDS = 3000
@@ -128,7 +128,7 @@ def phh_action(player: int, action: dict[str, Any], legal: list[Any]) -> str:
 
 def play_one(game: str, seed: int) -> dict[str, Any]:
     """Play hand ``seed`` of ``game`` in both engines; raises :class:`Disagreement`."""
-    from engine.registry import engine_class
+    from cardhall.engine.registry import engine_class
 
     rng = FairRandom(f"differential/{game}/{seed}".encode())
     players, options = random_setup(game, rng)

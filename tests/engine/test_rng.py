@@ -9,7 +9,7 @@ import msgpack
 import pytest
 from hypothesis import given, strategies as st
 
-from engine.rng import FairRandom, commitment, derive_key, new_server_seed, random_from_data
+from cardhall.engine.rng import FairRandom, commitment, derive_key, new_server_seed, random_from_data
 
 
 def test_G2_server_seed_is_32_bytes_from_the_csprng_and_unique():

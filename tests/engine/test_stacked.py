@@ -1,4 +1,4 @@
-"""engine.stacked.StackedDeck: the scripted random source that makes an engine deal chosen cards."""
+"""cardhall.engine.stacked.StackedDeck: the scripted random source that makes an engine deal chosen cards."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import msgpack
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import engine.stacked
-from engine.cards import multi_deck, standard_deck
-from engine.rng import FairRandom, random_from_data
-from engine.stacked import StackedDeck, StackedDeckError
+import cardhall.engine.stacked
+from cardhall.engine.cards import multi_deck, standard_deck
+from cardhall.engine.rng import FairRandom, random_from_data
+from cardhall.engine.stacked import StackedDeck, StackedDeckError
 
 
 def test_docstring_examples():
-    result = doctest.testmod(engine.stacked)
+    result = doctest.testmod(cardhall.engine.stacked)
     assert result.failed == 0 and result.attempted > 0
 
 

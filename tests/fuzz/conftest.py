@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from protocol.codec import CODECS, JSON, MSGPACK
-from server.config import Settings
+from cardhall.protocol.codec import CODECS, JSON, MSGPACK
+from cardhall.server.config import Settings
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 
 #: examples per hypothesis test by default (``CARDHALL_FUZZ_EXAMPLES`` or ``--runslow`` raise it)

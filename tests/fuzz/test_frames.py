@@ -34,8 +34,8 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 
-from protocol.errors import CODES
-from protocol.schemas import FrameValidator
+from cardhall.protocol.errors import CODES
+from cardhall.protocol.schemas import FrameValidator
 from tests.fuzz.conftest import EXAMPLES, ServerThread, SyncClient
 from tests.fuzz.strategies import Context, messages, raw_payloads
 from tests.security.leaks import TableRecord, check_frames

@@ -2,7 +2,7 @@
 game from a real server) stay valid against the schemas, through the unions
 of the schema documents themselves (``server.json``'s root, ``client.json``'s
 root, each game's ``event_frame``/``snapshot``/``act``) as a third-party
-validator would use them, and through :class:`protocol.schemas.FrameValidator`."""
+validator would use them, and through :class:`cardhall.protocol.schemas.FrameValidator`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from protocol.schemas import BASE, DOCUMENTS, GAME_DOCUMENT, FrameValidator, documents, registry
+from cardhall.protocol.schemas import BASE, DOCUMENTS, GAME_DOCUMENT, FrameValidator, documents, registry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "protocol" / "examples"
 GAMES = sorted(GAME_DOCUMENT)

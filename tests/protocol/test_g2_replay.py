@@ -23,7 +23,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from clients.bots import BotPlayer
+from cardhall.clients.bots import BotPlayer
 from tests.server.conftest import running_server
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator
 
-from engine.options import Option, OptionError, options_schema
-from engine.registry import GAMES, engine_class
-from protocol.schemas import BASE, GAME_DOCUMENT, documents, registry
+from cardhall.engine.options import Option, OptionError, options_schema
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.protocol.schemas import BASE, GAME_DOCUMENT, documents, registry
 
 
 def _def_name(game: str) -> str:

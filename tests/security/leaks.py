@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from protocol.codec import Codec
+from cardhall.protocol.codec import Codec
 from tests.server.play import cards_in
 
 Frame = dict[str, Any]

@@ -32,8 +32,8 @@ import httpx
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from clients.client import Client, ServerError
-from engine.rng import FairRandom
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.rng import FairRandom
 from tests.conftest import require
 from tests.security.leaks import TableRecord, check_frames
 from tests.server.conftest import REDIS_SERVER, TEST_SETTINGS, RedisServer, running_server
@@ -50,7 +50,7 @@ async def _code(coro) -> str:
 
 # -- tokens ----------------------------------------------------------------------------------------
 async def _tokens_and_store(live, count: int, monkeypatch) -> tuple[list[str], list[str]]:
-    import server.players as players_module
+    import cardhall.server.players as players_module
 
     drawn: list[str] = []
     real = players_module.secrets.token_urlsafe
@@ -283,7 +283,7 @@ async def test_G2_commitment_published_before_anyone_sits_and_the_reveal_matches
         assert live.hall.tables[table].server_seed.hex() not in repr(ann.frames + bob.frames)
         # the revealed seeds deal the cards the players were dealt (first deal; every card:
         # tests/protocol/test_g2_replay.py)
-        from engine.registry import engine_class
+        from cardhall.engine.registry import engine_class
 
         replay = engine_class("loco_poker").new([1, 2], {"points_to_win": 1},
                                                 FairRandom(bytes.fromhex(seed_hex), [b"ann"]))

@@ -18,11 +18,12 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from clients.client import Client
-from server.app import serving
-from server.config import Settings
-from server.hall import Hall
-from server.store import MemoryStore, Store
+from cardhall.clients.client import Client
+from cardhall.server.app import serving
+from cardhall.server.config import Settings
+from cardhall.server.hall import Hall
+from cardhall.server.store.base import Store
+from cardhall.server.store.memory import MemoryStore
 from tests.conftest import require
 
 #: the redis-server binary the Redis tests start (``CARDHALL_REDIS_SERVER`` overrides)

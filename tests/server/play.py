@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from clients.client import Client, ServerError
-from engine.bots.random_bot import RandomBot
-from engine.rng import FairRandom
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.rng import FairRandom
 
 Frame = dict[str, Any]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from clients.client import ServerError
-from protocol.errors import CODES
+from cardhall.clients.client import ServerError
+from cardhall.protocol.errors import CODES
 
 
 
@@ -46,7 +46,7 @@ async def test_malformed_frames_get_stable_codes(live):
 
 
 async def test_requests_before_hello_and_bad_create(live):
-    from clients.client import Client
+    from cardhall.clients.client import Client
 
     anon = await Client(live.url).connect()
     with pytest.raises(ServerError) as err:

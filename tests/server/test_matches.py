@@ -24,8 +24,8 @@ import hashlib
 import httpx
 import pytest
 
-from engine.registry import GAMES, engine_class
-from engine.rng import FairRandom
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.engine.rng import FairRandom
 from tests.server.play import (QUICK, cards_in, check_gap_free, event_frames, play, remember_seat,
                                watch)
 

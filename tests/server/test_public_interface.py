@@ -15,11 +15,11 @@ import httpx
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from clients.client import Client, ServerError
-from engine.bots.registry import BOTS, DEFAULT
-from engine.registry import GAMES, engine_class
-from protocol.schemas import FrameValidator
-from server.options import TABLE_OPTIONS
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.bots.registry import BOTS, DEFAULT
+from cardhall.engine.registry import GAMES, engine_class
+from cardhall.protocol.schemas import FrameValidator
+from cardhall.server.options import TABLE_OPTIONS
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import check_gap_free
 

@@ -29,9 +29,11 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from clients.client import Client, ServerError
-from server.store import FORMAT_VERSION, MemoryStore, Store, hand_digest, pack_state, unpack_state
-from server.store_redis import RedisStore
+from cardhall.clients.client import Client, ServerError
+from cardhall.server.store.base import Store
+from cardhall.server.store.format import FORMAT_VERSION, hand_digest, pack_state, unpack_state
+from cardhall.server.store.memory import MemoryStore
+from cardhall.server.store.redis import RedisStore
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import QUICK, check_gap_free, event_frames, play, remember_seat
 

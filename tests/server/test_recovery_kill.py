@@ -45,12 +45,12 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from clients.client import Client, ServerError
-from engine.base import Event
-from engine.bots.random_bot import RandomBot
-from engine.registry import engine_class
-from engine.rng import FairRandom
-from server.store import unpack_event, unpack_state
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.base import Event
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom
+from cardhall.server.store.format import unpack_event, unpack_state
 from tests.server.conftest import RedisServer, free_port
 from tests.server.play import QUICK
 
@@ -124,7 +124,7 @@ class Harness:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("CARDHALL_REDIS_URL", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "clients.cli", "serve", "--port", str(self.port), "--log-level", "warning",
+            [sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(self.port), "--log-level", "warning",
              "--redis", self.redis.url, "--redis-prefix", PREFIX, "--redis-stream-bound", "100000",
              "--operator-key", OPERATOR_KEY], env=env, stdout=self.log, stderr=self.log)
 

@@ -29,10 +29,10 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from clients.client import Client, ServerError
-from engine.bots.random_bot import RandomBot
-from engine.rng import FairRandom
-from server.clock import PausedClock
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.rng import FairRandom
+from cardhall.server.clock import PausedClock
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
 from tests.server.play import QUICK
 from tests.server.test_recovery_kill import check_history

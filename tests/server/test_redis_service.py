@@ -59,7 +59,7 @@ async def test_tables_acting_together_share_one_commit(redis_server):
 def test_serve_takes_redis_from_the_environment(redis_server):
     port = free_port()
     env = {**os.environ, "CARDHALL_REDIS_URL": redis_server.url}
-    proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
                              "--log-level", "warning", "--redis-prefix", "envtest"], env=env)
     try:
         deadline = time.monotonic() + 30

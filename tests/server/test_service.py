@@ -16,9 +16,9 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from clients.client import Client, ServerError
-from server.store import MemoryStore
-from server.table import Table
+from cardhall.clients.client import Client, ServerError
+from cardhall.server.store.memory import MemoryStore
+from cardhall.server.table import Table
 from tests.server.conftest import TEST_SETTINGS, running_server
 
 
@@ -113,7 +113,7 @@ class SlowStore(MemoryStore):
 
 
 async def test_no_event_leaves_before_its_checkpoint():
-    from server.app import build_server
+    from cardhall.server.app import build_server
 
     store = SlowStore()
     sock = socket.socket()
@@ -203,7 +203,7 @@ def _free_port() -> int:
 
 async def test_sigterm_closes_sockets_with_1001():
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "clients.cli", "serve", "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
                              "--log-level", "warning"], cwd=os.path.dirname(os.path.dirname(os.path.dirname(
                                  os.path.abspath(__file__)))))
     try:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from clients.client import Client, ServerError
+from cardhall.clients.client import Client, ServerError
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import check_gap_free, event_frames, play, remember_seat
 

@@ -16,21 +16,13 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import server.store
-import server.store_redis
-from server.store import (
-    FORMAT_VERSION,
-    Checkpoint,
-    CheckpointError,
-    MemoryStore,
-    Store,
-    StoreEmpty,
-    StoreUnavailable,
-    pack_event,
-    pack_state,
-    unpack_state,
-)
-from server.store_redis import RedisStore
+import cardhall.server.store.committer
+import cardhall.server.store.format
+import cardhall.server.store.redis
+from cardhall.server.store.base import Checkpoint, Store, StoreEmpty, StoreUnavailable
+from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, pack_event, pack_state, unpack_state
+from cardhall.server.store.memory import MemoryStore
+from cardhall.server.store.redis import RedisStore
 from tests.server.conftest import free_port
 
 
@@ -65,7 +57,7 @@ async def store(request) -> AsyncIterator[Store]:
         await store.close()
 
 
-@pytest.mark.parametrize("module", [server.store, server.store_redis])
+@pytest.mark.parametrize("module", [cardhall.server.store.format, cardhall.server.store.redis])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
 
@@ -164,12 +156,12 @@ async def test_stream_is_the_history_whatever_the_retries(store, steps, data):
 # -- the format ---------------------------------------------------------------
 def test_migrations_upgrade_old_checkpoints_step_by_step(monkeypatch):
     """The migration path: a checkpoint of format 1 read by a server of format 3."""
-    monkeypatch.setattr(server.store, "FORMAT_VERSION", 3)
-    monkeypatch.setitem(server.store.MIGRATIONS, 1, lambda d: {**d, "clocks": "seconds left"})
-    monkeypatch.setitem(server.store.MIGRATIONS, 2, lambda d: {**{k: v for k, v in d.items() if k != "old"}, "renamed": d["old"]})
+    monkeypatch.setattr(cardhall.server.store.format, "FORMAT_VERSION", 3)
+    monkeypatch.setitem(cardhall.server.store.format.MIGRATIONS, 1, lambda d: {**d, "clocks": "seconds left"})
+    monkeypatch.setitem(cardhall.server.store.format.MIGRATIONS, 2, lambda d: {**{k: v for k, v in d.items() if k != "old"}, "renamed": d["old"]})
     data = unpack_state(msgpack.packb({"v": 1, "id": "t_1", "old": 7}))
     assert data == {"v": 3, "id": "t_1", "clocks": "seconds left", "renamed": 7}
-    monkeypatch.delitem(server.store.MIGRATIONS, 2)
+    monkeypatch.delitem(cardhall.server.store.format.MIGRATIONS, 2)
     with pytest.raises(CheckpointError, match="no migration from checkpoint format 2 to 3"):
         unpack_state(msgpack.packb({"v": 1, "id": "t_1", "old": 7}))
 
@@ -214,7 +206,7 @@ class _SlowStore(MemoryStore):
 
 async def test_group_commit_splits_a_large_batch_into_two_commits_in_flight():
     store = _SlowStore()
-    committer = server.store.GroupCommitter(store)
+    committer = cardhall.server.store.committer.GroupCommitter(store)
     await asyncio.gather(*(committer.commit(_checkpoint(f"t_{i}", range(1, 3))) for i in range(40)))
     assert store.sizes == [20, 20] and store.most == 2
     assert {t.id for t in await store.load_tables()} == {f"t_{i}" for i in range(40)}

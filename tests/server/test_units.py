@@ -8,18 +8,18 @@ import doctest
 import msgpack
 import pytest
 
-import protocol.codec
-import protocol.errors
-import server.clock
-import server.options
-import server.ratelimit
-from protocol.codec import CODECS, JSON, MSGPACK, choose_subprotocol
-from protocol.errors import CODES, ProtocolError
-from server.clock import TurnClock
-from server.options import split_options
+import cardhall.protocol.codec
+import cardhall.protocol.errors
+import cardhall.server.clock
+import cardhall.server.options
+import cardhall.server.ratelimit
+from cardhall.protocol.codec import CODECS, JSON, MSGPACK, choose_subprotocol
+from cardhall.protocol.errors import CODES, ProtocolError
+from cardhall.server.clock import TurnClock
+from cardhall.server.options import split_options
 
 
-@pytest.mark.parametrize("module", [protocol.codec, protocol.errors, server.clock, server.options, server.ratelimit])
+@pytest.mark.parametrize("module", [cardhall.protocol.codec, cardhall.protocol.errors, cardhall.server.clock, cardhall.server.options, cardhall.server.ratelimit])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
 
@@ -52,7 +52,7 @@ def test_subprotocol_choice():
 def test_every_error_code_is_documented_in_the_spec():
     from pathlib import Path
 
-    spec = (Path(protocol.codec.__file__).parent / "SPEC.md").read_text()
+    spec = (Path(cardhall.protocol.codec.__file__).parent / "SPEC.md").read_text()
     for code in CODES:
         assert f"`{code}`" in spec, code
 

@@ -18,9 +18,9 @@ import os
 
 import pytest
 
-from clients.bench.server import _serve, _stop
-from clients.load.probe import free_port, wait_port
-from clients.load.run import LoadSpec, run
+from cardhall.clients.bench.server import _serve, _stop
+from cardhall.clients.load.probe import free_port, wait_port
+from cardhall.clients.load.run import LoadSpec, run
 from tests.conftest import require
 from tests.server.conftest import REDIS_SERVER, RedisServer
 

@@ -1,10 +1,13 @@
-"""Typed shapes of protocol v1 frames (``protocol/SPEC.md``), for type checkers.
+"""Protocol v1 frames (``protocol/SPEC.md``): their typed shapes and the one
+place each server frame is built.
 
-Frames stay plain dicts on the wire and in :mod:`clients.client`; these
-``TypedDict`` classes only name their fields, so ``frame["seq"]`` is an ``int``
-to mypy and an editor. The JSON Schemas in ``protocol/schemas/`` are the
-machine-checked definition (game-specific shapes included); these mirror the
-frames every game shares.
+Frames stay plain dicts on the wire, in the server and in
+:mod:`cardhall.clients.client`; the ``TypedDict`` classes name their fields, so
+``frame["seq"]`` is an ``int`` to mypy and an editor, and the builder functions
+(:func:`welcome`, :func:`event`, :func:`snapshot`, :func:`ok`, :func:`error`,
+...) are the only code in the server that assembles a frame. The JSON Schemas
+in ``protocol/schemas/`` are the machine-checked definition (game-specific
+shapes included); these mirror the frames every game shares.
 
 >>> ev: EventFrame = {"type": "event", "table": "t_1", "seq": 5, "event": {"type": "awaiting"}, "ts": 0.0}
 >>> ev["event"]["type"]
@@ -186,6 +189,95 @@ class Pong(TypedDict):
 
 ServerFrame = Union[Welcome, TableCreated, Snapshot, EventFrame, Ok, Error, Pong]
 
+#: the protocol version ``welcome`` announces
+PROTOCOL_VERSION = 1
+
+
+# -- building server frames ------------------------------------------------------
+def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome:
+    """The answer to ``hello``: the player's id, name and token (SPEC "Identity").
+
+    >>> welcome(1, "p_1", "ann", "tok")["protocol"]
+    1
+    """
+    return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
+            "protocol": PROTOCOL_VERSION}
+
+
+def table_created(re: RequestId | None, info: Info) -> TableCreated:
+    """The answer to ``create_table``: the new table's id, its first match's
+    commitment (G-2) and its ``info``."""
+    return {"type": "table_created", "re": re, "table": info["id"], "commitment": info["commitment"],
+            "info": info}
+
+
+def ok(re: RequestId | None, seq: int | None = None) -> Ok:
+    """A request done; ``seq``: the table's last ``seq`` the reply follows
+    (a ``join`` with ``since``).
+
+    >>> ok(3), ok("a", seq=12)
+    ({'type': 'ok', 're': 3}, {'type': 'ok', 're': 'a', 'seq': 12})
+    """
+    out: Ok = {"type": "ok", "re": re}
+    if seq is not None:
+        out["seq"] = seq
+    return out
+
+
+def error(code: str, message: str, re: RequestId | None = None, **extra: Any) -> Error:
+    """An ``error`` frame: ``code`` from :data:`cardhall.protocol.errors.CODES`,
+    a human-readable ``message``, ``re`` when it answers a request, and the
+    code's extra fields (``reason`` and ``rule`` for ``illegal_action``,
+    ``option`` for ``bad_options``).
+
+    >>> error("not_joined", "join first", re=4)
+    {'type': 'error', 'code': 'not_joined', 'message': 'join first', 're': 4}
+    """
+    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if re is not None:
+        out["re"] = re
+    out.update(extra)
+    return out  # type: ignore[return-value]
+
+
+def pong(re: RequestId | None) -> Pong:
+    """The answer to ``ping``."""
+    return {"type": "pong", "re": re}
+
+
+def event(table: str, seq: int, event: dict[str, Any], ts: float, turn: Turn | None = None,
+          legal: list[LegalAction] | None = None) -> EventFrame:
+    """One table event as one viewer sees it: ``event`` is already that
+    viewer's view (``Event.view``); ``ts`` Unix seconds; ``turn`` when the
+    event puts a seat to act; ``legal`` only for the seat to act (the caller
+    decides who gets it: one gate, the table's fan-out).
+
+    >>> event("t_1", 5, {"type": "awaiting"}, 0.0, {"seat": 2, "id": 5})["turn"]
+    {'seat': 2, 'id': 5}
+    """
+    out: EventFrame = {"type": "event", "table": table, "seq": seq, "event": event, "ts": ts}
+    if turn is not None:
+        out["turn"] = turn
+        if legal is not None:
+            out["legal"] = legal
+    return out
+
+
+def snapshot(table: str, seq: int, you: Seat | None, info: Info, state: dict[str, Any] | None,
+             re: RequestId | None = None, turn: Turn | None = None,
+             legal: list[LegalAction] | None = None) -> Snapshot:
+    """The table as viewer ``you`` (a seat, or None for a spectator) sees it at
+    ``seq``: ``state`` is ``Engine.view(you)`` (None before the first match);
+    ``legal`` only for the seat to act."""
+    out: Snapshot = {"type": "snapshot", "table": table, "seq": seq, "you": you, "info": info, "state": state}
+    if re is not None:
+        out["re"] = re
+    if turn is not None:
+        out["turn"] = turn
+        if legal is not None:
+            out["legal"] = legal
+    return out
+
 
 # -- HTTP ----------------------------------------------------------------------
 
@@ -221,7 +313,7 @@ class CatalogueGame(TypedDict):
 
 
 class Catalogue(TypedDict):
-    """``GET /api/games`` (:meth:`clients.client.Client.games`)."""
+    """``GET /api/games`` (:meth:`cardhall.clients.client.Client.games`)."""
 
     games: list[CatalogueGame]
     table_options: list[CatalogueOption]

@@ -11,7 +11,7 @@ or not at all, and it is idempotent: events and hands already stored (by
 ``seq``) are skipped, so a commit whose reply was lost can be sent again.
 Before writing, the script checks the store's marker key; when Redis has lost
 its data (restarted without persistence) the marker is gone, nothing is
-written and :class:`~server.store.StoreEmpty` tells the hall to write every
+written and :class:`~cardhall.server.store.base.StoreEmpty` tells the hall to write every
 table again from memory (:meth:`RedisStore.rewrite`).
 
 Key layout and format: ``server/STORAGE.md``.
@@ -32,19 +32,8 @@ from redis import exceptions as rexc
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from server.store import (
-    EVENT_VERSION,
-    FORMAT_VERSION,
-    Checkpoint,
-    CheckpointError,
-    Data,
-    Store,
-    StoredTable,
-    StoreEmpty,
-    StoreUnavailable,
-    unpack_event,
-    unpack_state,
-)
+from cardhall.server.store.base import Checkpoint, Data, Store, StoredTable, StoreEmpty, StoreUnavailable
+from cardhall.server.store.format import EVENT_VERSION, FORMAT_VERSION, CheckpointError, unpack_event, unpack_state
 
 log = logging.getLogger("cardhall.store")
 
@@ -132,7 +121,7 @@ class RedisStore(Store):
     whole stream nodes), for ``join`` with ``since`` after a restart.
     ``timeout``: seconds a Redis command may take before the store counts as
     unavailable (a stopped Redis that keeps the socket open).
-    Every method raises :class:`~server.store.StoreUnavailable` when Redis
+    Every method raises :class:`~cardhall.server.store.base.StoreUnavailable` when Redis
     cannot be reached.
     """
 

@@ -1,0 +1,170 @@
+"""The ``Store`` interface: what the table actors and the hall ask of a store,
+and the :class:`Checkpoint` a table hands to it.
+
+Ordering guarantee (built into the table actor, whatever the store): a table's
+new events, its state after them and the hands it finished are handed to the
+store as one :class:`Checkpoint`; no event, snapshot or reply leaves the
+server before the store's ``commit`` that holds it has returned.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cardhall.server.store.format import pack_state
+
+Data = dict[str, Any]
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be written or read right now (connection refused,
+    timeout, Redis loading or read-only...). Tables stop and retry; nothing
+    is lost."""
+
+
+class StoreEmpty(StoreUnavailable):
+    """The store answers but has lost its data (a Redis restarted without
+    persistence): every table must be written again from memory first."""
+
+
+
+class Checkpoint:
+    """One table's commit: its state after the new events, the new events as
+    ``(seq, packed event record)`` in order (:func:`pack_record`: packed once,
+    the table keeps the same bytes in its event buffer), and the hands finished
+    since the last commit (``{"game", "match", "hand", "seq"}``: ``seq`` is the
+    table's seq when the hand was recorded; a store writes each hand once, by
+    that ``seq``).
+
+    ``state`` and ``events`` are computed when first read: the table's actor
+    waits for its commit, so the state cannot change before the store has read
+    it, and a store that keeps no states pays nothing for it. A store that
+    cannot encode this checkpoint (a bug in a state) sets ``error`` and writes
+    the others; the committer hands the error to this table alone.
+    """
+
+    __slots__ = ("table", "hands", "error", "_state_fn", "_events_fn", "_state", "_events")
+
+    def __init__(self, table: str, state: Data | Callable[[], Data],
+                 events: list[tuple[int, bytes]] | Callable[[], list[tuple[int, bytes]]] = (),  # type: ignore[assignment]
+                 hands: list[Data] | None = None) -> None:
+        self.table = table
+        self.hands = hands or []
+        self.error: BaseException | None = None
+        self._state_fn = state if callable(state) else None
+        self._state = None if callable(state) else state
+        self._events_fn = events if callable(events) else None
+        self._events = None if callable(events) else list(events)
+
+    @property
+    def state(self) -> Data:
+        if self._state is None:
+            assert self._state_fn is not None
+            self._state = self._state_fn()
+        return self._state
+
+    @property
+    def events(self) -> list[tuple[int, bytes]]:
+        """The new events, packed (computed once, then kept: bytes cost the
+        garbage collector nothing)."""
+        if self._events is None:
+            assert self._events_fn is not None
+            self._events = self._events_fn()
+        return self._events
+
+    def packed_state(self) -> bytes:
+        """The state packed (:func:`pack_state`), for a store that writes it at
+        once: a state computed for it is not kept (thousands of short-lived
+        containers per batch would otherwise stay alive during the round trip
+        and make the garbage collector run many times more often)."""
+        state = pack_state(self.state)
+        if self._state_fn is not None:
+            self._state = None
+        return state
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTable:
+    """One table found by :meth:`Store.load_tables`: its migrated ``data``,
+    or the ``error`` that makes it unreadable (the hall quarantines it)."""
+
+    id: str
+    data: Data | None = None
+    error: str | None = None
+
+
+class Store(ABC):
+    """Durable state of the service. All methods are coroutines; a store that
+    cannot be reached raises :class:`StoreUnavailable`."""
+
+    #: short name for ``/healthz`` and logs
+    kind = "store"
+
+    @abstractmethod
+    async def commit(self, batch: Sequence[Checkpoint]) -> None:
+        """Write every checkpoint of ``batch``, each one atomically and
+        idempotently: events whose ``seq`` is already stored and hands whose
+        ``seq`` is already stored are not written again, so a commit may be
+        retried after a failure. A checkpoint that cannot be encoded gets its
+        ``error`` set and is skipped."""
+
+    def commit_now(self, batch: Sequence[Checkpoint]) -> bool:
+        """Commit at once without awaiting, if this store can; returns False
+        (the default) when it cannot, and the batch goes through :meth:`commit`."""
+        return False
+
+    @abstractmethod
+    async def load_tables(self) -> list[StoredTable]:
+        """Every stored table not deleted (for recovery), readable or not."""
+
+    @abstractmethod
+    async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
+        """The stored event records ``seq < s <= upto`` in order, or None when
+        the store no longer holds all of them (trimmed, or never kept)."""
+
+    @abstractmethod
+    async def hands(self, table: str) -> list[Data]:
+        """Every stored hand record of ``table`` (``{"match", "hand"}``), oldest first."""
+
+    @abstractmethod
+    async def delete_table(self, table: str) -> None:
+        """Forget a closed table's state and events; its hands stay (G-9)."""
+
+    @abstractmethod
+    async def save_player(self, player: str, token_hash: str, name: str) -> None:
+        """Remember a player (the token only as its hash)."""
+
+    @abstractmethod
+    async def find_player(self, token_hash: str) -> tuple[str, str] | None:
+        """``(player id, name)`` for a token hash, or None."""
+
+    async def quarantine(self, table: str, reason: str) -> None:
+        """Set an unreadable table aside: it is no longer loaded, its data is
+        kept for an operator (``server/STORAGE.md``)."""
+
+    async def quarantined(self) -> dict[str, str]:
+        """Quarantined table ids and why."""
+        return {}
+
+    async def probe(self) -> bool:
+        """Is the store reachable? True when it holds its data, False when it
+        answers but has lost everything (a new, empty Redis); raises
+        :class:`StoreUnavailable` when it does not answer."""
+        return True
+
+    async def rewrite(self, batch: Sequence[Checkpoint]) -> None:
+        """Write ``batch`` (every table, from memory) and the players this
+        process knows into a store that lost its data, and mark it as holding
+        data again."""
+        await self.commit(batch)
+
+    def describe(self) -> Data:
+        """What ``/healthz`` shows about the store."""
+        return {"kind": self.kind}
+
+    async def close(self) -> None:
+        """Release connections."""
+

@@ -1,0 +1,123 @@
+"""The in-memory store, the default: ``cardhall serve`` needs nothing else."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import msgpack
+
+from cardhall.server.store.base import Checkpoint, Store, StoredTable
+from cardhall.server.store.format import CheckpointError, pack_event, unpack_event, unpack_state
+
+Data = dict[str, Any]
+
+
+class MemoryStore(Store):
+    """Keeps everything in this process (the default: ``cardhall serve`` needs
+    nothing else). Nothing kept here outlives the process, so by default it
+    keeps no table states (they could never be recovered) and costs nothing on
+    the hot path; with ``keep_states=True`` (tests, tools) it stores every
+    committed state packed with msgpack, as a networked store would, so a state
+    that does not survive msgpack fails there too.
+
+    Hand histories are kept for as long as the process runs (G-9), each packed
+    with msgpack (a few hundred bytes, untracked by the garbage collector,
+    instead of ~3 KiB of live lists and dicts: at full speed 500 tables finish
+    ~250 hands a second, and keeping them as objects was the server's memory
+    growth; deploy/README.md). Long-running services keep them in Redis."""
+
+    kind = "memory"
+
+    def __init__(self, event_bound: int = 1024, keep_states: bool = False) -> None:
+        self.keep_states = keep_states
+        self._states: dict[str, bytes] = {}
+        self._events: dict[str, deque[tuple[int, bytes]]] = {}
+        self._hands: dict[str, list[bytes]] = {}
+        self._hand_seq: dict[str, int] = {}
+        self._players: dict[str, tuple[str, str]] = {}
+        self._quarantine: dict[str, str] = {}
+        self._event_bound = event_bound
+        self.commits = 0
+
+    async def commit(self, batch: Sequence[Checkpoint]) -> None:
+        self.commit_now(batch)
+
+    def commit_now(self, batch: Sequence[Checkpoint]) -> bool:
+        """In-process: done at once (no loop iteration is lost waiting)."""
+        self.commits += 1
+        for cp in batch:
+            if self.keep_states:
+                try:
+                    state = cp.packed_state()
+                    events = cp.events
+                except Exception as exc:
+                    cp.error = exc
+                    continue
+                self._states[cp.table] = state
+                stream = self._events.get(cp.table)
+                if stream is None:
+                    stream = self._events[cp.table] = deque(maxlen=self._event_bound)
+                last = stream[-1][0] if stream else 0
+                stream.extend(e for e in events if e[0] > last)
+            if cp.hands:
+                done = self._hand_seq.get(cp.table, 0)
+                new = [h for h in cp.hands if h.get("seq", done + 1) > done]
+                if new:
+                    self._hands.setdefault(cp.table, []).extend(pack_event(h) for h in new)
+                    self._hand_seq[cp.table] = max(h.get("seq", done) for h in new)
+        return True
+
+    async def load_tables(self) -> list[StoredTable]:
+        out = []
+        for table, blob in self._states.items():
+            if table in self._quarantine:
+                continue
+            try:
+                out.append(StoredTable(table, unpack_state(blob)))
+            except CheckpointError as exc:
+                out.append(StoredTable(table, error=str(exc)))
+        return out
+
+    async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
+        if upto <= seq:
+            return []
+        stream = self._events.get(table)
+        if not stream or stream[0][0] > seq + 1:
+            return None
+        out = [(s, unpack_event(blob)) for s, blob in stream if seq < s <= upto]
+        return out if len(out) == upto - seq else None
+
+    async def hands(self, table: str) -> list[Data]:
+        return [msgpack.unpackb(blob, strict_map_key=False) for blob in self._hands.get(table, ())]
+
+    async def delete_table(self, table: str) -> None:
+        self._states.pop(table, None)
+        self._events.pop(table, None)
+
+    async def save_player(self, player: str, token_hash: str, name: str) -> None:
+        self._players[token_hash] = (player, name)
+
+    async def find_player(self, token_hash: str) -> tuple[str, str] | None:
+        return self._players.get(token_hash)
+
+    async def quarantine(self, table: str, reason: str) -> None:
+        self._quarantine[table] = reason
+
+    async def quarantined(self) -> dict[str, str]:
+        return dict(self._quarantine)
+
+    def state(self, table: str) -> Data | None:
+        """The last committed state of ``table`` (tests and operators)."""
+        blob = self._states.get(table)
+        return None if blob is None else unpack_state(blob)
+
+    def drop_events(self, table: str) -> None:
+        """Forget ``table``'s stored events (tests: a ``since`` nobody holds any more)."""
+        self._events.pop(table, None)
+
+    def put_raw_state(self, table: str, blob: bytes) -> None:
+        """Store ``blob`` as ``table``'s state as is (tests of unreadable checkpoints)."""
+        self._states[table] = blob
+
