@@ -33,22 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def register_modules(subparsers: Any, names: list[str]) -> None:
-    """Call ``register(subparsers)`` of each module in ``names`` that exists
-    (a module not written yet is left out; any other import error is raised)."""
+    """Call ``register(subparsers)`` of each module in ``names``, in order."""
     for name in names:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # not written yet
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(name).register(subparsers)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` and run the subcommand; returns its exit status."""
-    args = build_parser().parse_args(argv)
-    status = args.func(args)
+    """Parse ``argv`` and run the subcommand; returns its exit status.
+
+    Ctrl-C (KeyboardInterrupt) anywhere prints ``cardhall COMMAND:
+    interrupted`` on stderr and returns 130 (128 + SIGINT, as shells report
+    it), never a traceback."""
+    command = "cardhall"
+    try:
+        args = build_parser().parse_args(argv)
+        command = f"cardhall {args.command}"
+        status = args.func(args)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        return 130
     return int(status or 0)
 
 

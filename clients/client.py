@@ -22,8 +22,11 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
 * optional checking of every frame against the JSON Schemas
   (:class:`cardhall.protocol.schemas.FrameValidator`): per client (``validator=``) or
   for every client (:func:`set_default_validator`; the test suite turns it on).
+  Checking is opt-in: this module never imports the schemas module (nor its
+  library, ``jsonschema``, a test dependency) unless a validator is in use, so a
+  plain ``pip install cardhall`` runs every client.
 
-Typed shapes of the frames: :mod:`cardhall.clients.messages`.
+Typed shapes of the frames: :mod:`cardhall.protocol.frames`.
 
 Example: play a seat of a no-limit table against a bot, checking whenever that
 is free and folding otherwise::
@@ -194,7 +197,7 @@ class Client:
         return self.validator if self.validator is not None else DEFAULT_VALIDATOR
 
     # -- connection ---------------------------------------------------------
-    async def connect(self) -> "Client":
+    async def connect(self) -> Client:
         """Open the websocket and start reading; raises the websocket library's
         errors when the handshake fails (``InvalidStatus`` for a 403)."""
         await self._open()
@@ -213,7 +216,7 @@ class Client:
         self._reader = loop.create_task(self._read(ws, self.closed))
         self._ready.set()
 
-    async def __aenter__(self) -> "Client":
+    async def __aenter__(self) -> Client:
         return await self.connect()
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -229,7 +232,7 @@ class Client:
         if self._reader is not None:
             try:
                 await asyncio.wait_for(self._reader, 5)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 self._reader.cancel()
         self._end()
 
@@ -240,24 +243,21 @@ class Client:
                 self.inbox.put_nowait(_END)
 
     async def _read(self, ws: ClientConnection, closed: asyncio.Future[tuple[int | None, str]]) -> None:
-        from cardhall.protocol.schemas import SchemaViolation
-
         decode = self.codec.decode
         try:
             async for payload in ws:
                 frame = decode(payload, 1 << 30)
-                checker = self.checker
-                if checker is not None:
-                    checker.check_server(frame)
+                violation = self._violation(frame)
+                if violation is not None:
+                    self.error = violation
+                    log.error("schema violation: %s", violation)
+                    await ws.close(1002, "schema violation")
+                    break
                 if frame.get("type") == "batch":
                     for inner in frame["frames"]:
-                        self._dispatch(inner)
+                        self.dispatch(inner)
                 else:
-                    self._dispatch(frame)
-        except SchemaViolation as exc:
-            self.error = exc
-            log.error("schema violation: %s", exc)
-            await ws.close(1002, "schema violation")
+                    self.dispatch(frame)
         except Exception:  # the connection went away
             pass
         finally:
@@ -279,7 +279,38 @@ class Client:
                 else:
                     self._end()
 
-    def _dispatch(self, frame: Frame) -> None:
+    def _violation(self, frame: Frame) -> Exception | None:
+        """The :class:`~cardhall.protocol.schemas.SchemaViolation` of a server
+        frame (a ``batch`` with the frames in it), None when it matches or no
+        validator is in use: the frame does not match the schemas, or answers a
+        message the schemas refuse without an ``error``. The schemas module is
+        imported only here, behind a validator (checking is opt-in)."""
+        checker = self.checker
+        if checker is None and not self._must_refuse:
+            return None
+        from cardhall.protocol.schemas import SchemaViolation
+
+        if checker is not None:
+            try:
+                checker.check_server(frame)
+            except SchemaViolation as exc:
+                return exc
+        for inner in frame["frames"] if frame.get("type") == "batch" else (frame,):
+            re = inner.get("re")
+            problems = self._must_refuse.pop(re, None) if isinstance(re, (int, str)) else None
+            if problems is not None and inner.get("type") != "error":
+                message = f"the server accepted a message the schemas refuse ({problems[0]})"
+                if checker is not None:
+                    checker.failures.append(message)
+                return SchemaViolation(message)
+        return None
+
+    def dispatch(self, frame: Frame) -> None:
+        """Handle one received frame (a ``batch`` arrives here frame by frame,
+        after the validator in use, :attr:`checker`, passed it): track ``seq``, complete the pending
+        request it answers (``re``), else hand it to ``on_frame`` or
+        :attr:`inbox`. Subclasses extend it to observe every frame (replies
+        included), calling ``super().dispatch(frame)``."""
         if self.record:
             self.frames.append(frame)
             self.transcript.append({"recv": frame})
@@ -294,15 +325,6 @@ class Client:
             self.seqs[frame["table"]] = frame["seq"]
         re = frame.get("re")
         if re is not None:
-            problems = self._must_refuse.pop(re, None) if isinstance(re, (int, str)) else None
-            if problems is not None and kind != "error":
-                from cardhall.protocol.schemas import SchemaViolation
-
-                message = f"the server accepted a message the schemas refuse ({problems[0]})"
-                checker = self.checker
-                if checker is not None:
-                    checker.failures.append(message)
-                raise SchemaViolation(message)
             fut = self._pending.pop(re, None)
             if fut is not None and not fut.done():
                 fut.set_result(frame)

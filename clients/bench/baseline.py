@@ -64,7 +64,7 @@ def main(port: int, ws: str = "cardhall") -> None:
 
     impl: object = CardhallWebSocketProtocol if ws == "cardhall" else ws
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", ws=impl,  # type: ignore[arg-type]
-                ws_per_message_deflate=False, loop="uvloop", access_log=False)
+                ws_per_message_deflate=False, loop="auto", access_log=False)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """``cardhall bench engine``: how fast the rules engines are, and how well the bots play.
 
-A benchmark, not a test: it measures and prints figures (issue 2 item 7,
-issue 3 item 8). Three parts, each on one core in this process, timed in CPU seconds
+A benchmark, not a test: it measures and prints figures. Three parts, each on one core in this process, timed in CPU seconds
 (``time.process_time``, so other work on a shared machine does not count):
 
 1. **Hold'em hands against pokerkit.** For each Hold'em game at 2 and 6
@@ -48,16 +47,18 @@ from cardhall.engine.play import WinRate, new_match, play_match, seat_bots, win_
 from cardhall.engine.registry import GAMES, engine_class
 from cardhall.engine.rng import FairRandom
 
+#: the games part 1 compares with pokerkit (its Hold'em variants)
 HOLDEM = ("fixed_limit_holdem", "no_limit_holdem")
-#: players per match in parts 2 and 3 (and in part 1 the table sizes).
-MATCH_PLAYERS: dict[str, int] = {
-    "fixed_limit_holdem": 3,
-    "no_limit_holdem": 3,
-    "alamo": 3,
-    "loco_poker": 3,
-    "avalanche": 3,
-}
+#: players per match in parts 2 and 3, or the game's bounds when it seats fewer or needs more
+PLAYERS = 3
 HAND_TABLES = (2, 6)
+
+
+def match_players(game: str) -> int:
+    """Players per match of ``game`` in parts 2 and 3: :data:`PLAYERS` within the
+    engine's ``min_seats``..``max_seats``."""
+    cls = engine_class(game)
+    return max(cls.min_seats, min(cls.max_seats, PLAYERS))
 
 def load_engine(game: str) -> type[Engine] | None:
     """The engine class of ``game``, or None (with a note on stderr) when it does not import yet."""
@@ -268,13 +269,23 @@ def _say(args: argparse.Namespace, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the three parts for ``args.games``; returns 0 (2 for an unknown game)."""
+    """Run the three parts for ``args.games``; returns 0 (2 for an unknown game,
+    or when the pokerkit comparison is asked for and pokerkit is not installed:
+    a one-line hint on stderr)."""
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     unknown = [g for g in games if g not in GAMES]
     if unknown:
         print(f"cardhall bench engine: unknown game(s) {', '.join(unknown)}; choose from {', '.join(GAMES)}",
               file=sys.stderr)
         return 2
+    if not args.no_pokerkit and args.hands > 0 and any(g in HOLDEM for g in games):
+        from cardhall.clients.bench import pokerkit_ref
+
+        try:
+            pokerkit_ref.require()
+        except RuntimeError as exc:  # the bench extra is not installed
+            print(f"cardhall bench engine: {exc} (or --no-pokerkit to skip the comparison)", file=sys.stderr)
+            return 2
     available = [g for g in games if load_engine(g) is not None]
     out: dict[str, Any] = {"hands": [], "matches": [], "win_rates": [], "skipped": sorted(set(games) - set(available)),
                       "skipped_bots": []}
@@ -298,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
         _say(args, f"2. Whole matches, random bots in every seat ({args.throughput_matches} per game)")
         _say(args, f"   {'game':<20}{'players':>8}{'matches/s':>11}{'hands/s':>10}{'decisions/s':>13}{'unfinished':>12}")
         for game in available:
-            fig2 = match_throughput(game, MATCH_PLAYERS[game], args.throughput_matches, args.seed)
+            fig2 = match_throughput(game, match_players(game), args.throughput_matches, args.seed)
             out["matches"].append(asdict(fig2))
             _say(args, f"   {game:<20}{fig2.players:>8}{fig2.matches_per_s:>11.1f}{_f(fig2.hands_per_s, 10)}"
                        f"{fig2.decisions_per_s:>13.0f}{fig2.unfinished:>12}")
@@ -307,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         _say(args, f"   {'game':<20}{'bot':<11}{'players':>8}{'win rate':>10}{'95% interval':>16}{'fair share':>12}{'s/match':>9}")
         for game in available:
             try:
-                rate, seconds = timed_win_rate(game, MATCH_PLAYERS[game], args.matches, args.seed)
+                rate, seconds = timed_win_rate(game, match_players(game), args.matches, args.seed)
             except ImportError as exc:
                 print(f"note: no win rate for {game}: its default bot is not available ({exc})", file=sys.stderr)
                 out["skipped_bots"].append(game)

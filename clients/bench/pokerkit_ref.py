@@ -64,7 +64,7 @@ def replay(hand: Mapping[str, Any]) -> list[int | Decimal]:
     state = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for state in history:
+        for state in history:  # noqa: B007 (iterating replays the hand: the last state is the end)
             pass
     assert state is not None
     return list(state.stacks)

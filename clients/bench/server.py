@@ -16,14 +16,14 @@ warm-up, for ``--duration`` seconds:
 * ``seq_gaps`` (must be 0), ``errors`` (code -> count: error frames and lost
   connections), ``server_rss_bytes`` (the server's resident memory at the end).
 
-Modes: ``--think 0.2`` (default) is the offered load of issue 4 (500 tables
+Modes: ``--think 0.2`` (default) is the offered load (500 tables
 x ~5 actions/s, 2 spectators each; target p99 <= 50 ms); ``--think 0`` is the
 maximum. ``--baseline`` then runs a bare Starlette broadcast
 (``cardhall.clients.bench.baseline``) to the same number of connections with the same
 number of frames of the same mean size and prints its frames/s and our ratio
 (target >= 0.6). ``--json`` prints one JSON object.
 
-``--redis URL`` (issue 5) runs the same measurement twice, with the in-memory
+``--redis URL`` runs the same measurement twice, with the in-memory
 store and with Redis (``serve --redis URL`` under a fresh key prefix, deleted
 afterwards), prints both and ``redis_ratio`` (Redis actions/s over memory
 actions/s; target >= 0.75), then the recovery: ``--recover-tables`` (1,000)
@@ -46,10 +46,12 @@ import sys
 import time
 from typing import Any
 
+from cardhall.clients.load.interrupts import ignore_sigint, sigint_ignored
 from cardhall.clients.load.probe import free_port as _free_port
 from cardhall.clients.load.probe import wait_port as _wait_port
 
-PREFERRED_GAMES = ("no_limit_holdem", "loco_poker", "fixed_limit_holdem", "avalanche", "alamo")
+#: the game measured when none is named (then the registered games in catalogue order)
+PREFERRED_GAME = "no_limit_holdem"
 
 
 def register(subparsers: Any) -> None:
@@ -74,27 +76,27 @@ def register(subparsers: Any) -> None:
 
 
 def pick_game(game: str | None) -> str:
-    """``game``, or the first game of :data:`PREFERRED_GAMES` whose engine and random bot import."""
-    from cardhall.engine.bots.registry import make_bot
-    from cardhall.engine.registry import engine_class
-    from cardhall.engine.rng import FairRandom
+    """``game`` (SystemExit naming the registered games when it is not one), or
+    :data:`PREFERRED_GAME`."""
+    from cardhall.engine.registry import GAMES
 
-    for name in ([game] if game else PREFERRED_GAMES):
-        try:
-            engine_class(name)
-            make_bot(name, "random", FairRandom(b"x"))
-            return name
-        except (ImportError, AttributeError, KeyError):
-            if game:
-                raise SystemExit(f"game {game} is not available")
-    raise SystemExit("no game available")
+    if game is None:
+        return PREFERRED_GAME
+    if game not in GAMES:
+        raise SystemExit(f"game {game} is not available; games: {', '.join(GAMES)}")
+    return game
 
 
 # -- the bare broadcast --------------------------------------------------------
 def _baseline_process(conn: Any, port: int, connections: int, frames: int, size: int) -> None:
-    import uvloop
-
-    conn.send(uvloop.run(_baseline(port, connections, frames, size)))
+    ignore_sigint()  # a Ctrl-C is the parent's to report
+    try:
+        import uvloop
+    except ImportError:  # uvloop is not built for every platform
+        result = asyncio.run(_baseline(port, connections, frames, size))
+    else:
+        result = uvloop.run(_baseline(port, connections, frames, size))
+    conn.send(result)
     conn.close()
 
 
@@ -127,7 +129,7 @@ async def _baseline(port: int, connections: int, frames: int, size: int) -> dict
         await http.post(f"http://127.0.0.1:{port}/go", params={"frames": frames, "size": size})
     try:
         await asyncio.wait_for(done.wait(), 300)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
     elapsed = time.monotonic() - started
     for t in tasks:
@@ -265,9 +267,15 @@ def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
         frames = max(1, events // max(1, connections))
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_baseline_process, args=(child, port, connections, frames, 200))
-        proc.start()
-        result = parent.recv()
+        # daemon: ended with this process; SIGINT ignored (inherited): Ctrl-C interrupts this process only
+        proc = ctx.Process(target=_baseline_process, args=(child, port, connections, frames, 200), daemon=True)
+        with sigint_ignored():
+            proc.start()
+        try:
+            result = parent.recv()
+        except BaseException:
+            proc.terminate()
+            raise
         proc.join(30)
     finally:
         proc_server.terminate()

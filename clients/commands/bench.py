@@ -4,7 +4,7 @@
 ``cardhall bench server``  the live service (``cardhall.clients.bench.server``)
 
 Each module in :data:`BENCHES` exposes ``register(subparsers)`` adding its own
-subcommand; modules not written yet are left out.
+subcommand.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ BENCHES = ["cardhall.clients.bench.engine", "cardhall.clients.bench.server"]
 
 
 def register(subparsers: Any) -> None:
-    """Add ``bench`` and one subcommand per available benchmark module."""
+    """Add ``bench`` and one subcommand per benchmark module."""
     parser = subparsers.add_parser("bench", help="benchmarks: engine speed, bots' win rates, server load")
     sub = parser.add_subparsers(dest="bench_command", required=True, metavar="BENCHMARK")
     register_modules(sub, BENCHES)

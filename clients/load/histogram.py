@@ -47,7 +47,7 @@ class LatencyHistogram:
         self.counts[index] += 1
         self.count += 1
 
-    def merge(self, other: "LatencyHistogram") -> None:
+    def merge(self, other: LatencyHistogram) -> None:
         """Add ``other``'s counts to this one."""
         counts = self.counts
         for i, n in enumerate(other.counts):

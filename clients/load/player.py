@@ -49,7 +49,7 @@ class LoadPlayer(BotPlayer):
             await super()._send(action, turn_id)
         except ServerError:  # counted from its error frame; the turn goes on (clock) or has passed
             pass
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.recorder.errors["reply_timeout"] += 1
         finally:
             if client.refused != refused and self.clock.pending == sent:
@@ -63,5 +63,5 @@ class LoadPlayer(BotPlayer):
             await super()._request_rematch()
         except ServerError:
             pass
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.recorder.errors["reply_timeout"] += 1

@@ -17,12 +17,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardhall.clients.load.histogram import LatencyHistogram
 from cardhall.clients.client import http_base
+from cardhall.clients.load.histogram import LatencyHistogram
+from cardhall.clients.load.interrupts import sigint_ignored
 from cardhall.clients.load.probe import histogram_quantile, labelled, metric
 from cardhall.clients.load.worker import TablePlan, WorkerPlan, process_main
 
-#: the keys every ``--json`` output has (issue 7); others may be added
+#: the keys every ``--json`` output has (docs/LOAD.md); others may be added
 KEYS = ("connections", "actions_per_s", "events_per_s", "p50_ms", "p95_ms", "p99_ms", "errors", "seq_gaps",
         "server_rss_bytes")
 
@@ -144,13 +145,14 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
     say(f"{len(tables)} tables created")
     ctx = multiprocessing.get_context("spawn")
     procs, pipes = [], []
-    for plan in plans(spec, tables):
-        parent, child = ctx.Pipe()
-        proc = ctx.Process(target=process_main, args=(plan, child), daemon=True)
-        proc.start()
-        procs.append(proc)
-        pipes.append(parent)
     try:
+        with sigint_ignored():  # Ctrl-C interrupts this process only, which then ends the workers
+            for plan in plans(spec, tables):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=process_main, args=(plan, child), daemon=True)
+                proc.start()
+                procs.append(proc)
+                pipes.append(parent)
         ready = [_receive(p, "ready", 600) for p in pipes]
         opened = sum(r["connections"] for r in ready)
         say(f"{opened} connections open ({sum(r['failed'] for r in ready)} failed)")
@@ -165,6 +167,10 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
         time.sleep(max(0.0, end - time.time()))
         m1 = _scrape(base)
         results = [_receive(p, "result", 120 + spec.duration) for p in pipes]
+    except BaseException:  # interrupted, or a worker failed: the others' figures are not wanted
+        for proc in procs:
+            proc.terminate()
+        raise
     finally:
         for proc in procs:
             proc.join(30)

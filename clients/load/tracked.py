@@ -21,13 +21,12 @@ spectators):
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any
 
 from cardhall.clients.client import Client
 from cardhall.clients.load.histogram import LatencyHistogram
-
-import time
 
 Frame = dict[str, Any]
 
@@ -84,7 +83,7 @@ class TrackedClient(Client):
         self.last_seq: dict[str, int] = {}
         self.refused = 0  # error frames this connection received
 
-    def _dispatch(self, frame: Frame) -> None:
+    def dispatch(self, frame: Frame) -> None:
         kind = frame.get("type")
         rec = self.recorder
         if kind == "event":
@@ -107,4 +106,4 @@ class TrackedClient(Client):
         elif kind == "error":
             rec.errors[str(frame.get("code"))] += 1
             self.refused += 1
-        super()._dispatch(frame)
+        super().dispatch(frame)

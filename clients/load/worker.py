@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardhall.clients.load.interrupts import ignore_sigint
 from cardhall.clients.load.player import LoadPlayer
 from cardhall.clients.load.tracked import Recorder, TrackedClient
 
@@ -86,7 +87,7 @@ async def run_worker(plan: WorkerPlan, control: Control) -> dict[str, Any]:
             try:
                 await client.connect()
                 break
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 if attempt == plan.attempts - 1:
                     raise
                 rec.retries += 1
@@ -177,7 +178,7 @@ async def _close_all(clients: list[TrackedClient], timeout: float = 10.0) -> Non
         part = clients[i:i + 200]
         try:
             await asyncio.wait_for(asyncio.gather(*(close(c) for c in part)), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for c in part:
                 if c.ws is not None:
                     c.ws.transport.abort()
@@ -185,7 +186,9 @@ async def _close_all(clients: list[TrackedClient], timeout: float = 10.0) -> Non
 
 def process_main(plan: WorkerPlan, pipe: Any) -> None:
     """Entry point of a worker process (``multiprocessing``, spawn): the parent
-    receives ``("ready", info)``, sends ``(start, end)``, receives ``("result", figures)``."""
+    receives ``("ready", info)``, sends ``(start, end)``, receives ``("result", figures)``.
+    SIGINT is ignored: a Ctrl-C is the parent's to report (it ends the workers)."""
+    ignore_sigint()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def ready(info: dict[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """``cardhall loadtest`` against a real server (a short run; the measurements
-themselves are benchmarks, docs/LOAD.md): its figures, with the JSON keys of
-issue 7, connections spread over loopback addresses past a per-address limit,
+themselves are benchmarks, docs/LOAD.md): its figures, with its documented JSON keys,
+connections spread over loopback addresses past a per-address limit,
 players that play through the protocol, no errors and no ``seq`` gaps."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_a_short_load_test_plays_measures_and_spreads_its_addresses(server):
     text = report(out)
     assert "connections held   16 of 16" in text and "seq gaps           0" in text
     # every load player's table played: seats 1 and 2 are the load's, acting through the protocol
-    actions = server.call(lambda live: {t.id: t.seq for t in live.hall.tables.values()})
+    actions = server.call(lambda live: {t.id: t.machine.seq for t in live.hall.tables.values()})
     assert len(actions) >= 4 and all(seq > 10 for seq in actions.values())
 
 

@@ -1,4 +1,4 @@
-"""``cardhall simulate`` (issue 3 item 6): whole matches, a conservation check, reproducible seeds."""
+"""``cardhall simulate``: whole matches, a conservation check, reproducible seeds."""
 
 from __future__ import annotations
 
