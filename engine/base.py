@@ -92,7 +92,7 @@ class Event:
         return out
 
     @classmethod
-    def from_data(cls, data: Data) -> "Event":
+    def from_data(cls, data: Data) -> Event:
         private = data.get("private")
         return cls(data["data"], {int(k): v for k, v in private.items()} if private else None)
 

@@ -129,7 +129,7 @@ class BettingRules:
         }
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "BettingRules":
+    def from_data(cls, data: Mapping[str, Any]) -> BettingRules:
         return cls(**data)
 
 
@@ -225,6 +225,8 @@ class BettingRound:
     acted: list[int]
     shorts: list[int]
     aggressor: int | None
+    _opts: Options | None
+    _legal: list[LegalAction] | None
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -240,7 +242,7 @@ class BettingRound:
         cap: int | None = None,
         level: int | None = None,
         count: int = 0,
-    ) -> "BettingRound":
+    ) -> BettingRound:
         """Open a round.
 
         ``stacks``: chips behind per player; ``bets``: what each already put in
@@ -585,7 +587,7 @@ class BettingRound:
         return out
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "BettingRound":
+    def from_data(cls, data: Mapping[str, Any]) -> BettingRound:
         """Inverse of :meth:`to_data`; raises ValueError on malformed data."""
         self = cls.__new__(cls)
         self._opts = self._legal = None

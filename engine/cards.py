@@ -15,8 +15,6 @@ msgpack and JSON carry as is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 JOKER_RANK = "X"
@@ -88,8 +86,3 @@ def multi_deck(decks: int, jokers: int) -> list[str]:
         out.extend(standard_deck())
     out.extend(JOKERS[i % 2] for i in range(jokers))
     return out
-
-
-def format_cards(cards: Iterable[str]) -> str:
-    """``["Ah", "Kd"]`` -> ``"AhKd"`` (PHH notation)."""
-    return "".join(cards)

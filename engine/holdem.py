@@ -140,8 +140,8 @@ from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.betting import BettingRound, BettingRules
 from cardhall.engine.blinds import Positions, first_positions, next_positions
 from cardhall.engine.cards import CardError, standard_deck, validate
-from cardhall.engine.pots import Pot, side_pots, split
 from cardhall.engine.options import Option
+from cardhall.engine.pots import Pot, side_pots, split
 from cardhall.engine.ranking import hand_name, hand_value
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import check_seats
@@ -232,7 +232,7 @@ class Hand:
         return out
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "Hand":
+    def from_data(cls, data: Mapping[str, Any]) -> Hand:
         self = cls.__new__(cls)
         for name in _HAND_FIELDS:
             value = data[name]
@@ -1079,7 +1079,7 @@ class HoldemEngine(Engine):
         return self
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_data() == other.to_data()  # type: ignore[attr-defined]
+        return type(other) is type(self) and self.to_data() == other.to_data()
 
 
 def _pot_data(pot: Pot, players: list[int]) -> Data:

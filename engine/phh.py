@@ -53,7 +53,7 @@ import os
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -236,12 +236,12 @@ def _positional(hand: Hand, name: str, count: int) -> list[int]:
     values = [raw] * count if isinstance(raw, (int, Decimal)) and not isinstance(raw, bool) else raw
     if not isinstance(values, list):
         raise PHHError(f"{name} must be a list or a number, not {raw!r}")
-    values = [_whole(v, f"{name}[{i}]") for i, v in enumerate(values)]
-    if len(values) > count:
-        if any(values[count:]):
-            raise PHHError(f"{name} has {len(values)} entries for {count} players")
-        values = values[:count]
-    return values + [0] * (count - len(values))
+    whole = [_whole(v, f"{name}[{i}]") for i, v in enumerate(values)]
+    if len(whole) > count:
+        if any(whole[count:]):
+            raise PHHError(f"{name} has {len(whole)} entries for {count} players")
+        whole = whole[:count]
+    return whole + [0] * (count - len(whole))
 
 
 def check_fields(hand: Hand) -> str:
@@ -280,7 +280,7 @@ def seat_map(hand: Hand) -> list[int]:
 def engine_setup(hand: Hand) -> tuple[str, list[int], dict[str, Any]]:
     """``(game, seats, options)`` to create an engine that plays ``hand``.
 
-    The mapping (issue 2 item 5, the Hold'em contract): p1..pn are seats 1..n
+    The mapping (the Hold'em contract): p1..pn are seats 1..n
     (or ``_cardhall_seats``) and the button is pn's seat (a dead
     ``_cardhall_button`` deals and blinds the same way);
     ``blinds_or_straddles[0]`` / ``[1]`` are the small and big blind; the
@@ -453,7 +453,3 @@ def player_label(index: int) -> str:
     """PHH label of the player at 0-based ``index``: ``player_label(0) == "p1"``."""
     return f"p{index + 1}"
 
-
-def same_stacks(actual: Sequence[int], recorded: Sequence[Any]) -> bool:
-    """True when every stack equals the recorded one exactly (Decimals compare by value)."""
-    return len(actual) == len(recorded) and all(a == r for a, r in zip(actual, recorded))

@@ -6,7 +6,7 @@ otherwise), stacks the deck so it deals the hand's cards
 (``cardhall.engine.phh.deck_order`` and :class:`cardhall.engine.stacked.StackedDeck`), feeds it
 every action and compares the stacks it ends with to ``finishing_stacks``.
 
-Statuses (issue 2 item 5):
+Statuses:
 
 ``match``      every action legal, stacks equal ``finishing_stacks`` exactly
 ``mismatch``   every action legal, some stack differs (detail: each player's
@@ -232,7 +232,7 @@ def _check_deal(hand: Mapping[str, Any], record: Mapping[str, Any] | None) -> st
     return None
 
 
-def replay_hand(hand: Mapping[str, Any]) -> ReplayResult:
+def replay_hand(hand: phh.Hand) -> ReplayResult:
     """Replay one hand (a dict of PHH fields); never raises for a bad hand:
     the problem is the result's ``status``/``detail``."""
     try:

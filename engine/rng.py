@@ -95,7 +95,7 @@ class FairRandom:
         self._init(derive_key(server_seed, client_seeds), 0)
 
     @classmethod
-    def from_key(cls, key: bytes, position: int = 0) -> "FairRandom":
+    def from_key(cls, key: bytes, position: int = 0) -> FairRandom:
         """A generator with ``key`` (32 bytes), ``position`` bytes already consumed."""
         self = cls.__new__(cls)
         self._init(key, position)
@@ -187,7 +187,7 @@ class FairRandom:
         """One element of a non-empty sequence, uniformly."""
         return items[self.randbelow(len(items))]
 
-    def spawn(self, label: str) -> "FairRandom":
+    def spawn(self, label: str) -> FairRandom:
         """An independent generator derived from this key and ``label`` (for bots,
         whose choices are not part of the match's provable randomness)."""
         return FairRandom.from_key(hashlib.sha256(self._key + b"/" + label.encode()).digest())
@@ -197,7 +197,7 @@ class FairRandom:
         return {"kind": "fair", "key": self._key.hex(), "position": self.position}
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> "FairRandom":
+    def from_data(cls, data: dict[str, Any]) -> FairRandom:
         """Inverse of :meth:`to_data`."""
         return cls.from_key(bytes.fromhex(data["key"]), data["position"])
 

@@ -135,7 +135,7 @@ class StackedDeck:
         }
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> "StackedDeck":
+    def from_data(cls, data: dict[str, Any]) -> StackedDeck:
         """Inverse of :meth:`to_data`; raises ValueError on malformed data."""
         try:
             if data["kind"] != KIND:

@@ -227,7 +227,7 @@ class Street:
         self._ends: dict[Any, float] = {}
 
     @classmethod
-    def from_view(cls, view: Data, legal: Sequence[Data], samples: int, rng: FairRandom, gamma: float) -> "Street":
+    def from_view(cls, view: Data, legal: Sequence[Data], samples: int, rng: FairRandom, gamma: float) -> Street:
         """The street of ``view``'s seat, with its outcome tables drawn by ``rng``."""
         me = view["seat"]
         players = list(view["players"])

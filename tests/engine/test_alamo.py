@@ -8,11 +8,12 @@ from typing import Any
 
 import msgpack
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cardhall.engine.base import Event, IllegalAction
 from cardhall.engine.bots.random_bot import RandomBot
-from cardhall.engine.cards import standard_deck, validate, CardError
+from cardhall.engine.cards import CardError, standard_deck, validate
 from cardhall.engine.games.alamo import Alamo
 from cardhall.engine.rng import FairRandom
 from cardhall.engine.seats import clockwise
@@ -609,7 +610,7 @@ def play_checked(seed: int, players: int, options: dict[str, Any], max_steps: in
     game = Alamo.new(seats, options, FairRandom(f"alamo-prop-{seed}".encode()))
     bot = RandomBot(FairRandom(f"alamo-bot-{seed}".encode()))
     events = game.start()
-    for step in range(max_steps):
+    for _ in range(max_steps):
         check_step(game, events, seats)
         if game.finished:
             break

@@ -8,7 +8,8 @@ from collections import Counter
 
 import eval7
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cardhall.engine import ranking
 from cardhall.engine.cards import standard_deck

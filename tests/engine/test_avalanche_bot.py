@@ -6,8 +6,8 @@ import msgpack
 import pytest
 
 from cardhall.engine.bots.avalanche import AvalancheBot, fall_chance
-from cardhall.engine.bots.registry import make_bot
 from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.bots.registry import make_bot
 from cardhall.engine.games.avalanche import Avalanche
 from cardhall.engine.play import play_match, win_rate
 from cardhall.engine.rng import FairRandom

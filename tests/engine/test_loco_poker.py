@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from cardhall.engine.base import Event, IllegalAction
 from cardhall.engine.bots.loco_poker import LocoBot
-from cardhall.engine.play import play_match, win_rate
 from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.bots.registry import make_bot
 from cardhall.engine.cards import RANKS, SUITS, parse_cards, standard_deck
 from cardhall.engine.games.loco_poker import LocoPoker
+from cardhall.engine.play import play_match, win_rate
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
 from cardhall.engine.stacked import StackedDeck

@@ -1,6 +1,6 @@
 """No-limit Hold'em (seed 004, RULES NL-1..NL-7, the G- items of an engine).
 
-The six scenarios of issue 2 ("Scenarios that other engines got wrong") are
+The six scenarios that other engines got wrong are
 the ``test_scenario_*`` tests; the rest are table-driven per RULES item.
 """
 
@@ -20,7 +20,7 @@ def legal(m: NoLimitHoldem) -> dict[str, tuple[int | None, int | None]]:
     return {a.type: (a.min, a.max) for a in m.legal_actions()}
 
 
-# -- the six scenarios of issue 2 --------------------------------------------------
+# -- six scenarios other engines got wrong --------------------------------------------------
 
 
 def three_way(**options):

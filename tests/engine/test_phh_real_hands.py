@@ -1,4 +1,4 @@
-"""The real hands in ``../shared/phh`` replayed through our engines (issue 2 item 6e).
+"""The real hands in ``../shared/phh`` replayed through our engines.
 
 What a correct replay gives (``shared/phh/README.md``, checked with pokerkit
 0.7.7): 27 files match their finishing stacks; 9 mismatch exactly so: the 8

@@ -1,4 +1,4 @@
-"""Differential tests against pokerkit 0.7.7 under the ``phh`` profile (issue 2 item 6d).
+"""Differential tests against pokerkit 0.7.7 under the ``phh`` profile.
 
 Random hands with random, unequal stacks (side pots, short all-ins, blinds and
 antes that put a player all-in), 2-9 players no-limit and 2-6 fixed-limit,
@@ -160,7 +160,8 @@ def play_one(game: str, seed: int) -> dict[str, Any]:
             mine = our_bounds(legal)
             pk = theirs.bounds()
             if pk is None or pk["player"] != seat - 1:
-                raise fail(f"ours has p{seat} to act, pokerkit {None if pk is None else 'p%d' % (pk['player'] + 1)}")
+                theirs_to_act = None if pk is None else f"p{pk['player'] + 1}"
+                raise fail(f"ours has p{seat} to act, pokerkit {theirs_to_act}")
             pk = {k: v for k, v in pk.items() if k != "player"}
             if mine != pk:
                 raise fail(f"legal actions of p{seat} differ: ours {mine}, pokerkit {pk}")
@@ -237,7 +238,7 @@ def test_setups_cover_side_pots_short_all_ins_and_short_blinds():
     assert min(short_blind, antes, bb_antes, heads_up, full) >= 10 and unequal >= 280
 
 
-#: Disagreements found by this test (issue 2 item 6d), kept as named cases.
+#: Disagreements found by this test, kept as named cases.
 #: "trim-bb-ante": ante trimming on and a big blind ante the big blind can hardly
 #: cover. pokerkit refunds the trimmed ante (nobody else antes) but still posts
 #: the big blind as min(big blind, stack - ante), and the first to act preflop

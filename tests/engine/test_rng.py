@@ -7,7 +7,8 @@ from collections import Counter
 
 import msgpack
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cardhall.engine.rng import FairRandom, commitment, derive_key, new_server_seed, random_from_data
 

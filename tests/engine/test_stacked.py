@@ -6,7 +6,8 @@ import doctest
 
 import msgpack
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cardhall.engine.stacked
 from cardhall.engine.cards import multi_deck, standard_deck
