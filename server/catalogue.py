@@ -1,14 +1,18 @@
 """The game catalogue (``GET /api/games``): what a client may ask
 ``create_table`` for, built from the data that checks it.
 
-One entry per game of :data:`cardhall.engine.registry.GAMES` whose engine is present:
+One entry per registered game (:data:`cardhall.engine.registry.GAMES`, the games
+:mod:`cardhall.engine.plugins` discovered, in their order) whose engine imports:
 its ``name`` (as in ``create_table``), ``title``, ``seats`` (``min``, ``max``
 and the ``default`` when ``create_table`` names none), ``options`` (the
 engine's ``options_spec``: the same :class:`cardhall.engine.options.Option` objects
 ``Engine.resolve_options`` checks values against), ``bots`` (the strategy
-names of :data:`cardhall.engine.bots.registry.BOTS`) and ``default_bot``; beside them
-``table_options`` (:data:`cardhall.server.options.TABLE_OPTIONS`). So the catalogue
-cannot disagree with what the server accepts.
+names of :data:`cardhall.engine.bots.registry.BOTS`) and ``default_bot``, and
+``renderer`` when the game has a web renderer (the URL path of its ES module:
+the registration's own, or :func:`cardhall.server.web.renderer_url` for a file it
+names); beside them ``table_options`` (:data:`cardhall.server.options.TABLE_OPTIONS`).
+So the catalogue cannot disagree with what the server accepts, and it is the
+list of games a client must use.
 
 >>> entry = next(g for g in catalogue()["games"] if g["name"] == "loco_poker")
 >>> entry["seats"], entry["bots"], entry["default_bot"]
@@ -19,13 +23,18 @@ cannot disagree with what the server accepts.
 
 from __future__ import annotations
 
+import logging
 from functools import cache
 from typing import Any
 
+from cardhall.engine import plugins
 from cardhall.engine.base import Engine
 from cardhall.engine.bots.registry import DEFAULT, bot_names
 from cardhall.engine.registry import GAMES, engine_class
 from cardhall.server.options import TABLE_OPTIONS
+from cardhall.server.web import renderer_url
+
+log = logging.getLogger("cardhall.catalogue")
 
 Data = dict[str, Any]
 
@@ -40,21 +49,30 @@ def default_seats(cls: type[Engine]) -> int:
     return DEFAULT_SEATS if cls.min_seats <= DEFAULT_SEATS <= cls.max_seats else cls.min_seats
 
 
-@cache
 def catalogue() -> Data:
     """``{"games": [entry, ...], "table_options": [option, ...]}`` (see the
     module docstring; an option is :meth:`cardhall.engine.options.Option.describe`).
-    The same object on every call: do not modify it."""
+    The same object on every call while the registry stays as it is: do not modify it."""
+    return _catalogue(plugins.generation())
+
+
+@cache
+def _catalogue(generation: int) -> Data:
     games = []
     for name in GAMES:
         try:
             cls = engine_class(name)
-        except (ImportError, AttributeError):  # an engine this server does not have
+        except (ImportError, AttributeError) as exc:  # a registered engine that does not import here
+            log.error("game %s left out of the catalogue: its engine does not import (%s)", name, exc)
             continue
-        games.append({
+        entry: Data = {
             "name": name, "title": cls.title,
             "seats": {"min": cls.min_seats, "max": cls.max_seats, "default": default_seats(cls)},
             "options": [o.describe() for o in cls.options_spec],
             "bots": bot_names(name), "default_bot": DEFAULT[name],
-        })
+        }
+        url = renderer_url(plugins.spec(name))
+        if url is not None:
+            entry["renderer"] = url
+        games.append(entry)
     return {"games": games, "table_options": [o.describe() for o in TABLE_OPTIONS]}

@@ -15,6 +15,14 @@ bet/raise (the amount typed in the input, else the minimum), ``a`` all-in,
 refused with a message), ``space`` continue (solo
 play), ``m`` rematch, ``escape`` leave to the lobby. It reconnects by itself
 (``Client(reconnect=True)``) and redraws from a fresh snapshot after each event.
+
+A game without a terminal renderer of its own (:mod:`cardhall.clients.tui.render`
+picks it from the game's registration) is drawn as data
+(:mod:`cardhall.clients.tui.generic`): its view as ``key: value`` lines, its
+events as such lines in the log, its legal actions numbered; the digit keys
+``1``..``9`` play that legal action (an amount typed in the input, else its
+minimum), and Enter in the input plays what is typed, ``TYPE [values]``
+(e.g. ``bet 3``).
 """
 
 from __future__ import annotations
@@ -31,7 +39,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
 
 from cardhall.clients.client import Client, ServerError, fetch_json, http_base
-from cardhall.clients.tui.render import event_line, table_text
+from cardhall.clients.tui.generic import action_from, legal_text, parse_action
+from cardhall.clients.tui.render import event_line, has_renderer, table_text
 
 Frame = dict[str, Any]
 RANKS = "23456789TJQKAX"
@@ -177,6 +186,7 @@ class TableView(Screen):
         Binding("s", "act('snowfall')", "snowfall"), Binding("p", "act('play')", "play"),
         Binding("space", "act('continue')", "continue"), Binding("m", "act('rematch')", "rematch"),
         Binding("escape", "leave", "lobby"),
+        *(Binding(str(n), f"pick({n})", f"legal action {n}", show=False) for n in range(1, 10)),
     ]
 
     def __init__(self, table: str, role: str) -> None:
@@ -188,6 +198,7 @@ class TableView(Screen):
         self.legal: list[Frame] = []
         self.turn_seen = 0.0
         self.events: list[Frame] = []
+        self.generic = False  # the game has no terminal renderer of its own: drawn as data
         self._refresh_due = False
 
     def compose(self) -> ComposeResult:
@@ -219,7 +230,7 @@ class TableView(Screen):
                 self._show(frame)
                 continue
             self.events.append(frame["event"])
-            line = event_line(frame["event"])
+            line = event_line(frame["event"], generic=self.generic)
             if line:
                 self.query_one("#log", RichLog).write(line)
             if "turn" in frame:
@@ -235,7 +246,7 @@ class TableView(Screen):
         self._refresh_due = False
         try:
             snap = await self.client.join(self.table, role=self.role)
-        except (ServerError, ConnectionError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, ServerError, ConnectionError) as exc:
             self.query_one("#status", Static).update(str(exc))
             return
         self._show(snap)
@@ -245,6 +256,7 @@ class TableView(Screen):
         info = snap["info"]
         you = snap.get("you")
         names = {o["seat"]: o["name"] for o in info["occupants"]}
+        self.generic = not has_renderer(info["game"])
         seats = ", ".join(f"{o['seat']} {o['name']}" + (" (bot)" if "bot" in o else "")
                           + ("" if o["connected"] else " (away)") for o in info["occupants"])
         self.query_one("#info", Static).update(
@@ -273,8 +285,8 @@ class TableView(Screen):
             else:
                 text = who
         self.query_one("#turn", Static).update(text)
-        self.query_one("#legal", Static).update(
-            "legal: " + "  ".join(_legal_text(a) for a in self.legal) if self.legal else "")
+        shown = legal_text(self.legal) if self.generic else "  ".join(_legal_text(a) for a in self.legal)
+        self.query_one("#legal", Static).update("legal: " + shown if self.legal else "")
 
     def _amount(self) -> str:
         return self.query_one("#amount", Input).value.strip()
@@ -308,18 +320,44 @@ class TableView(Screen):
         if action is None:
             status.update(f"{what.replace('_', '/')} is not possible now")
             return
-        turn = self.turn["id"] if self.turn and what not in ("rematch",) else None
+        await self._send(action, turn=what != "rematch")
+
+    async def action_pick(self, n: int) -> None:
+        """Play the ``n``-th legal action (from 1), with the amount typed, else its minimum."""
+        status = self.query_one("#status", Static)
+        if not 1 <= n <= len(self.legal):
+            status.update(f"there is no legal action {n} now")
+            return
         try:
-            await self.client.act(self.table, action, turn=turn)
+            action = action_from(self.legal[n - 1], self._amount())
+        except ValueError as exc:
+            status.update(str(exc))
+            return
+        await self._send(action)
+
+    async def _send(self, action: Frame, turn: bool = True) -> None:
+        """``act`` with ``action`` (in the open turn when ``turn``); the outcome goes to the status line."""
+        status = self.query_one("#status", Static)
+        try:
+            await self.client.act(self.table, action, turn=self.turn["id"] if self.turn and turn else None)
             status.update(f"sent {action}")
             self.query_one("#amount", Input).value = ""
         except ServerError as exc:
             status.update(f"{exc.code}: {exc.message}")
 
     async def on_input_submitted(self, message: Input.Submitted) -> None:
-        """Enter in the amount input: play (Avalanche) or bet/raise that amount."""
-        kinds = {a["type"] for a in self.legal}
-        await self.action_act("play" if "play" in kinds else "bet_raise")
+        """Enter in the input: a game drawn as data plays what is typed (``TYPE [values]``);
+        otherwise play (Avalanche) or bet/raise the amount typed."""
+        if self.generic:
+            try:
+                action = parse_action(self._amount(), self.legal)
+            except ValueError as exc:
+                self.query_one("#status", Static).update(str(exc))
+            else:
+                await self._send(action)
+        else:
+            kinds = {a["type"] for a in self.legal}
+            await self.action_act("play" if "play" in kinds else "bet_raise")
         self.query_one("#log", RichLog).focus()
 
     async def action_leave(self) -> None:

@@ -1,89 +1,81 @@
-"""Text rendering of a table for the terminal client: one function per game
-from the ``snapshot.state`` a viewer holds (``protocol/SPEC.md`` "Games"), and
-one line per event for the log. Pure functions (no textual), so they are
-easy to test and reuse.
+"""Text rendering of a table for the terminal client, from the ``snapshot.state``
+a viewer holds (``protocol/SPEC.md`` "Games"), and one line per event for the
+log. Pure functions (no textual), so they are easy to test and reuse.
+
+Which function draws a game is the game's registration
+(:attr:`cardhall.engine.plugins.GameSpec.tui_renderer`: the built-in games'
+are in :mod:`cardhall.clients.tui.games`); a game without one, or one this
+process has not registered (a remote server's own game), is drawn by
+:mod:`cardhall.clients.tui.generic`.
 
 >>> card("Ah"), card("Td"), card("Xr")
 ('A♥', 'T♦', '🃏r')
 >>> event_line({"type": "action", "seat": 2, "action": "raise", "amount": 40, "total": 60})
 'seat 2 raise 40 (total 60)'
+>>> has_renderer("loco_poker"), has_renderer("no_such_game")
+(True, False)
+>>> event_line({"type": "deal", "hand": 1, "card": "Qh"}, generic=True)
+'deal: hand 1, card Q♥'
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
-SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
+from cardhall.clients.tui.generic import event_text, generic_text
+from cardhall.clients.tui.text import card, cards, seat_map
+from cardhall.engine import plugins
+
+__all__ = ["card", "cards", "event_line", "has_renderer", "renderer", "table_text"]
+
 Data = dict[str, Any]
+Renderer = Callable[[Data, "int | None", dict[int, str]], str]
+log = logging.getLogger("cardhall.tui")
+#: the table's own events (protocol/SPEC.md "Events"): every game's stream has them
+TABLE_EVENTS = frozenset({"seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
+                          "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"})
 
 
-def card(c: str) -> str:
-    """``"Ah"`` -> ``"A♥"``; jokers ``"Xr"``/``"Xb"`` -> ``"🃏r"``/``"🃏b"``."""
-    if c[0] == "X":
-        return "🃏" + c[1]
-    return c[0] + SUITS.get(c[1], c[1])
+def renderer(game: str) -> Renderer:
+    """The function that draws ``game``: its registration's, else the generic one
+    (also when the registered one does not import: logged)."""
+    found = plugins.games().get(game)
+    if found is None or found.tui_renderer is None:
+        return generic_text
+    try:
+        return plugins.resolve(found.tui_renderer)  # type: ignore[no-any-return]
+    except (ImportError, AttributeError) as exc:
+        log.error("game %s: its terminal renderer %s does not import (%s); drawing it as data",
+                  game, found.tui_renderer, exc)
+        return generic_text
 
 
-def cards(cs: list[str] | None) -> str:
-    return " ".join(card(c) for c in cs) if cs else "-"
-
-
-def _seats(m: dict[str, Any] | None) -> str:
-    return "  ".join(f"{s}:{v}" for s, v in sorted((m or {}).items(), key=lambda kv: int(kv[0])))
+def has_renderer(game: str) -> bool:
+    """True when ``game`` is registered here with a terminal renderer of its own."""
+    found = plugins.games().get(game)
+    return found is not None and found.tui_renderer is not None
 
 
 def table_text(game: str, state: Data | None, you: int | None, names: dict[int, str]) -> str:
     """The table as lines of text for ``you`` (a seat or None)."""
     if state is None:
         return "waiting for players (the match starts when every seat is taken, or the owner starts it)"
-    who = lambda s: f"{s} {names.get(s, '')}".strip()  # noqa: E731
-    lines: list[str] = []
-    if game in ("fixed_limit_holdem", "no_limit_holdem"):
-        lines.append(f"hand {state.get('hand')}  street {state.get('street')}  button {state.get('button')}  "
-                     f"blinds {state['stakes']['small_blind']}/{state['stakes']['big_blind']}")
-        lines.append(f"board  {cards(state.get('board'))}     pot {state.get('pot', 0)}")
-        lines.append(f"stacks {_seats(state.get('stacks'))}")
-        lines.append(f"bets   {_seats(state.get('bets'))}   folded {state.get('folded', [])}")
-        if state.get("hole"):
-            lines.append(f"your cards  {cards(state['hole'])}")
-        for s, cs in (state.get("shown") or {}).items():
-            lines.append(f"seat {who(int(s))} shows {cards(cs)}")
-    elif game == "alamo":
-        lines.append(f"hand {state.get('hand')}  street {state.get('street')}  dealer {state.get('dealer')}  "
-                     f"ante {state.get('ante')}")
-        lines.append(f"board  {cards(state.get('board'))}     pot {state.get('pot')} cards "
-                     f"({state.get('face_down')} face down)")
-        lines.append(f"stacks (cards) {_seats(state.get('stacks'))}")
-        lines.append(f"bets   {_seats(state.get('bets'))}   folded {state.get('folded', [])}")
-        if state.get("my_cards"):
-            lines.append(f"your cards  {cards(state['my_cards'])}")
-        for s, cs in (state.get("shown") or {}).items():
-            lines.append(f"seat {who(int(s))} shows {cards(cs)}")
-    elif game == "loco_poker":
-        lines.append(f"hand {state.get('hand')}  street {state.get('street')}  dealer {state.get('dealer')}  "
-                     f"to win {state['options']['points_to_win']} points")
-        lines.append(f"board  {cards(state.get('board'))}")
-        lines.append(f"points {_seats(state.get('points'))}   in hand {state.get('in_hand')}   "
-                     f"all-in {state.get('all_in')}")
-        if state.get("hole_cards"):
-            lines.append(f"your cards  {cards(state['hole_cards'])}")
-        for s, cs in (state.get("shown") or {}).items():
-            lines.append(f"seat {who(int(s))} shows {cards(cs)}")
-    elif game == "avalanche":
-        lines.append(f"deck {state.get('deck')} cards   neutral {state.get('neutral')}   dealer {state.get('dealer')}")
-        lines.append(f"hand sizes {_seats(state.get('hand_sizes'))}   stored {_seats(state.get('stored'))}")
-        plays = state.get("avalanche") or []
-        lines.append("avalanche  " + (" | ".join(f"{p['seat']}: {cards(p['cards'])}" for p in plays) or "-"))
-        if state.get("hand") is not None:
-            lines.append(f"your hand  {cards(state['hand'])}")
+    lines = [renderer(game)(state, you, names)]
     if state.get("result"):
         lines.append(f"RESULT: winners {state['result'].get('winners')}  ranking {state['result'].get('ranking')}")
     return "\n".join(lines)
 
 
-def event_line(e: Data) -> str | None:
-    """One short line for the log, or None for events not worth a line."""
+def event_line(e: Data, generic: bool = False) -> str | None:
+    """One short line for the log, or None for events not worth a line.
+    ``generic``: the table's game has no renderer of its own, so the game's
+    events get the generic ``type: key value, ...`` line (the table's own
+    events keep theirs)."""
     t = e.get("type")
+    if generic and t not in TABLE_EVENTS:
+        return event_text(e)
     seat = e.get("seat")
     if t == "action":
         line = f"seat {seat} {e.get('action')}"
@@ -100,7 +92,7 @@ def event_line(e: Data) -> str | None:
         return "showdown: " + "; ".join(f"{h['seat']} {cards(h['cards'])} {h['hand']}" for h in e["hands"])
     if t == "award":
         if "winners" in e and isinstance(e["winners"], dict):
-            return f"pot {e.get('amount')} to {_seats(e['winners'])}"
+            return f"pot {e.get('amount')} to {seat_map(e['winners'])}"
         return "pots: " + "; ".join(f"{p['cards']} cards to {p['winners']}" for p in e.get("pots", []))
     if t == "hand_end":
         return f"— hand {e.get('hand')} over" + (f" ({e['result']})" if "result" in e else "")

@@ -114,13 +114,14 @@ Seat-keyed maps use string keys (``"3"``) so JSON and msgpack carry them alike.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.betting import UNLIMITED, BettingRound, BettingRules
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.games.alamo_ranking import hand_name, hand_value
 from cardhall.engine.options import Option, defaults
+from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 from cardhall.engine.pots import Pot, side_pots, split
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import check_seats, clockwise, next_seat
@@ -156,7 +157,7 @@ class Alamo(Engine):
                "AL-8", min=1, nullable=True),
         Option("dealer", None, "seat", "the first dealer's seat; null: drawn", "AL-1", nullable=True),
     )
-    default_options: Data = defaults(options_spec)
+    default_options: ClassVar[Data] = defaults(options_spec)
 
     # -- construction -------------------------------------------------------
     def __init__(self, seats: Sequence[int], options: Data, rng: RandomSource) -> None:
@@ -826,3 +827,13 @@ class Alamo(Engine):
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed Alamo state: {exc!r}") from None
         return self
+
+
+#: this game's registration (:mod:`cardhall.engine.plugins`)
+GAME = GameSpec(
+    name="alamo", engine=Alamo, order=30,
+    bots={"equity": "cardhall.engine.bots.alamo:AlamoBot"}, default_bot="equity",
+    schema=builtin_schema("alamo.json"),
+    example=Example(),
+    web_renderer="/web/js/games/alamo.js", tui_renderer="cardhall.clients.tui.games:alamo_text",
+)

@@ -90,6 +90,7 @@ from typing import Any, ClassVar, Self
 from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
 from cardhall.engine.options import Option, defaults
+from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import check_seats, clockwise, next_seat
 
@@ -635,3 +636,13 @@ class Avalanche(Engine):
 def _copy_move(move: Mapping[str, Any]) -> Data:
     """A copy of a move-log entry (lists copied, so state never shares lists)."""
     return {k: list(v) if isinstance(v, list) else v for k, v in move.items()}
+
+
+#: this game's registration (:mod:`cardhall.engine.plugins`)
+GAME = GameSpec(
+    name="avalanche", engine=Avalanche, order=50,
+    bots={"heuristic": "cardhall.engine.bots.avalanche:AvalancheBot"}, default_bot="heuristic",
+    schema=builtin_schema("avalanche.json"),
+    example=Example(until="match_ended"),
+    web_renderer="/web/js/games/avalanche.js", tui_renderer="cardhall.clients.tui.games:avalanche_text",
+)

@@ -22,6 +22,7 @@ from cardhall.engine.base import Data
 from cardhall.engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
 from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
 from cardhall.engine.options import Option, defaults
+from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 
 
 class FixedLimitHoldem(HoldemEngine):
@@ -70,3 +71,13 @@ class FixedLimitHoldem(HoldemEngine):
 
     def _record_stakes(self, hand: Hand) -> Data:
         return {"small_bet": hand.stakes["small_bet"], "big_bet": hand.stakes["big_bet"]}
+
+
+#: this game's registration (:mod:`cardhall.engine.plugins`)
+GAME = GameSpec(
+    name="fixed_limit_holdem", engine=FixedLimitHoldem, order=10,
+    bots={"equity": "cardhall.engine.bots.holdem:HoldemBot"}, default_bot="equity",
+    schema=builtin_schema("holdem.json"),
+    example=Example({"starting_stacks": 100}),
+    web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.games:holdem_text",
+)

@@ -134,6 +134,7 @@ from typing import Any, Self
 from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.options import Option, defaults
+from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 from cardhall.engine.ranking import hand_name, hand_value
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import clockwise, next_seat
@@ -204,7 +205,7 @@ class _Hand:
         }
 
     @classmethod
-    def from_data(cls, data: Data) -> "_Hand":
+    def from_data(cls, data: Data) -> _Hand:
         return cls(
             number=int(data["number"]),
             dealer=int(data["dealer"]),
@@ -584,7 +585,7 @@ class LocoPoker(Engine):
             else:
                 out, outcome["result"] = [], "push"
         else:
-            duels = []
+            duels: list[dict[str, int | None]] = []
             out = []
             beaten = False
             for caller in hand.callers:
@@ -705,3 +706,13 @@ class LocoPoker(Engine):
         if self.phase in ("betting", "calling") and (self.hand is None or not self.hand.queue):
             raise ValueError("malformed loco_poker state: a turn with nobody to act")
         return self
+
+
+#: this game's registration (:mod:`cardhall.engine.plugins`)
+GAME = GameSpec(
+    name="loco_poker", engine=LocoPoker, order=40,
+    bots={"threshold": "cardhall.engine.bots.loco_poker:LocoBot"}, default_bot="threshold",
+    schema=builtin_schema("loco_poker.json"),
+    example=Example({"points_to_win": 2}),
+    web_renderer="/web/js/games/loco.js", tui_renderer="cardhall.clients.tui.games:loco_text",
+)

@@ -22,6 +22,7 @@ from cardhall.engine.base import Data
 from cardhall.engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
 from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
 from cardhall.engine.options import Option, defaults
+from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 
 
 class NoLimitHoldem(HoldemEngine):
@@ -55,3 +56,13 @@ class NoLimitHoldem(HoldemEngine):
 
     def _record_stakes(self, hand: Hand) -> Data:
         return {"min_bet": hand.stakes["min_bet"]}
+
+
+#: this game's registration (:mod:`cardhall.engine.plugins`)
+GAME = GameSpec(
+    name="no_limit_holdem", engine=NoLimitHoldem, order=20,
+    bots={"equity": "cardhall.engine.bots.holdem:HoldemBot"}, default_bot="equity",
+    schema=builtin_schema("holdem.json"),
+    example=Example({"starting_stacks": 200}),
+    web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.games:holdem_text",
+)

@@ -9,6 +9,10 @@ strategy through :class:`cardhall.clients.bots.BotPlayer` (solo play: the table 
 for ann's ``continue`` between streets and hands, G-4). Recording stops at the
 end of the first hand (Avalanche: the game, which is the whole match).
 
+The games recorded are the registered games that have an example
+(:attr:`cardhall.engine.plugins.GameSpec.example`: the options of a short hand
+and the event that ends it); nothing here lists them.
+
 Each file holds ``game``, ``subprotocol``, ``options`` and two transcripts,
 ``player`` and ``spectator``: every message in order, ``{"send": message}`` or
 ``{"recv": frame}`` (``batch`` frames unpacked), exactly as the server sent
@@ -27,19 +31,14 @@ from typing import Any
 
 from cardhall.clients.bots import BotPlayer
 from cardhall.clients.client import Client
+from cardhall.engine import plugins
 
 HERE = Path(__file__).resolve().parent
-GAMES = ("fixed_limit_holdem", "no_limit_holdem", "alamo", "loco_poker", "avalanche")
-#: options for short, readable hands (game options beside the table's)
-OPTIONS: dict[str, dict[str, Any]] = {
-    "fixed_limit_holdem": {"starting_stacks": 100},
-    "no_limit_holdem": {"starting_stacks": 200},
-    "alamo": {},
-    "loco_poker": {"points_to_win": 2},
-    "avalanche": {},
-}
-#: the event that ends the first hand
-HAND_END = {"avalanche": "match_ended"}
+
+
+def example_games() -> dict[str, plugins.Example]:
+    """Registered game -> how its example is recorded, for the games that have one."""
+    return {name: spec.example for name, spec in plugins.games().items() if spec.example is not None}
 
 
 @contextlib.asynccontextmanager
@@ -53,8 +52,10 @@ async def local_server() -> AsyncIterator[str]:
 
 
 async def record_hand(url: str, game: str) -> dict[str, Any]:
-    """Play the first hand of a new ``game`` table; returns the example document."""
-    options = {"pause": 0, "bot_think": 0, **OPTIONS[game]}
+    """Play the first hand of a new ``game`` table; returns the example document.
+    Raises KeyError for a game without an example (:func:`example_games`)."""
+    example = example_games()[game]
+    options = {"pause": 0, "bot_think": 0, **example.options}
     ann = await Client(url, codec="json", batch=False, record=True).connect()
     eve = await Client(url, codec="json", batch=False, record=True).connect()
     try:
@@ -64,7 +65,7 @@ async def record_hand(url: str, game: str) -> dict[str, Any]:
         await eve.join(table, role="spectator")
         player = BotPlayer(ann, table, "random", seed="ann's seed", bot_seed=b"examples")
         playing = asyncio.get_running_loop().create_task(player.play(timeout=120))
-        ending = HAND_END.get(game, "hand_end")
+        ending = example.until
         end = await eve.next_event(table, timeout=120, where=lambda f: f["event"]["type"] == ending)
         while ann.seqs.get(table, 0) < end["seq"]:
             await asyncio.sleep(0.01)
@@ -110,10 +111,10 @@ def dump(example: dict[str, Any]) -> str:
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    games = args.games or list(GAMES)
+    games = args.games or list(example_games())
     out = Path(args.out)
     if args.server:
-        servers: contextlib.AbstractAsyncContextManager[str] = contextlib.nullcontext(args.server)  # type: ignore[assignment]
+        servers: contextlib.AbstractAsyncContextManager[str] = contextlib.nullcontext(args.server)
     else:
         servers = local_server()
     async with servers as url:
@@ -128,7 +129,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", help="websocket URL of a running server (default: serve one here)")
     parser.add_argument("--out", default=str(HERE), help="folder for the files (default: protocol/examples)")
-    parser.add_argument("games", nargs="*", help="games (default: all five)")
+    parser.add_argument("games", nargs="*", help="games (default: every registered game with an example)")
     asyncio.run(main_async(parser.parse_args()))
 
 

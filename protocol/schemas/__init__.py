@@ -4,20 +4,29 @@ The documents in this folder, resolved against each other by their ``$id``
 (``https://cardhall.invalid/schemas/v1/<file>``, an identifier, not a place
 to fetch from):
 
-* ``server.json``: every server frame (``welcome`` ... ``batch``), ``info``,
-  ``turn``, the table's own events (``seated``, ``match_started`` ...), and
-  the body of ``GET /api/games`` (``catalogue``);
-* ``client.json``: every client message, table controls;
-* ``holdem.json`` (both Hold'em games), ``alamo.json``, ``loco_poker.json``,
-  ``avalanche.json``: per game ``action``, ``legal_action``, each event
-  ``ev_<type>``, ``game_event`` / ``event`` (unions), ``view`` (the snapshot
-  ``state``), ``result``, ``match_options`` (``match_started.options``, built
-  from the engine's ``options_spec``), and ``event_frame`` / ``snapshot`` / ``act``
-  narrowed to that game.
+* the core, :data:`CORE_DOCUMENTS`, which names no game: ``server.json``
+  (every server frame, ``welcome`` ... ``batch``, ``info``, ``turn``, the
+  table's own events ``seated``, ``match_started`` ..., and the body of
+  ``GET /api/games``, ``catalogue``) and ``client.json`` (every client message,
+  table controls);
+* one document per game, found through the game's registration
+  (:attr:`cardhall.engine.plugins.GameSpec.schema`: the built-in games'
+  ``holdem.json`` (both Hold'em games), ``alamo.json``, ``loco_poker.json``,
+  ``avalanche.json`` are in this folder; another game's lies wherever its
+  registration says): ``action``, ``legal_action``, each event ``ev_<type>``
+  (``ev_match_started`` narrows the table's to the game's options),
+  ``game_event`` / ``event`` (unions), ``view`` (the snapshot ``state``),
+  ``result``, ``match_options`` (``match_started.options``, built from the
+  engine's ``options_spec``), and ``event_frame`` / ``snapshot`` / ``act``
+  narrowed to that game. Its ``$id`` is :data:`BASE` + its file name.
+
+:func:`documents` reads the core and the registered games' documents, again
+whenever the registry changes (:func:`cardhall.engine.plugins.generation`).
 
 :class:`FrameValidator` checks frames against them. It learns each table's game
 from ``table_created`` and ``snapshot`` frames, then checks that table's events,
-legal actions, states and actions against the game's document. For speed it
+legal actions, states and actions against the game's document (a game
+registered without one: against the generic shapes of the core). For speed it
 picks the definition by ``type`` instead of trying every branch of a union; the
 unions themselves are checked by ``tests/protocol`` against recorded examples.
 
@@ -35,7 +44,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -44,18 +53,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
-SCHEMA_DIR = Path(__file__).resolve().parent
-BASE = "https://cardhall.invalid/schemas/v1/"
-DOCUMENTS = ("server.json", "client.json", "holdem.json", "alamo.json", "loco_poker.json", "avalanche.json")
+from cardhall.engine import plugins
 
-#: protocol game name -> the schema document of its actions, events and view
-GAME_DOCUMENT: dict[str, str] = {
-    "fixed_limit_holdem": "holdem.json",
-    "no_limit_holdem": "holdem.json",
-    "alamo": "alamo.json",
-    "loco_poker": "loco_poker.json",
-    "avalanche": "avalanche.json",
-}
+SCHEMA_DIR = Path(__file__).resolve().parent
+BASE = plugins.SCHEMA_BASE
+#: the documents that name no game
+CORE_DOCUMENTS = ("server.json", "client.json")
 
 Frame = dict[str, Any]
 
@@ -64,26 +67,90 @@ class SchemaViolation(Exception):
     """A frame that does not match the protocol's schemas."""
 
 
+def game_documents() -> dict[str, str]:
+    """Registered game name -> the file name of its schema document (games
+    registered without one are absent). Raises ValueError when two games
+    name different files of the same name, or a file of a core document's name."""
+    return dict(_game_documents(plugins.generation())[0])
+
+
+def game_document(game: str) -> str | None:
+    """The file name of ``game``'s schema document, or None (an unknown game,
+    or one registered without a document)."""
+    return _game_documents(plugins.generation())[0].get(game)
+
+
+class _GameDocumentView(Mapping[str, str]):
+    """:func:`game_documents` as a live read-only mapping."""
+
+    def __getitem__(self, game: str) -> str:
+        found = game_document(game)
+        if found is None:
+            raise KeyError(game)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(game_documents())
+
+    def __len__(self) -> int:
+        return len(game_documents())
+
+
+#: protocol game name -> the schema document of its actions, events and view (live)
+GAME_DOCUMENT: Mapping[str, str] = _GameDocumentView()
+
+
 @cache
+def _game_documents(generation: int) -> tuple[dict[str, str], dict[str, Path]]:
+    """(game -> file name, file name -> path) for the registry at ``generation``."""
+    names: dict[str, str] = {}
+    paths: dict[str, Path] = {name: SCHEMA_DIR / name for name in CORE_DOCUMENTS}
+    for game, spec in plugins.games().items():
+        if spec.schema is None:
+            continue
+        name = spec.schema.name
+        known = paths.get(name)
+        if known is not None and known.resolve() != spec.schema.resolve():
+            raise ValueError(f"game {game!r}: its schema document {spec.schema} has the name of {known}")
+        paths[name] = spec.schema
+        names[game] = name
+    return names, paths
+
+
 def documents() -> dict[str, dict[str, Any]]:
-    """Every schema document by file name (parsed once)."""
-    return {name: json.loads((SCHEMA_DIR / name).read_text()) for name in DOCUMENTS}
+    """Every schema document by file name: the core and each registered game's
+    (parsed once per state of the registry)."""
+    return _documents(plugins.generation())
 
 
 @cache
+def _documents(generation: int) -> dict[str, dict[str, Any]]:
+    return {name: json.loads(path.read_text()) for name, path in _game_documents(generation)[1].items()}
+
+
 def registry() -> Registry:
     """A ``referencing`` registry holding every document under its ``$id``."""
-    return Registry().with_resources((BASE + name, Resource.from_contents(doc)) for name, doc in documents().items())
+    return _registry(plugins.generation())
 
 
 @cache
+def _registry(generation: int) -> Registry:
+    return Registry().with_resources((BASE + name, Resource.from_contents(doc))
+                                     for name, doc in _documents(generation).items())
+
+
 def compiled(ref: str) -> Draft202012Validator:
     """A validator for ``ref`` (``"<file>#/$defs/<name>"``, relative to :data:`BASE`).
 
     Its schema is :func:`inlined`: every ``$ref`` replaced by its target once,
     which validates the same instances several times faster than resolving
     references through the registry on every frame."""
-    schema = inlined(ref)
+    return _compiled(ref, plugins.generation())
+
+
+@cache
+def _compiled(ref: str, generation: int) -> Draft202012Validator:
+    schema = _inlined(ref, generation)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
@@ -91,11 +158,15 @@ def compiled(ref: str) -> Draft202012Validator:
 _DATA_KEYWORDS = {"const", "enum", "description", "$comment", "title", "examples", "default"}
 
 
-@cache
 def inlined(ref: str) -> Any:
     """The definition ``ref`` with every ``$ref`` in it replaced by its target
     (shared subtrees, no copies); a ``$ref`` with sibling keywords becomes an
     ``allOf`` with them. The documents hold no recursive definitions."""
+    return _inlined(ref, plugins.generation())
+
+
+@cache
+def _inlined(ref: str, generation: int) -> Any:
     document, _, pointer = ref.partition("#")
     return _inline(registry().resolver(BASE + document).lookup("#" + pointer).contents, document, (ref,))
 
@@ -181,7 +252,8 @@ class FrameValidator:
             game = self.games.get(frame.get("table"))  # type: ignore[arg-type]
             if game is not None:
                 self.checked[f"snapshot:{game}"] += 1
-                return errors(f"{GAME_DOCUMENT[game]}#/$defs/snapshot", frame)
+                doc = game_document(game)
+                return errors(f"{doc}#/$defs/snapshot" if doc else "server.json#/$defs/snapshot", frame)
         elif kind == "event":
             return self._event_errors(frame)
         if kind not in ("welcome", "table_created", "snapshot", "ok", "error", "pong"):
@@ -190,7 +262,9 @@ class FrameValidator:
         return errors(f"server.json#/$defs/{kind}", frame)
 
     def _learn(self, table: Any, game: Any) -> None:
-        if isinstance(table, str) and game in GAME_DOCUMENT:
+        """Remember ``table``'s game: its document checks the table's frames (a
+        game not registered here has none: the core's generic shapes do)."""
+        if isinstance(table, str) and isinstance(game, str):
             self.games[table] = game
 
     def _event_errors(self, frame: Mapping[str, Any]) -> list[str]:
@@ -200,11 +274,9 @@ class FrameValidator:
         event = frame["event"]
         kind = event["type"]
         game = self.games.get(frame["table"])
-        documents_ = [GAME_DOCUMENT[game]] if game is not None else sorted(set(GAME_DOCUMENT.values()))
+        doc = game_document(game) if game is not None else None
         name = f"ev_{kind}"
-        candidates = [f"{doc}#/$defs/{name}" for doc in documents_ if has_def(doc, name)]
-        if has_def("server.json", name):
-            candidates.append(f"server.json#/$defs/{name}")
+        candidates = self._event_definitions(game, doc, name)
         if not candidates:
             return [f"event type {kind!r} is not in the schemas" + (f" of {game}" if game else "")]
         found: list[str] = []
@@ -215,15 +287,39 @@ class FrameValidator:
             found += problems
         else:
             return found
+        if doc is not None and kind == "match_started" and has_def(doc, f"match_options_{game}"):
+            problems = errors(f"{doc}#/$defs/match_options_{game}", event.get("options"))
+            if problems:
+                return [f"match_started.options of {game}: {p}" for p in problems]
         self.checked[f"event:{game or '?'}:{kind}"] += 1
         legal = frame.get("legal")
         if legal is not None:
-            docs = [GAME_DOCUMENT[game]] if game is not None else documents_
+            if game is not None:
+                refs = [f"{doc}#/$defs/legal_action" if doc else "server.json#/$defs/legal_action_any"]
+            else:
+                refs = [f"{d}#/$defs/legal_action" for d in sorted(set(game_documents().values()))]
             for item in legal:
-                if all(errors(f"{doc}#/$defs/legal_action", item) for doc in docs):
+                if all(errors(ref, item) for ref in refs):
                     return [f"legal action {item!r} matches no legal_action of {game or 'any game'}"] + \
-                        errors(f"{docs[0]}#/$defs/legal_action", item)
+                        errors(refs[0], item)
         return []
+
+    @staticmethod
+    def _event_definitions(game: str | None, doc: str | None, name: str) -> list[str]:
+        """The definitions an event named ``name`` (``ev_<type>``) may match: the
+        game document's own when it has one (it narrows the table's), else the
+        core's table event; a game without a document: any game event. An event
+        of a table whose game is not known yet may be any game's."""
+        if game is not None:
+            if doc is not None and has_def(doc, name):
+                return [f"{doc}#/$defs/{name}"]
+            if has_def("server.json", name):
+                return [f"server.json#/$defs/{name}"]
+            return [] if doc is not None else ["server.json#/$defs/game_event_any"]
+        candidates = [f"{d}#/$defs/{name}" for d in sorted(set(game_documents().values())) if has_def(d, name)]
+        if has_def("server.json", name):
+            candidates.append(f"server.json#/$defs/{name}")
+        return candidates
 
     # -- HTTP bodies --------------------------------------------------------
     def check_catalogue(self, body: Any) -> None:
@@ -247,8 +343,9 @@ class FrameValidator:
         if kind == "act":
             table = message.get("table")
             game = self.games.get(table) if isinstance(table, str) else None
-            if game is not None:
-                return errors(f"{GAME_DOCUMENT[game]}#/$defs/act", message)
+            doc = game_document(game) if game is not None else None
+            if doc is not None:
+                return errors(f"{doc}#/$defs/act", message)
         return errors(f"client.json#/$defs/{kind}", message)
 
 

@@ -109,6 +109,7 @@ POLICY: dict[str, list[str]] = {
     "alamo": ["all_in", "call", "check"],
     "loco_poker": ["all_in", "call", "check"],
     "avalanche": ["play"],
+    "high_card": ["bet"],  # tests/toygame: drawn by the generic renderer (its buttons are the legal actions)
 }
 
 
@@ -128,7 +129,7 @@ async def play_to_end(tab: Tab, game: str, timeout: float = 60.0, on_decision: A
             return clicks
         panel = page.locator(".action-panel")
         button = None
-        for kind in ["continue", *POLICY[game]]:
+        for kind in ["continue", *POLICY.get(game, [])]:
             candidate = panel.locator(f"button[data-action='{kind}']")
             if await candidate.count():
                 button = candidate.first

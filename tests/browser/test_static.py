@@ -28,9 +28,12 @@ async def test_page_modules_and_routes(live: LiveServer) -> None:
         page = await http.get("/")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         assert '<script type="module" src="/web/js/app.js">' in page.text
-        # every module the page imports, transitively, is served as JavaScript
+        # every module the page imports, transitively, is served as JavaScript: from app.js, and
+        # the games' renderers, which the page imports from the catalogue's URLs (games/index.js)
         seen: set[str] = set()
-        todo = ["/web/js/app.js"]
+        renderers = [g["renderer"] for g in (await http.get("/api/games")).json()["games"] if "renderer" in g]
+        assert len(renderers) == 5 and all(r.startswith("/web/js/games/") for r in renderers), renderers
+        todo = ["/web/js/app.js", *renderers]
         while todo:
             path = todo.pop()
             if path in seen:
@@ -40,6 +43,7 @@ async def test_page_modules_and_routes(live: LiveServer) -> None:
             assert r.status_code == 200, path
             assert "javascript" in r.headers["content-type"], (path, r.headers["content-type"])
             base = path.rsplit("/", 1)[0]
+            todo += re.findall(r'from "(/web/[^"]+)"', r.text)
             for rel in re.findall(r'from "(\.{1,2}/[^"]+)"', r.text):
                 parts = (base + "/" + rel).split("/")
                 out: list[str] = []

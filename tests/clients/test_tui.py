@@ -4,7 +4,6 @@ each game by pressing keys, and check what the screen shows."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from cardhall.clients.tui.app import CardhallApp, Lobby, TableView, parse_create, parse_play
@@ -93,3 +92,58 @@ async def test_play_a_hand_by_keys(game):
             await pilot.press("escape")
             await pilot.pause(0.1)
             assert isinstance(app.screen, Lobby)
+
+
+async def test_a_game_without_a_terminal_renderer_is_played_as_data():
+    """High Card (tests/toygame) has no renderer: the terminal client draws its view as key/value
+    lines, logs its events as such lines, numbers its legal actions, and the digit keys play them
+    (an amount typed in the input, else the legal minimum)."""
+    from cardhall.engine import plugins
+
+    (spec,) = plugins.load_module("tests.toygame")
+    with plugins.registered(spec):
+        async with running_server() as live:
+            app = CardhallApp(live.url, "ann", codec="json")
+            async with app.run_test(size=(120, 50)) as pilot:
+                for _ in range(100):
+                    if isinstance(app.screen, Lobby) and "high_card 2-6 (hands max_bet)" in _text(app.screen.query_one("#help")):
+                        break
+                    await pilot.pause(0.02)
+                else:
+                    raise AssertionError(_text(app.screen.query_one("#help")))
+                await pilot.click("#create")
+                await pilot.press(*"high_card 2 1 pause=0 bot_think=0 hands=2 max_bet=4")
+                await pilot.press("enter")
+                for _ in range(200):
+                    if isinstance(app.screen, TableView) and app.screen.snap is not None:
+                        break
+                    await pilot.pause(0.02)
+                view = app.screen
+                assert isinstance(view, TableView) and view.snap["you"] == 1 and view.generic
+                log = view.query_one("#log")
+                bets = 0
+                for _ in range(3000):
+                    if any("MATCH OVER" in str(line.text) for line in log.lines):
+                        break
+                    turn = view.turn
+                    if turn and turn["seat"] == 1:
+                        if turn.get("continue"):
+                            await pilot.press("space")
+                        elif view.legal:
+                            assert "1:bet 1..4  2:fold" in _text(view.query_one("#legal"))
+                            if bets == 0:  # the first bet with an amount typed, later ones at the minimum
+                                await pilot.click("#amount")
+                                await pilot.press("3")
+                                view.query_one("#log").focus()
+                            await pilot.press("1")
+                            bets += 1
+                            await pilot.pause(0.1)
+                    await pilot.pause(0.02)
+                else:
+                    raise AssertionError("the match did not end")
+                lines = [str(line.text) for line in log.lines]
+                assert any(line.startswith("deal: hand 1, order ") and ", card " in line for line in lines), lines
+                assert "action: hand 1, seat 1, action bet, amount 3" in lines, lines
+                assert bets >= 2
+                board = _text(view.query_one("#board"))
+                assert "points: 1:" in board and "hand: 2" in board and "RESULT" in board, board

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import importlib
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cardhall.engine import cards, ranking, seats
 from cardhall.engine.base import Event
 from cardhall.engine.pots import Pot, side_pots, split
 
-DOCTESTED = ["cardhall.engine.cards", "cardhall.engine.rng", "cardhall.engine.ranking", "cardhall.engine.pots", "cardhall.engine.seats", "cardhall.engine.registry"]
+DOCTESTED = ["cardhall.engine.cards", "cardhall.engine.rng", "cardhall.engine.ranking", "cardhall.engine.pots", "cardhall.engine.seats", "cardhall.engine.registry",
+             "cardhall.engine.plugins", "cardhall.engine.bots.registry"]
 
 
 @pytest.mark.parametrize("module", DOCTESTED)
@@ -40,7 +43,7 @@ def test_cards_parse_phh_runs():
 
 
 def test_FL6_side_pots_seed_example_all_in_for_less():
-    # NL scenario 1 of issue 2: 300 / 1000 / 1000 all in
+    # a no-limit scenario other engines got wrong: 300 / 1000 / 1000 all in
     assert side_pots({1: 300, 2: 1000, 3: 1000}, {1, 2, 3}) == [Pot(900, (1, 2, 3)), Pot(1400, (2, 3))]
 
 
@@ -90,3 +93,41 @@ def test_event_view_lays_private_fields_over_public_ones():
     assert event.view(1) == event.view(None)
     assert event.view(3)["cards"] == ["Ah", "Kd"]
     assert Event.from_data(event.to_data()) == event
+
+
+def test_every_built_in_game_declares_itself():
+    """Each module of cardhall.engine.games with an engine registers it (GAME), with its own bots,
+    its schema document and its renderers; the registry lists exactly those, in catalogue order."""
+    import pkgutil
+
+    from cardhall.engine import games, plugins
+    from cardhall.engine.base import Engine
+
+    engines = {}
+    for info in pkgutil.iter_modules(games.__path__):
+        module = importlib.import_module(f"cardhall.engine.games.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Engine) and value.__module__ == module.__name__ \
+                    and not getattr(value, "__abstractmethods__", None):
+                engines[value.game] = module
+    found = plugins.rediscover()
+    assert list(found) == ["fixed_limit_holdem", "no_limit_holdem", "alamo", "loco_poker", "avalanche"]
+    assert set(found) == set(engines)
+    for name, spec in found.items():
+        assert spec.source == engines[name].__name__ and spec.engine_class().game == name
+        assert spec.schema is not None and spec.schema.is_file() and spec.example is not None
+        assert spec.default_bot != "random" and spec.bot_class(spec.default_bot).name == spec.default_bot
+        assert spec.web_renderer and spec.tui_renderer
+        assert callable(plugins.resolve(spec.tui_renderer))
+
+
+def test_a_broken_built_in_game_is_an_error(monkeypatch):
+    """A built-in game module must not fail: the registry refuses to start without it."""
+    from cardhall.engine import plugins
+    from cardhall.engine.games import loco_poker
+
+    monkeypatch.setattr(loco_poker, "GAME", dataclasses.replace(loco_poker.GAME, default_bot="nobody"))
+    with pytest.raises(plugins.RegistrationError, match="game 'loco_poker': default_bot 'nobody'"):
+        plugins.rediscover()
+    monkeypatch.undo()
+    assert "loco_poker" in plugins.rediscover()

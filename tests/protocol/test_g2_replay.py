@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from pathlib import Path
 from collections import Counter
+from pathlib import Path
 
 import httpx
 import pytest

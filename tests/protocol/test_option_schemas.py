@@ -13,7 +13,9 @@ from cardhall.protocol.schemas import BASE, GAME_DOCUMENT, documents, registry
 
 
 def _def_name(game: str) -> str:
-    return f"match_options_{game}" if GAME_DOCUMENT[game] == "holdem.json" else "match_options"
+    """The game's own match_options (a document shared by two games names them per game)."""
+    doc = documents()[GAME_DOCUMENT[game]]["$defs"]
+    return f"match_options_{game}" if f"match_options_{game}" in doc else "match_options"
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))

@@ -1,14 +1,17 @@
-// The action panel: buttons from the turn's `legal` list (with amount inputs), the solo player's
-// Continue, and Avalanche's rank-and-count play. `send(action)` posts an `act`.
+// The action panels: buttons from the turn's `legal` list (with amount inputs) for the betting
+// games and Loco Poker, the generic panel of a game drawn as data, and the solo player's Continue.
+// A game's renderer picks its panel (its `panel`, games/index.js); Avalanche's is its own.
+// `send(action)` posts an `act`.
 
 import { h } from "./dom.js";
-import { rankLabel, rankValue } from "./cards.js";
+import { cardText } from "./cards.js";
 import { fmt } from "./games/common.js";
-import { outcome } from "./games/avalanche.js";
 
 const KEYS = { fold: "f", check: "c", call: "c", bet: "r", raise: "r", all_in: "a", snowfall: "s", play: "p" };
 
-function button(label, action, send, opts = {}) {
+/** A button for `action` (or a function making it when clicked); `opts.key` its key (default by
+ * type), `opts.kind` its data-action (default the action's type). */
+export function button(label, action, send, opts = {}) {
   const k = opts.key || KEYS[action.type];
   return h("button", {
     class: `act act-${opts.kind || action.type}`, type: "button", "data-action": opts.kind || action.type,
@@ -59,59 +62,50 @@ export function locoPanel(legal, send) {
 }
 
 /**
- * Avalanche: pick a rank from your hand (the `groups` of the legal play) and a count; or snowfall.
- * `state` gives the avalanche on the table for the grow/stop/fall preview.
+ * Any game, from the shape of its legal actions alone (protocol/SPEC.md "Games": the generic
+ * conventions): one button per legal action, keys 1..9; `min`/`max` give the action an `amount`
+ * field in that range, a `cards` list a pick of those cards (sent as `cards`), any other list of
+ * plain values a choice of one (sent under that field's name). The other fields are shown as hints.
  */
-export function avalanchePanel(legal, state, send) {
-  const play = legal.find((a) => a.type === "play");
-  const snow = legal.find((a) => a.type === "snowfall");
-  const out = [];
-  if (snow) out.push(button("Snowfall (draw a card)", { type: "snowfall" }, send));
-  if (!play) return out;
-  const groups = Object.entries(play.groups).sort((a, b) => rankValue(a[0]) - rankValue(b[0]));
-  let [rank, count] = suggestion(groups, state.avalanche || []);
-  const preview = h("span", { class: "preview", "aria-live": "polite" });
-  const countInput = h("input", { type: "number", min: 1, max: count, value: count, class: "count", "aria-label": "How many cards" });
-  const playBtn = button("Play", () => ({ type: "play", rank, count }), send, { kind: "play" });
-  const picks = groups.map(([r, n]) => h("button", {
-    type: "button", class: "rank-pick", "data-rank": r, "aria-pressed": String(r === rank),
-    "aria-label": `${rankLabel(r)}: you hold ${n}`,
-    onclick: (ev) => { rank = r; count = Math.min(Math.max(count, 1), n); update(ev.currentTarget); },
-  }, h("span", { class: `rank-face${r === "X" ? " joker" : ""}`, "aria-hidden": "true" }, r === "X" ? "JOKER" : rankLabel(r)), h("span", { class: "rank-count" }, `×${n}`)));
-  function update() {
-    for (const p of picks) p.setAttribute("aria-pressed", String(p.dataset.rank === rank));
-    countInput.max = play.groups[rank];
-    countInput.value = count;
-    playBtn.firstChild.textContent = `Play ${count} × ${rankLabel(rank)}`;
-    const what = outcome(state.avalanche || [], count, rank);
-    preview.textContent = { start: "starts an avalanche", grow: "grows the avalanche", stop: "stops it: all to the neutral pile", fall: "lets it fall on the previous player" }[what];
-    preview.dataset.outcome = what;
-  }
-  countInput.addEventListener("input", () => {
-    const v = Math.round(Number(countInput.value));
-    if (v >= 1 && v <= play.groups[rank]) { count = v; update(); }
+export function genericPanel(legal, send) {
+  return legal.map((a, i) => {
+    const fields = [];
+    const read = [];
+    const label = a.type.replace(/_/g, " ");
+    if (Number.isInteger(a.min) && Number.isInteger(a.max)) {
+      if (a.min === a.max) read.push((action) => { action.amount = a.min; });
+      else {
+        const clamp = (v) => Math.max(a.min, Math.min(a.max, Math.round(Number(v) || a.min)));
+        const input = h("input", { type: "number", id: `amount-${a.type}`, class: "amount-field", min: a.min, max: a.max, step: 1,
+          value: a.min, inputmode: "numeric", "aria-label": `${label}: amount (${a.min} to ${a.max})` });
+        input.addEventListener("change", () => { input.value = clamp(input.value); });
+        fields.push(h("label", { class: "amount" }, "amount ", input, h("span", { class: "range-hint" }, `${fmt(a.min)}–${fmt(a.max)}`)));
+        read.push((action) => { action.amount = clamp(input.value); });
+      }
+    }
+    for (const [name, values] of Object.entries(a)) {
+      if (["type", "min", "max"].includes(name)) continue;
+      const plain = Array.isArray(values) && values.length && values.every((v) => ["string", "number"].includes(typeof v));
+      if (plain && name === "cards") {
+        const picked = new Set();
+        const picks = values.map((c) => h("button", { type: "button", class: "card-pick", "data-card": c, "aria-pressed": "false",
+          onclick: (ev) => { if (picked.has(c)) picked.delete(c); else picked.add(c); ev.currentTarget.setAttribute("aria-pressed", String(picked.has(c))); } },
+        cardText(c)));
+        fields.push(h("span", { class: "card-picks", role: "group", "aria-label": `${label}: cards` }, picks));
+        read.push((action) => { action.cards = values.filter((c) => picked.has(c)); });
+      } else if (plain) {
+        const select = h("select", { "data-field": name, "aria-label": `${label}: ${name.replace(/_/g, " ")}` },
+          values.map((v) => h("option", { value: String(v) }, String(v))));
+        fields.push(h("label", { class: "choice" }, `${name.replace(/_/g, " ")} `, select));
+        read.push((action) => { action[name] = values.find((v) => String(v) === select.value); });
+      } else {
+        fields.push(h("span", { class: "hint" }, `${name.replace(/_/g, " ")}: ${JSON.stringify(values)}`));
+      }
+    }
+    const action = () => { const out = { type: a.type }; for (const r of read) r(out); return out; };
+    const key = i < 9 ? String(i + 1) : null;
+    return h("span", { class: "act-group", "data-legal": a.type }, fields, button(label[0].toUpperCase() + label.slice(1), action, send, { kind: a.type, key }));
   });
-  update();
-  out.push(h("div", { class: "rank-picks", role: "group", "aria-label": "Choose a rank to play" }, picks));
-  out.push(h("span", { class: "play-group" }, h("label", { class: "count-label" }, "Cards ", countInput), playBtn, preview));
-  return out;
-}
-
-/**
- * The play selected at first: with no avalanche, the largest group; on an avalanche, the smallest
- * play that grows it, else one that stops it, else one low card (it falls).
- */
-function suggestion(groups, avalanche) {
-  if (!avalanche.length) {
-    const [r, n] = groups.reduce((best, g) => (g[1] > best[1] ? g : best));
-    return [r, n];
-  }
-  const plays = [];
-  for (const [r, n] of groups) for (let c = 1; c <= n; c++) plays.push([r, c]);
-  const order = { grow: 0, stop: 1, fall: 2 };
-  plays.sort((a, b) => order[outcome(avalanche, a[1], a[0])] - order[outcome(avalanche, b[1], b[0])]
-    || a[1] - b[1] || rankValue(a[0]) - rankValue(b[0]));
-  return plays[0];
 }
 
 /** The solo player's Continue (G-4: the table waits for you between steps). */

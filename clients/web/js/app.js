@@ -3,8 +3,7 @@
 import { Connection, saveName, savedName } from "./conn.js";
 import { Lobby } from "./lobby.js";
 import { Table } from "./table.js";
-import { gameInfo } from "./games/index.js";
-import { loadCatalogue } from "./catalogue.js";
+import { gameInfo, loadGames } from "./games/index.js";
 import { h, mount } from "./dom.js";
 
 const main = document.getElementById("main");
@@ -110,4 +109,4 @@ document.addEventListener("keydown", (ev) => {
 
 addEventListener("hashchange", route);
 conn.start();
-loadCatalogue().catch(() => {}).finally(route); // game titles and the lobby's form (the lobby retries a failure)
+loadGames().catch(() => {}).finally(route); // game titles, renderers and the lobby's form (the lobby retries a failure)

@@ -3,12 +3,14 @@
 // catalogue (GET /api/games) describes them.
 
 import { h, mount } from "./dom.js";
-import { loadCatalogue, loadedCatalogue } from "./catalogue.js";
-import { CHOICE_LABELS, LABELS, gameInfo } from "./games/index.js";
+import { loadedCatalogue } from "./catalogue.js";
+import { CHOICE_LABELS, LABELS, gameInfo, loadGames as loadGamesAndRenderers } from "./games/index.js";
 import { forgetTable, savedTables } from "./table.js";
 
 const LAST_GAME = "cardhall.lastGame";
 
+/** "a, b or c" */
+const listOf = (words) => (words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words.join(""));
 const label = (opt) => LABELS[opt.name] || opt.name.replace(/_/g, " ");
 const choiceLabel = (opt, v) => (CHOICE_LABELS[opt.name] || {})[v] || String(v);
 
@@ -93,10 +95,11 @@ export class Lobby {
     this.timer = setInterval(() => this.refresh(), 2500);
   }
 
-  /** The form needs the server's catalogue (GET /api/games): fetch it, retrying while it fails. */
+  /** The form needs the server's catalogue (GET /api/games) and the games' renderers: fetch them,
+   * retrying while it fails. */
   async loadGames() {
     try {
-      await loadCatalogue();
+      await loadGamesAndRenderers();
       this.catalogueError = null;
     } catch (err) {
       this.catalogueError = "The list of games is unreachable; retrying…";
@@ -147,7 +150,7 @@ export class Lobby {
     }
     mount(this.root, h("section", { class: "lobby" },
       h("div", { class: "lobby-intro" }, h("h1", {}, "Card tables"),
-        h("p", {}, "Play Hold'em, Alamo, Loco Poker or Avalanche against people and bots, or watch any table. Every deal can be checked: the server commits to its seed before the match and this page replays every card when it ends.")),
+        h("p", {}, `Play ${catalogue ? listOf(catalogue.games.map((g) => g.title)) : "cards"} against people and bots, or watch any table. Every deal can be checked: the server commits to its seed before the match and this page replays every card when it ends.`)),
       h("div", { class: "lobby-grid" }, form,
         h("section", { class: "tables", "aria-labelledby": "tables-title" }, h("h2", { id: "tables-title" }, "Open tables"), h("div", { id: "table-list" })))));
   }

@@ -3,13 +3,13 @@
 // keeps what the G-2 check needs, and draws the table.
 //
 // The model is plain data saved in localStorage with its `seq`, so a reload resumes where it was:
-//   {table, seq, you, info, state (the game's view, see games/*.js), turn, legal, log, record,
-//    nextCommitment, ended, verification, seed, skew}
+//   {table, seq, you, info, state (the game's view, see games/*.js), drawing (the renderer the state
+//    was built with: games/index.js), turn, legal, log, record, nextCommitment, ended, verification,
+//    seed, skew}
 
 import { h, mount, plural } from "./dom.js";
 import { gameInfo } from "./games/index.js";
-import { avalanchePanel, bettingPanel, continueButton, locoPanel } from "./actions.js";
-import { cardEl } from "./cards.js";
+import { continueButton, genericPanel } from "./actions.js";
 import { newClientSeed } from "./fair.js";
 import { verifyMatch } from "./verify.js";
 import { nameOf } from "./games/common.js";
@@ -188,6 +188,11 @@ export class Table {
     else if (f.type === "event") {
       const m = this.model;
       if (!m) return; // the snapshot is on its way
+      if (!this._renderer()) { // the game's renderer loaded since the state was built: start again from a snapshot
+        this.model = null;
+        (this.joining || Promise.resolve()).then(() => this.join());
+        return;
+      }
       if (f.seq <= m.seq) return; // already held
       if (f.seq !== m.seq + 1) { // a gap: start again from a snapshot
         this.model = null;
@@ -202,9 +207,11 @@ export class Table {
 
   _snapshot(f) {
     const old = this.model;
-    const game = gameInfo(f.info.game).module;
+    const drawn = gameInfo(f.info.game);
+    const game = drawn.module;
     const m = {
-      table: this.id, seq: f.seq, you: f.you, info: f.info, state: f.state && game ? game.fromView(f.state) : null,
+      table: this.id, seq: f.seq, you: f.you, info: f.info, drawing: drawn.drawing,
+      state: f.state && game ? game.fromView(f.state) : null,
       turn: f.turn ? { ...f.turn, at: Date.now() } : null, legal: f.legal || null,
       log: old ? old.log : [], record: null, nextCommitment: null, ended: old ? old.ended : null,
       verification: old ? old.verification : null, skew: old ? old.skew : null,
@@ -227,10 +234,10 @@ export class Table {
     m.seq = f.seq;
     const lag = Date.now() / 1000 - f.ts;
     if (m.skew === null || lag < m.skew) m.skew = lag;
-    const game = gameInfo(m.info.game).module;
+    const game = this._renderer();
     if (TABLE_EVENTS.has(e.type)) this._tableEvent(e, f);
     else if (game) {
-      if (e.type === game.firstEvent) m.state = game.init(e);
+      if (e.type === game.firstEvent || (!m.state && !game.firstEvent)) m.state = game.init(e);
       if (m.state) game.reduce(m.state, e, m.you);
     }
     if (m.record && !m.record.done && e.type !== "match_started") m.record.events.push({ ...e, seq: f.seq });
@@ -350,6 +357,13 @@ export class Table {
     this.render();
   }
 
+  /** The renderer of this table's game (games/index.js), or null while the model's state was built
+   * with another one (the page loaded the game's renderer since; the next frame rebuilds it). */
+  _renderer() {
+    const g = gameInfo(this.model.info.game);
+    return g.drawing === this.model.drawing ? g.module : null;
+  }
+
   names() {
     const out = {};
     for (const o of (this.model && this.model.info.occupants) || []) out[o.seat] = o.name;
@@ -467,7 +481,7 @@ export class Table {
   _felt() {
     const m = this.model;
     const info = m.info;
-    const game = gameInfo(info.game).module;
+    const game = this._renderer();
     const names = this.names();
     const ctx = { you: m.you, names };
     const n = info.seats;
@@ -512,10 +526,8 @@ export class Table {
 
   _myArea() {
     const m = this.model;
-    if (m.info.game !== "avalanche" || m.you == null || !m.state || !m.state.hand) return null;
-    const hand = m.state.hand;
-    return h("div", { class: "my-hand", "aria-label": `Your hand: ${plural(hand.length, "card")}` },
-      h("h2", {}, `Your hand (${hand.length})`), h("div", { class: "cards hand" }, hand.map((c) => cardEl(c))));
+    const game = this._renderer();
+    return m.state && game && game.myArea ? game.myArea(m.state, { you: m.you, names: this.names() }) : null;
   }
 
   _actionPanel() {
@@ -525,11 +537,8 @@ export class Table {
     if (m.turn && m.turn.seat === m.you && m.you != null) {
       if (m.turn.continue) content = [h("span", { class: "prompt" }, "The table waits for you:"), continueButton(send)];
       else if (m.legal && m.legal.length) {
-        const g = gameInfo(m.info.game);
-        const kind = g.module ? g.module.actions : "betting";
-        const buttons = kind === "loco" ? locoPanel(m.legal, send)
-          : kind === "avalanche" ? avalanchePanel(m.legal, m.state || {}, send)
-            : bettingPanel(m.legal, g.module.unit, send);
+        const game = this._renderer() || gameInfo(m.info.game).module;
+        const buttons = game.panel ? game.panel(m.legal, m.state || {}, send) : genericPanel(m.legal, send);
         content = [h("span", { class: "prompt" }, "Your turn:"), buttons];
       }
     } else if (m.turn) {
@@ -631,6 +640,7 @@ function verdictEl(v, compact) {
     verified: `✓ Verified: the revealed seed matches the commitment and deals every card seen (${cards})`,
     partial: `Partly checked: ${cards} verified`,
     mismatch: "✗ Mismatch: the revealed seed does not deal what was seen",
+    unavailable: "Fair-deal check (G-2) not available for this game: the revealed seed matches the commitment",
     error: "The check failed to run",
   }[v.status] || v.status;
   return h("div", { class: `verdict verdict-${v.status}`, "data-status": v.status, "data-checked": v.checked ?? "", role: "status" },

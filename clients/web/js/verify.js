@@ -9,7 +9,8 @@
 //    match_started), events: [event payloads with seq], snapshot (the engine view the page
 //    got when it joined mid-match, or null)}
 // `verifyMatch(record, ended)` (`ended`: the match_ended event) resolves to
-//   {status: "verified" | "mismatch" | "partial", commitmentOk, checked (distinct cards: deck
+//   {status: "verified" | "mismatch" | "partial" | "unavailable" (a game this page has no replay
+//    for: only the commitment is checked), commitmentOk, checked (distinct cards: deck
 //    positions, a card seen twice, as dealt and as played, counts once), hands,
 //    mismatches: [text], notes: [text]}
 
@@ -388,7 +389,8 @@ export async function verifyMatch(record, ended) {
   if (record.commitment == null) out.notes.push("this page joined after the match began: the commitment is the one announced at its start");
   const replay = REPLAYS[record.game];
   if (!replay) {
-    out.notes.push(`no replay for ${record.game}`);
+    out.status = "unavailable";
+    out.notes.push("this page has no replay of this game's random choices: only the commitment was checked");
     return out;
   }
   const key = await deriveKey(ended.server_seed, seedsInSeatOrder(ended.client_seeds));

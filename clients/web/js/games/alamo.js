@@ -4,6 +4,7 @@
 import { h, plural } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { amount, boardEl, has, holeEl, key, nameOf } from "./common.js";
+import { bettingPanel } from "../actions.js";
 
 function init(e) {
   return {
@@ -134,7 +135,8 @@ function describe(e, names) {
 
 export default {
   unit: "cards",
-  actions: "betting",
+  panel: (legal, state, send) => bettingPanel(legal, "cards", send),
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
+  lobby: { alamo: { featured: ["preflop_betting", "max_hands"], blurb: "Hold'em where your cards are your chips: win every card." } },
 };

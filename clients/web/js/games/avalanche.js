@@ -2,8 +2,9 @@
 // neutral piles; plays are a rank and a count.
 
 import { h, plural } from "../dom.js";
-import { backEl, cardsEl, cardsText, rankLabel, rankValue } from "../cards.js";
+import { backEl, cardEl, cardsEl, cardsText, rankLabel, rankValue } from "../cards.js";
 import { has, key, nameOf } from "./common.js";
+import { button } from "../actions.js";
 
 export function sortHand(cards) {
   return [...cards].sort((a, b) => rankValue(a[0]) - rankValue(b[0]) || (a < b ? -1 : a > b ? 1 : 0));
@@ -138,9 +139,73 @@ function describe(e, names) {
   }
 }
 
+/**
+ * Avalanche: pick a rank from your hand (the `groups` of the legal play) and a count; or snowfall.
+ * `state` gives the avalanche on the table for the grow/stop/fall preview.
+ */
+export function avalanchePanel(legal, state, send) {
+  const play = legal.find((a) => a.type === "play");
+  const snow = legal.find((a) => a.type === "snowfall");
+  const out = [];
+  if (snow) out.push(button("Snowfall (draw a card)", { type: "snowfall" }, send));
+  if (!play) return out;
+  const groups = Object.entries(play.groups).sort((a, b) => rankValue(a[0]) - rankValue(b[0]));
+  let [rank, count] = suggestion(groups, state.avalanche || []);
+  const preview = h("span", { class: "preview", "aria-live": "polite" });
+  const countInput = h("input", { type: "number", min: 1, max: count, value: count, class: "count", "aria-label": "How many cards" });
+  const playBtn = button("Play", () => ({ type: "play", rank, count }), send, { kind: "play" });
+  const picks = groups.map(([r, n]) => h("button", {
+    type: "button", class: "rank-pick", "data-rank": r, "aria-pressed": String(r === rank),
+    "aria-label": `${rankLabel(r)}: you hold ${n}`,
+    onclick: (ev) => { rank = r; count = Math.min(Math.max(count, 1), n); update(ev.currentTarget); },
+  }, h("span", { class: `rank-face${r === "X" ? " joker" : ""}`, "aria-hidden": "true" }, r === "X" ? "JOKER" : rankLabel(r)), h("span", { class: "rank-count" }, `×${n}`)));
+  function update() {
+    for (const p of picks) p.setAttribute("aria-pressed", String(p.dataset.rank === rank));
+    countInput.max = play.groups[rank];
+    countInput.value = count;
+    playBtn.firstChild.textContent = `Play ${count} × ${rankLabel(rank)}`;
+    const what = outcome(state.avalanche || [], count, rank);
+    preview.textContent = { start: "starts an avalanche", grow: "grows the avalanche", stop: "stops it: all to the neutral pile", fall: "lets it fall on the previous player" }[what];
+    preview.dataset.outcome = what;
+  }
+  countInput.addEventListener("input", () => {
+    const v = Math.round(Number(countInput.value));
+    if (v >= 1 && v <= play.groups[rank]) { count = v; update(); }
+  });
+  update();
+  out.push(h("div", { class: "rank-picks", role: "group", "aria-label": "Choose a rank to play" }, picks));
+  out.push(h("span", { class: "play-group" }, h("label", { class: "count-label" }, "Cards ", countInput), playBtn, preview));
+  return out;
+}
+
+/**
+ * The play selected at first: with no avalanche, the largest group; on an avalanche, the smallest
+ * play that grows it, else one that stops it, else one low card (it falls).
+ */
+function suggestion(groups, avalanche) {
+  if (!avalanche.length) {
+    const [r, n] = groups.reduce((best, g) => (g[1] > best[1] ? g : best));
+    return [r, n];
+  }
+  const plays = [];
+  for (const [r, n] of groups) for (let c = 1; c <= n; c++) plays.push([r, c]);
+  const order = { grow: 0, stop: 1, fall: 2 };
+  plays.sort((a, b) => order[outcome(avalanche, a[1], a[0])] - order[outcome(avalanche, b[1], b[0])]
+    || a[1] - b[1] || rankValue(a[0]) - rankValue(b[0]));
+  return plays[0];
+}
+
+/** Your hand, under the table (a seat only). */
+function myArea(s, ctx) {
+  if (ctx.you == null || !s.hand) return null;
+  return h("div", { class: "my-hand", "aria-label": `Your hand: ${plural(s.hand.length, "card")}` },
+    h("h2", {}, `Your hand (${s.hand.length})`), h("div", { class: "cards hand" }, s.hand.map((c) => cardEl(c))));
+}
+
 export default {
   unit: "cards",
-  actions: "avalanche",
+  panel: avalanchePanel,
   firstEvent: "game_start",
-  init, reduce, fromView, seatView, center, describe,
+  init, reduce, fromView, seatView, center, describe, myArea,
+  lobby: { avalanche: { featured: ["decks"], blurb: "Grow the avalanche, stop it, or let it fall on your neighbour; most stored cards wins." } },
 };

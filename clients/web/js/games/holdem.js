@@ -4,6 +4,7 @@
 import { h } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { amount, boardEl, fmt, has, holeEl, key, nameOf } from "./common.js";
+import { bettingPanel } from "../actions.js";
 
 function init(e) {
   return {
@@ -161,7 +162,17 @@ function describe(e, names) {
 
 export default {
   unit: "chips",
-  actions: "betting",
+  panel: (legal, state, send) => bettingPanel(legal, "chips", send),
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
+  lobby: {
+    no_limit_holdem: {
+      featured: ["starting_stacks", "small_blind", "big_blind", "blind_levels"],
+      blurb: "Texas Hold'em, bet any amount up to your stack; blinds double every 15 hands.",
+    },
+    fixed_limit_holdem: {
+      featured: ["starting_stacks", "small_blind", "big_blind", "small_bet", "big_bet"],
+      blurb: "Texas Hold'em with fixed bets and four bets a round.",
+    },
+  },
 };

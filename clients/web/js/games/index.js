@@ -1,38 +1,41 @@
-// The five games of protocol v1 as the page draws them.
+// How the page draws each game. Which games the server runs, their titles, seats, options and bots
+// come from its catalogue (GET /api/games, catalogue.js), and so does how to draw each one: an
+// entry's `renderer` is the URL of an ES module whose default export draws the game (games/*.js for
+// the built-in games; the module of a game's own registration otherwise). `loadGames()` imports
+// them; a game without one, or whose module fails to load, is drawn by the generic renderer
+// (generic.js). Nothing here lists the games.
+//
+// A renderer module's default export: {unit, panel(legal, state, send) (the action panel's contents;
+// absent: actions.js's genericPanel), firstEvent (the game event that begins a match's state, null:
+// any), init, reduce, fromView, seatView, center, describe, myArea? (the seat's own area under the
+// felt), lobby?: {game: {featured: [option names shown at once], blurb}}}. The drawing helpers are
+// the client's modules, imported by absolute path by a module served from elsewhere
+// (/web/js/dom.js, /web/js/cards.js, /web/js/actions.js, /web/js/games/common.js, generic.js).
 
-import holdem from "./holdem.js";
-import alamo from "./alamo.js";
-import loco from "./loco.js";
-import avalanche from "./avalanche.js";
-import { gameEntry } from "../catalogue.js";
+import generic from "./generic.js";
+import { gameEntry, loadCatalogue } from "../catalogue.js";
 
-// How the page draws and describes each game. Which games the server runs, their titles, seats,
-// options and bots come from the server's catalogue (GET /api/games, catalogue.js); `featured`
-// names the options the lobby shows at once (the others are under "More options"), `labels` gives
-// them short labels (default: the option's name; its one-line meaning is the field's hint).
+/** game -> {module, url} once its renderer loaded */
+const renderers = new Map();
+let importing = null;
 
-export const GAMES = {
-  no_limit_holdem: {
-    module: holdem, featured: ["starting_stacks", "small_blind", "big_blind", "blind_levels"],
-    blurb: "Texas Hold'em, bet any amount up to your stack; blinds double every 15 hands.",
-  },
-  fixed_limit_holdem: {
-    module: holdem, featured: ["starting_stacks", "small_blind", "big_blind", "small_bet", "big_bet"],
-    blurb: "Texas Hold'em with fixed bets and four bets a round.",
-  },
-  alamo: {
-    module: alamo, featured: ["preflop_betting", "max_hands"],
-    blurb: "Hold'em where your cards are your chips: win every card.",
-  },
-  loco_poker: {
-    module: loco, featured: ["points_to_win", "multi_call"],
-    blurb: "No chips: check, fold or go all-in. Win an uncalled all-in for a point; lose a called one and you are out.",
-  },
-  avalanche: {
-    module: avalanche, featured: ["decks"],
-    blurb: "Grow the avalanche, stop it, or let it fall on your neighbour; most stored cards wins.",
-  },
-};
+/** Load the catalogue, then import every renderer module it names (once); resolves to the catalogue. */
+export async function loadGames() {
+  const catalogue = await loadCatalogue();
+  if (!importing) {
+    importing = Promise.all(catalogue.games.filter((g) => g.renderer).map(async (g) => {
+      try {
+        const module = (await import(g.renderer)).default;
+        if (!module || typeof module.reduce !== "function") throw new Error("its default export is not a renderer");
+        renderers.set(g.name, { module, url: g.renderer });
+      } catch (err) {
+        console.warn(`${g.name}: the renderer ${g.renderer} did not load (${err.message}); drawing the game as data`);
+      }
+    }));
+  }
+  await importing;
+  return catalogue;
+}
 
 /** Short labels of options (game and table); the others show their name. */
 export const LABELS = {
@@ -51,10 +54,18 @@ export const CHOICE_LABELS = {
   decks: { 2: "2 (110 cards)", 3: "3 (165 cards)" },
 };
 
-/** What the page knows of `game`: its drawing (`module`, `blurb`, `featured`) and, once the catalogue
- * is loaded, the server's entry (`title`, `seats`, `options`, `bots`, `default_bot`). */
+/** What the page knows of `game`: the server's entry (`title`, `seats`, `options`, `bots`,
+ * `default_bot`, `renderer`) and its drawing: `module` (the renderer, or the generic one),
+ * `drawing` (the URL of the module in use, "generic" for the generic one), `featured` (the options
+ * the lobby shows at once: the renderer's choice, else all of them) and `blurb`. */
 export function gameInfo(game) {
   const entry = gameEntry(game);
-  const local = GAMES[game] || { module: null, featured: [], blurb: "" };
-  return { title: game, seats: null, options: [], bots: [], default_bot: null, ...local, ...(entry || {}) };
+  const loaded = renderers.get(game);
+  const module = loaded ? loaded.module : generic;
+  const lobby = (module.lobby && module.lobby[game]) || {};
+  return {
+    title: game, seats: null, options: [], bots: [], default_bot: null, ...(entry || {}),
+    module, drawing: loaded ? loaded.url : "generic",
+    featured: lobby.featured || (entry ? entry.options.map((o) => o.name) : []), blurb: lobby.blurb || "",
+  };
 }

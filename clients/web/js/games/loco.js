@@ -3,6 +3,7 @@
 import { h, plural } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { boardEl, has, holeEl, key, nameOf } from "./common.js";
+import { locoPanel } from "../actions.js";
 
 const OUTCOMES = {
   checked_down: "checked down: no points", folded_around: "folded around: no points",
@@ -123,7 +124,13 @@ function describe(e, names) {
 
 export default {
   unit: "points",
-  actions: "loco",
+  panel: (legal, state, send) => locoPanel(legal, send),
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
+  lobby: {
+    loco_poker: {
+      featured: ["points_to_win", "multi_call"],
+      blurb: "No chips: check, fold or go all-in. Win an uncalled all-in for a point; lose a called one and you are out.",
+    },
+  },
 };
