@@ -16,10 +16,10 @@ shapes included); these mirror the frames every game shares.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, Union
+from typing import Any, Literal, NotRequired, TypedDict
 
 Seat = int
-RequestId = Union[int, str]
+RequestId = int | str
 
 
 # -- client messages ---------------------------------------------------------
@@ -80,7 +80,7 @@ class Ping(TypedDict):
     id: NotRequired[RequestId]
 
 
-ClientMessage = Union[Hello, CreateTable, Join, Act, Leave, Ping]
+ClientMessage = Hello | CreateTable | Join | Act | Leave | Ping
 
 
 # -- pieces of server frames -------------------------------------------------
@@ -187,7 +187,7 @@ class Pong(TypedDict):
     re: RequestId | None
 
 
-ServerFrame = Union[Welcome, TableCreated, Snapshot, EventFrame, Ok, Error, Pong]
+ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 
 #: the protocol version ``welcome`` announces
 PROTOCOL_VERSION = 1

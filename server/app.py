@@ -31,6 +31,7 @@ from cardhall.server.hall import Hall
 from cardhall.server.http_api import routes
 from cardhall.server.session import WebSocketEndpoint
 from cardhall.server.store.base import Store
+from cardhall.server.web import renderer_routes
 from cardhall.server.ws_protocol import CardhallWebSocketProtocol
 
 log = logging.getLogger("cardhall")
@@ -48,7 +49,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         await hall.shutdown()
 
     endpoint = WebSocketEndpoint(hall)
-    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", endpoint), *web_routes()], lifespan=lifespan)
+    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", endpoint), *web_routes(), *renderer_routes()], lifespan=lifespan)
     app.state.hall = hall
     app.state.ws_endpoint = endpoint
     return app
@@ -130,7 +131,7 @@ async def serving(settings: Settings, store: Store | None = None,
     sock.bind(("127.0.0.1", settings.port))
     port = sock.getsockname()[1]
     server = build_server(dataclasses.replace(settings, port=port), store)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
     deadline = asyncio.get_running_loop().time() + start_timeout
     while not server.started and not task.done() and asyncio.get_running_loop().time() < deadline:
@@ -150,8 +151,8 @@ def tune_gc(thresholds: tuple[int, int, int]) -> None:
 
     The engines allocate many short-lived containers; with CPython's defaults
     the hand states of hundreds of tables get promoted and full collections
-    stopped the loop for ~270 ms every second or two (measured: 500 tables, 2,300
-    actions/s). Objects alive at start-up (modules, code) are frozen out of
+    stop the loop for hundreds of milliseconds every second or two at full
+    speed. Objects alive at start-up (modules, code) are frozen out of
     collection, and the older generations are collected rarely.
     """
     gc.collect()

@@ -13,6 +13,9 @@ or the server lacks the extension, one writer task per connection sends the
 queue through ASGI ``send``, which waits; frames pushed meanwhile queue up and
 leave together. A client whose queue passes ``Settings.send_queue`` frames is
 dropped (close code 4009): its subscriptions end and its transport is aborted.
+
+:class:`Connections` is the hall's registry of open connections by id: tables
+know their subscribers only by that id.
 """
 
 from __future__ import annotations
@@ -20,14 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from cardhall.protocol.codec import Codec
 
 if TYPE_CHECKING:
     from cardhall.server.players import Player
-    from cardhall.server.table import Table
 
 log = logging.getLogger("cardhall.connection")
 
@@ -43,7 +45,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class Connection:
     """A websocket client: codec, identity, joined tables, outgoing queue.
 
-    ``tables``: table id -> :class:`Table` the connection has joined.
+    ``id``: its key as a table subscriber. ``tables``: ids of the tables it
+    has joined (or asked to join) and not left.
     ``on_drop(conn, reason)`` is called once when the connection is dropped.
     """
 
@@ -63,7 +66,7 @@ class Connection:
         address: str = "",
         abort: Callable[[], None] | None = None,
         on_sent: Callable[[int], None] | None = None,
-        on_drop: Callable[["Connection", str], None] | None = None,
+        on_drop: Callable[[Connection, str], None] | None = None,
         send_now: Callable[[Any], bool] | None = None,
     ) -> None:
         self.id = conn_id
@@ -73,7 +76,7 @@ class Connection:
         self.address = address
         self.player: Player | None = None
         self.batch = False
-        self.tables: dict[str, Table] = {}
+        self.tables: set[str] = set()
         self._queue: deque[Any] = deque()
         self._limit = limit
         self._wake: asyncio.Future[None] | None = None
@@ -105,9 +108,9 @@ class Connection:
             self._flush_pending = True
             self._loop.call_soon(self.flush)
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Encode ``message`` with this connection's codec and queue it."""
-        self.push(self.codec.encode(message))
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Encode ``message`` (a frame) with this connection's codec and queue it."""
+        self.push(self.codec.encode(cast(dict[str, Any], message)))
 
     def flush(self) -> None:
         """Write what is queued now, as one message when the client takes
@@ -236,3 +239,34 @@ class Connection:
             await self._writer
         except (asyncio.CancelledError, Exception):
             pass
+
+
+class Connections:
+    """The open connections, by id (a set that can also be looked up by id)."""
+
+    __slots__ = ("_by_id",)
+
+    def __init__(self) -> None:
+        self._by_id: dict[Hashable, Connection] = {}
+
+    def add(self, conn: Connection) -> None:
+        """Register ``conn`` under its id."""
+        self._by_id[conn.id] = conn
+
+    def discard(self, conn: Connection) -> None:
+        """Forget ``conn`` (nothing when it is not registered)."""
+        if self._by_id.get(conn.id) is conn:
+            del self._by_id[conn.id]
+
+    def get(self, key: Hashable) -> Connection | None:
+        """The connection with id ``key``, or None."""
+        return self._by_id.get(key)
+
+    def __contains__(self, conn: object) -> bool:
+        return isinstance(conn, Connection) and self._by_id.get(conn.id) is conn
+
+    def __iter__(self) -> Iterator[Connection]:
+        return iter(list(self._by_id.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_id)

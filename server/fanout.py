@@ -1,122 +1,113 @@
-"""A table's subscribers and the delivery of its events (issue 4, delta events).
+"""Delivering a table's events to its subscribers (delta events).
 
-Subscribers are grouped by viewer (a seat, or None for every spectator). Each
-event is encoded at most once per *distinct view* and codec: a seat whose view
-of an event equals the spectators' (no private fields for it, no legal actions
-for it) shares the spectators' bytes. Every viewer receives every ``seq``.
-Redaction is the engine's: ``Event.view(viewer)``.
+Subscribers are grouped by viewer (a seat, or None for every spectator; the
+table machine keeps the groups). Each event is encoded at most once per
+*distinct view* and codec: a seat whose view of an event equals the
+spectators' (no private fields for it, no legal actions for it) shares the
+spectators' bytes. Every viewer receives every ``seq``. Redaction is the
+engine's (``Event.view``), legal actions pass the one gate
+(:func:`~cardhall.server.table.records.legal_for`), frames are built by
+:func:`cardhall.protocol.frames.event`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from typing import Any, Protocol, cast
 
-if TYPE_CHECKING:
-    from cardhall.server.connection import Connection
-    from cardhall.server.table import EventRecord, Table
+from cardhall.protocol import frames
+from cardhall.protocol.codec import Codec
+from cardhall.protocol.frames import EventFrame
+from cardhall.server.table.records import EventRecord, legal_for
 
 Data = dict[str, Any]
 
 
-class Fanout:
-    """Subscribers of one table, and publishing to them."""
-
-    __slots__ = ("table", "subs", "groups")
-
-    def __init__(self, table: Table) -> None:
-        self.table = table
-        self.subs: dict[Connection, int | None] = {}
-        self.groups: dict[int | None, dict[Connection, None]] = {}
-
-    # -- membership ---------------------------------------------------------
-    def subscribe(self, conn: Connection, viewer: int | None) -> int | None | bool:
-        """Subscribe ``conn`` as ``viewer``; returns its previous viewer, or False."""
-        previous = self.subs.get(conn, False)
-        if previous is not False:
-            self.groups[previous].pop(conn, None)  # type: ignore[index]
-        self.subs[conn] = viewer
-        self.groups.setdefault(viewer, {})[conn] = None
-        return previous
-
-    def unsubscribe(self, conn: Connection) -> int | None:
-        """Forget ``conn``; returns the viewer it had (None also when it had none)."""
-        viewer = self.subs.pop(conn, None)
-        group = self.groups.get(viewer)
-        if group is not None:
-            group.pop(conn, None)
-        return viewer
-
-    def viewer(self, conn: Connection) -> int | None | bool:
-        """``conn``'s viewer (a seat or None), or False when not subscribed."""
-        return self.subs.get(conn, False)
-
-    def presence(self, seat: int) -> int:
-        """How many connections watch as ``seat``."""
-        return len(self.groups.get(seat, ()))
+class Peer(Protocol):
+    """What delivery needs of a subscriber's connection
+    (:class:`~cardhall.server.connection.Connection` is one)."""
 
     @property
-    def count(self) -> int:
-        return len(self.subs)
+    def codec(self) -> Codec:
+        """How its frames are encoded."""
 
     @property
-    def spectators(self) -> int:
-        return len(self.groups.get(None, ()))
+    def tables(self) -> set[str]:
+        """Ids of the tables it has joined."""
 
-    def connections(self) -> list[Connection]:
-        return list(self.subs)
+    def push(self, payload: Any) -> None:
+        """Queue one frame already encoded with :attr:`codec`."""
 
-    # -- delivery -----------------------------------------------------------
-    def frame(self, rec: EventRecord, key: int | None, with_legal: bool) -> Data:
-        """The ``event`` frame of ``rec`` as ``key`` (a seat or None) sees it."""
-        out: Data = {"type": "event", "table": self.table.id, "seq": rec.seq,
-                     "event": rec.event.view(key), "ts": rec.ts}
-        if rec.turn is not None:
-            out["turn"] = rec.turn
-            if with_legal and key is not None and key == rec.legal_seat:
-                out["legal"] = rec.legal
-        return out
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Encode a frame and queue it."""
 
-    @staticmethod
-    def view_key(rec: EventRecord, viewer: int | None) -> int | None:
-        """The distinct view ``viewer`` has of ``rec``: its seat when it sees
-        something the spectators do not, else None (shared bytes)."""
-        if viewer is None:
-            return None
-        private = rec.event.private
-        if (private and viewer in private) or viewer == rec.legal_seat:
-            return viewer
+    def flush(self) -> None:
+        """Write what is queued now."""
+
+
+#: subscriber key -> its connection, or None when it is gone
+Resolve = Callable[[Hashable], "Peer | None"]
+
+
+def view_key(rec: EventRecord, viewer: int | None) -> int | None:
+    """The distinct view ``viewer`` has of ``rec``: its seat when it sees
+    something the spectators do not (private fields, legal actions), else
+    None (shared bytes)."""
+    if viewer is None:
         return None
+    private = rec.event.private
+    if (private and viewer in private) or viewer == rec.legal_seat:
+        return viewer
+    return None
 
-    def publish(self, records: Iterable[EventRecord], skip: Collection[Connection] = ()) -> int:
-        """Push ``records`` to every subscriber except ``skip``, then flush each
-        (they leave now, all of a subscriber's as one message); returns the
-        number of frames queued."""
+
+class Fanout:
+    """Publishing one table's events: ``table_id`` names the frames,
+    ``resolve`` finds a subscriber's connection."""
+
+    __slots__ = ("resolve", "table_id")
+
+    def __init__(self, table_id: str, resolve: Resolve) -> None:
+        self.table_id = table_id
+        self.resolve = resolve
+
+    def frame(self, rec: EventRecord, key: int | None, with_legal: bool) -> EventFrame:
+        """The ``event`` frame of ``rec`` as ``key`` (a seat or None) sees it;
+        ``with_legal``: the turn it began is still open."""
+        legal = legal_for(key, rec.legal_seat, rec.legal) if with_legal else None
+        return frames.event(self.table_id, rec.seq, rec.event.view(key), rec.ts, rec.turn, legal)
+
+    def publish(self, records: Iterable[EventRecord], groups: Mapping[int | None, Iterable[Hashable]],
+                skip: Collection[Hashable] = ()) -> int:
+        """Push ``records`` to the subscribers of ``groups`` (viewer -> keys)
+        except ``skip``, then flush each (they leave now, all of a
+        subscriber's as one message); returns the number of frames queued."""
+        resolve = self.resolve
+        members: list[tuple[int | None, list[Peer]]] = []
+        for viewer, keys in groups.items():
+            peers = [p for k in keys if k not in skip and (p := resolve(k)) is not None]
+            if peers:
+                members.append((viewer, peers))
         sent = 0
-        groups = [(viewer, list(members)) for viewer, members in self.groups.items() if members]
-        if skip:
-            groups = [(v, [c for c in m if c not in skip]) for v, m in groups]
         for rec in records:
             cache: dict[tuple[int | None, str], Any] = {}
-            for viewer, members in groups:
-                key = self.view_key(rec, viewer)
-                for conn in members:
-                    codec = conn.codec
+            for viewer, peers in members:
+                key = view_key(rec, viewer)
+                for peer in peers:
+                    codec = peer.codec
                     ck = (key, codec.name)
                     payload = cache.get(ck)
                     if payload is None:
-                        payload = cache[ck] = codec.encode(self.frame(rec, key, True))
-                    conn.push(payload)
+                        payload = cache[ck] = codec.encode(cast(Data, self.frame(rec, key, True)))
+                    peer.push(payload)
                     sent += 1
-        for _, members in groups:
-            for conn in members:
-                conn.flush()
+        for _, peers in members:
+            for peer in peers:
+                peer.flush()
         return sent
 
-    def replay(self, conn: Connection, viewer: int | None, records: Iterable[EventRecord],
-               current_turn: int | None) -> None:
-        """Send ``records`` (missed since a client's ``since``) to one connection;
-        legal actions only with the turn that is still current."""
+    def replay(self, peer: Peer, viewer: int | None, records: Iterable[EventRecord], current_turn: int | None) -> None:
+        """Send ``records`` (missed since a client's ``since``) to one
+        connection; legal actions only with the turn that is still open."""
         for rec in records:
-            key = self.view_key(rec, viewer)
-            conn.send(self.frame(rec, key, rec.seq == current_turn))
+            peer.send(self.frame(rec, view_key(rec, viewer), rec.seq == current_turn))

@@ -1,10 +1,13 @@
-"""The hall: every open table, the players, the store and the committer.
+"""The hall: every open table, the connections, the players, the store and the committer.
 
 It creates tables (validating game, seats, options and bots), routes nothing
-itself (connections post to table mailboxes), closes idle finished tables
-(G-9) and drains everything on shutdown.
+itself (connections post typed inputs to table mailboxes), closes idle
+finished tables (G-9) and drains everything on shutdown. To each table actor
+it is a :class:`~cardhall.server.table.actor.TableHost`: the committer, the
+store's stream, the connections by id, the metrics, and the notices of
+closed, broken and stalled tables.
 
-Durability (issue 5, ``server/STORAGE.md``): on start it recovers every stored
+Durability (``server/STORAGE.md``): on start it recovers every stored
 table that is not closed (an unreadable one is quarantined: logged, set aside,
 the others load). When a commit fails because the store is unreachable, the
 committer is blocked (tables stall at once instead of waiting on a dead
@@ -20,24 +23,27 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any
 
-from cardhall.engine.bots.registry import BOTS, DEFAULT, make_bot
-from cardhall.engine.registry import GAMES, engine_class
 from cardhall.engine.base import test_rng
+from cardhall.engine.bots.registry import BOTS, DEFAULT, make_bot
 from cardhall.engine.options import OptionError
+from cardhall.engine.registry import GAMES, engine_class
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.catalogue import default_seats
 from cardhall.server.config import Settings
-from cardhall.server.connection import Connection
+from cardhall.server.connection import Connection, Connections
 from cardhall.server.metrics import Metrics
 from cardhall.server.options import split_options
 from cardhall.server.players import Players
 from cardhall.server.store.base import Checkpoint, Store, StoreUnavailable
 from cardhall.server.store.committer import GroupCommitter
 from cardhall.server.store.memory import MemoryStore
-from cardhall.server.table import BROKEN, CLOSED, FINISHED, WAITING, Table
+from cardhall.server.table.actor import TableActor, now
+from cardhall.server.table.core import BROKEN, CLOSED
+from cardhall.server.table.inputs import Close, Disconnect, ServiceStopping, StoreBack
+from cardhall.server.table.machine import TableMachine
 
 log = logging.getLogger("cardhall.hall")
 
@@ -59,10 +65,10 @@ class Hall:
     def __init__(self, settings: Settings, store: Store | None = None) -> None:
         self.settings = settings
         self.store = store if store is not None else make_store(settings)
-        self.tables: dict[str, Table] = {}
-        self.connections: set[Connection] = set()
+        self.tables: dict[str, TableActor] = {}
+        self.connections = Connections()
         self.players = Players(self.store)
-        self.stalled: set[Table] = set()
+        self.stalled: set[TableActor] = set()
         self.quarantined: dict[str, str] = {}
         self.store_error: str | None = None  # why the store is unavailable, while it is
         self.recovery: dict[str, Any] = {}
@@ -91,13 +97,12 @@ class Hall:
                     await self.quarantine(item.id, "the table was broken by a fault (logged when it happened)")
                     continue
                 try:
-                    table = Table.from_data(self, data)
+                    table = TableActor(self, TableMachine.from_data(data, now()), self.settings.event_buffer)
                 except Exception as exc:
                     reason = f"state cannot be restored: {exc!r}"[:300]
                 else:
                     self.tables[table.id] = table
-                    table.start_actor()
-                    table.restore()
+                    table.start(restored=True)
                     continue
             await self.quarantine(item.id, reason or "unreadable")
         seconds = time.perf_counter() - started
@@ -133,9 +138,16 @@ class Hall:
         except StoreUnavailable as exc:
             log.error("table %s: could not record the quarantine in the store: %s", table_id, exc)
 
+    def stop_accepting(self) -> None:
+        """Refuse new connections and tables; tell every table the service stops
+        (the disconnects that follow are the service's own, G-4)."""
+        self.accepting = False
+        for table in self.tables.values():
+            table.post(ServiceStopping())
+
     async def shutdown(self) -> None:
         """Stop taking work; let tables finish what is queued; close sockets with 1001."""
-        self.accepting = False
+        self.stop_accepting()
         for _ in range(50):  # let queued inputs and commits drain (at most ~0.5 s)
             if all(t.mailbox.empty() for t in self.tables.values()):
                 break
@@ -147,7 +159,7 @@ class Hall:
         if waits:
             await asyncio.wait([asyncio.ensure_future(w) for w in waits], timeout=self.settings.shutdown_grace)
         for _ in range(20):  # the disconnects, committed
-            if all(t.mailbox.empty() and not t._outbox for t in self.tables.values()):
+            if all(t.quiet for t in self.tables.values()):
                 break
             await asyncio.sleep(0.01)
         if self._sweeper is not None:
@@ -165,7 +177,8 @@ class Hall:
         a restart gives that player the time left now, not at the last action."""
         if not self.store_up:
             return
-        ticking = [t for t in self.tables.values() if t.clock_running and not t.stalled and not t._outbox]
+        ticking = [t for t in self.tables.values()
+                   if t.machine.clock_running and not t.machine.stalled and not t.machine.pending.needs_commit]
         if not ticking:
             return
         try:
@@ -174,7 +187,7 @@ class Hall:
             log.warning("the clocks of %d tables could not be saved at shutdown: %s", len(ticking), exc)
 
     # -- tables -------------------------------------------------------------
-    def create_table(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> Table:
+    def create_table(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> TableActor:
         """A new table from a ``create_table`` map (``game``, ``seats``,
         ``options``, ``bots``). ``bots``: a count, or a list of bot names (None
         or "" for the game's default). ``owner``: the player creating it, whose
@@ -188,7 +201,7 @@ class Hall:
             raise ProtocolError("unknown_game", f"unknown game {game!r}; games: {', '.join(sorted(GAMES))}")
         try:
             cls = engine_class(game)
-        except (ImportError, AttributeError):
+        except (ImportError, AttributeError):  # a registered plugin whose engine does not import here
             raise ProtocolError("unknown_game", f"{game} is not available on this server") from None
         seats = spec.get("seats", default_seats(cls))
         if isinstance(seats, bool) or not isinstance(seats, int) or not cls.min_seats <= seats <= cls.max_seats:
@@ -205,22 +218,22 @@ class Hall:
             raise ProtocolError("bad_options", str(exc), **extra) from None
         bots = _parse_bots(spec.get("bots"), game, seats)
         if owner is not None:
-            owned = sum(1 for t in self.tables.values() if t.owner == owner)
+            owned = sum(1 for t in self.tables.values() if t.machine.owner == owner)
             if owned >= self.settings.max_tables_per_player:
                 raise ProtocolError("too_many_tables", f"at most {self.settings.max_tables_per_player} open tables per player")
         elif address is not None and self.settings.max_tables_per_address:
-            made = sum(1 for t in self.tables.values() if t.owner is None and t.creator == address)
+            made = sum(1 for t in self.tables.values() if t.machine.owner is None and t.creator == address)
             if made >= self.settings.max_tables_per_address:
                 raise ProtocolError("too_many_tables",
                                     f"at most {self.settings.max_tables_per_address} open tables per address without a player token")
         table_id = "t_" + secrets.token_hex(6)
-        table = Table.create(self, table_id, game, seats, table_opts, game_opts, owner, bots)
-        table.creator = address if owner is None else None
+        machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
+        table = TableActor(self, machine, self.settings.event_buffer, creator=address if owner is None else None)
         self.tables[table_id] = table
-        table.start_actor()
+        table.start()
         return table
 
-    def get(self, table_id: Any) -> Table:
+    def get(self, table_id: Any) -> TableActor:
         """The open table ``table_id``; ProtocolError ``unknown_table`` otherwise."""
         table = self.tables.get(table_id) if isinstance(table_id, str) else None
         if table is None:
@@ -229,13 +242,28 @@ class Hall:
 
     def close_table(self, table_id: str, reason: str) -> None:
         """Ask a table to close (operator, or G-9 sweeping)."""
-        self.get(table_id).post(("close", reason))
+        self.get(table_id).post(Close(reason))
 
-    def table_closed(self, table: Table) -> None:
+    # -- the tables' host (TableHost) ------------------------------------------------
+    def commit(self, checkpoint: Checkpoint) -> Awaitable[None]:
+        """Write a table's checkpoint through the group committer."""
+        return self.committer.commit(checkpoint)
+
+    def events_since(self, table: str, seq: int, upto: int) -> Awaitable[list[tuple[int, Data]] | None]:
+        """The store's stored events of ``table`` after ``seq`` up to ``upto``."""
+        return self.store.events_since(table, seq, upto)
+
+    def peer(self, key: Hashable) -> Connection | None:
+        """The open connection with id ``key``."""
+        return self.connections.get(key)
+
+    def table_closed(self, table: TableActor) -> None:
         """Called by a table's actor once its ``closed`` event is out."""
         self.tables.pop(table.id, None)
-        for conn in table.fanout.connections():
-            conn.tables.pop(table.id, None)
+        for key in table.machine.subscribers:
+            conn = self.connections.get(key)
+            if conn is not None:
+                conn.tables.discard(table.id)
         asyncio.get_running_loop().create_task(self._delete(table.id))
         log.info("table %s closed", table.id)
 
@@ -245,16 +273,17 @@ class Hall:
         except StoreUnavailable as exc:  # its stored state says closed: the next start deletes it
             log.warning("closed table %s not deleted from the store yet: %s", table_id, exc)
 
-    def table_broken(self, table: Table) -> None:
+    def table_broken(self, table: TableActor) -> None:
+        """Called by a table that broke (logged where it happened)."""
         self.metrics.broken.inc()
 
     # -- store trouble ------------------------------------------------------
-    def table_stalled(self, table: Table, exc: StoreUnavailable) -> None:
+    def table_stalled(self, table: TableActor, exc: StoreUnavailable) -> None:
         """Called by a table whose checkpoint could not be written."""
         self.stalled.add(table)
         self._store_failed(exc)
 
-    def table_unstalled(self, table: Table) -> None:
+    def table_unstalled(self, table: TableActor) -> None:
         """Called by a stalled table once everything it held is written."""
         self.stalled.discard(table)
 
@@ -304,10 +333,10 @@ class Hall:
         self.metrics.store_up.set(1)
         log.warning("the %s store answers again: %d stalled tables resume", self.store.kind, len(self.stalled))
         for table in list(self.stalled):
-            table.post(("retry",))
+            table.post(StoreBack())
 
     async def _rewrite(self) -> None:
-        tables = [t for t in self.tables.values() if t.status != CLOSED]
+        tables = [t for t in self.tables.values() if t.machine.status != CLOSED]
         started = time.perf_counter()
         await self.store.rewrite([t.full_checkpoint() for t in tables])
         log.warning("wrote %d tables again in %.3f s", len(tables), time.perf_counter() - started)
@@ -316,12 +345,10 @@ class Hall:
         """G-9: close finished (or never started, unseated) tables nobody watches after ``close_after``."""
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
-            now = time.monotonic()
+            mono = time.monotonic()
             for table in list(self.tables.values()):
-                idle = table.fanout.count == 0 and now - table.idle_since >= float(table.topts["close_after"])
-                abandoned = table.status == WAITING and not any(o.human for o in table.seats.values())
-                if idle and (table.status in (FINISHED, BROKEN) or abandoned):
-                    table.post(("close", "idle"))
+                if table.machine.should_close(mono):
+                    table.post(Close("idle"))
 
     # -- connections --------------------------------------------------------
     def connection_dropped(self, conn: Connection, reason: str) -> None:
@@ -330,9 +357,12 @@ class Hall:
         self.disconnect(conn)
 
     def disconnect(self, conn: Connection) -> None:
+        """``conn`` is closed: forget it; every table it joined hears of it."""
         self.connections.discard(conn)
-        for table in list(conn.tables.values()):
-            table.post(("disconnect", conn))
+        for table_id in list(conn.tables):
+            table = self.tables.get(table_id)
+            if table is not None:
+                table.post(Disconnect(conn.id))
 
 
 def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
@@ -356,7 +386,7 @@ def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
             raise ProtocolError("bad_request", f"unknown bot {name!r}; {game} has {', '.join(sorted(BOTS[game]))}")
         try:
             make_bot(game, name, test_rng("bot check"))
-        except (ImportError, AttributeError):
+        except (ImportError, AttributeError):  # a registered plugin's bot that does not import here
             raise ProtocolError("bad_request", f"the {name} bot of {game} is not available on this server") from None
         out.append(name)
     return out

@@ -2,7 +2,7 @@
 
 * ``GET /api/games``: the game catalogue (:func:`cardhall.server.catalogue.catalogue`:
   games, seats, options, bots; table options).
-* ``GET /api/tables``: the lobby (JSON list of :meth:`Table.lobby_entry`).
+* ``GET /api/tables``: the lobby (JSON list of :meth:`TableMachine.lobby_entry`).
 * ``POST /api/tables``: create a table (body as the ``create_table`` message;
   ``Authorization: Bearer <player token>`` makes that player the owner; without
   it the tables are counted per client address, ``max_tables_per_address``).
@@ -33,6 +33,7 @@ from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
 from cardhall.server.hands import export_hands
 from cardhall.server.store.base import StoreUnavailable
+from cardhall.server.table.core import CLOSED, FINISHED
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
@@ -57,7 +58,7 @@ def routes(hall: Hall) -> list[Route]:
         return Response(games_body, media_type="application/json")
 
     async def list_tables(request: Request) -> Response:
-        return _json([t.lobby_entry() for t in hall.tables.values()])
+        return _json([t.machine.lobby_entry() for t in hall.tables.values()])
 
     async def create_table(request: Request) -> Response:
         try:
@@ -75,12 +76,12 @@ def routes(hall: Hall) -> list[Route]:
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             return _error(exc)
-        info = table.info()
+        info = table.machine.info()
         return _json({"table": table.id, "commitment": info["commitment"], "info": info}, 201)
 
     async def get_table(request: Request) -> Response:
         try:
-            return _json(hall.get(request.path_params["table"]).info())
+            return _json(hall.get(request.path_params["table"]).machine.info())
         except ProtocolError as exc:
             return _error(exc)
 
@@ -93,9 +94,10 @@ def routes(hall: Hall) -> list[Route]:
             return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
         if table is None and not records:
             return _error(ProtocolError("unknown_table", f"no table {table_id!r}"))
-        game = table.game if table is not None else records[0].get("game", "")
+        game = table.machine.game if table is not None else records[0].get("game", "")
         if table is not None:  # only finished matches (G-2)
-            done = table.match if table.status in ("finished", "closed") else table.match - 1
+            machine = table.machine
+            done = machine.match if machine.status in (FINISHED, CLOSED) else machine.match - 1
             records = [r for r in records if r["match"] <= done]
         body, media = export_hands(game, table_id, records)
         return Response(body, media_type=media)
@@ -116,7 +118,7 @@ def routes(hall: Hall) -> list[Route]:
     def operator(request: Request) -> bool:
         key = hall.settings.operator_key
         given = request.headers.get("x-operator-key", "")
-        return bool(key) and hmac.compare_digest(given.encode(), key.encode())
+        return key is not None and bool(key) and hmac.compare_digest(given.encode(), key.encode())
 
     async def ops_table(request: Request) -> Response:
         if not operator(request):
@@ -125,8 +127,8 @@ def routes(hall: Hall) -> list[Route]:
             table = hall.get(request.path_params["table"])
         except ProtocolError as exc:
             return _error(exc)
-        return _json({"info": table.info(), "state": table.to_data(), "mailbox": table.mailbox.qsize(),
-                      "subscribers": table.fanout.count})
+        return _json({"info": table.machine.info(), "state": table.to_data(), "mailbox": table.mailbox.qsize(),
+                      "subscribers": table.machine.subscribers.count})
 
     async def ops_close(request: Request) -> Response:
         if not operator(request):

@@ -1,9 +1,9 @@
 """A table actor's mailbox: a deque and, while the actor waits, one future.
 
-``asyncio.Queue`` does more than an actor needs (bounded sizes, getters and
-putters, a loop check on every wait): at full speed its ``get``/``put`` were
-~8 % of the server's CPU (py-spy, docs/LOAD.md). The actor only ever takes
-everything that is queued at once.
+The actor only ever takes everything that is queued at once, so it needs
+none of what ``asyncio.Queue`` does on every call (bounded sizes, queues of
+getters and putters, a loop check on every wait); at full speed those calls
+are a measurable share of the server's CPU (docs/LOAD.md).
 
 >>> import asyncio
 >>> async def demo():

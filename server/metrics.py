@@ -7,15 +7,15 @@ benchmarks and load tests read.
 The counters and histograms updated for every action, event, websocket
 message and commit are plain numbers (:class:`HotCounter`,
 :class:`HotHistogram`) read by a collector when ``/metrics`` is scraped:
-prometheus-client's own take a lock on every update, which at ~2,500
-actions/s cost ~5 % of the server's CPU (py-spy; docs/LOAD.md). They are
-exported under the same names and types.
+prometheus-client's own take a lock on every update, a cost paid thousands
+of times a second at full speed (docs/LOAD.md). They are exported under the
+same names and types.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -101,7 +101,7 @@ class Metrics:
     bot's or clock's input firing) to its events being queued to every
     subscriber, after their checkpoint.
 
-    Store health (issue 5): ``cardhall_store_up`` (1, or 0 while the store
+    Store health (server/STORAGE.md): ``cardhall_store_up`` (1, or 0 while the store
     cannot be written), ``cardhall_tables_stalled`` (tables waiting for it),
     ``cardhall_store_failures_total``, ``cardhall_store_rewrites_total`` (a
     store that lost its data written again from memory),
@@ -144,7 +144,18 @@ class Metrics:
                                       registry=r)
 
     def error(self, code: str) -> None:
+        """An error frame with ``code`` was sent."""
         self.errors_by_code.labels(code).inc()
+
+    def published(self, actions: int, events: int, latencies: Sequence[float]) -> None:
+        """A table published ``events`` events after applying ``actions``
+        actions; ``latencies``: seconds from each action's arrival to its
+        events being queued."""
+        self.actions.value += actions
+        self.events.value += events
+        observe = self.latency.observe
+        for seconds in latencies:
+            observe(seconds)
 
     def sent(self, frames: int) -> None:
         self.frames.value += frames

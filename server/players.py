@@ -1,4 +1,4 @@
-"""Players and their tokens (issue 4, identity and seats).
+"""Players and their tokens (SPEC "Client messages", RULES G-5).
 
 A player is created by ``hello`` without a token: the server draws a public id
 and a 128-bit secret token from ``secrets``; the token is kept only as its

@@ -1,4 +1,4 @@
-"""Token-bucket rate limiting of a connection's frames (issue 4, bad input).
+"""Token-bucket rate limiting of a connection's frames (SPEC "Limits").
 
 >>> b = TokenBucket(rate=2.0, burst=2.0, now=0.0)
 >>> [b.take(0.0), b.take(0.0), b.take(0.0), b.take(0.6)]

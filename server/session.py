@@ -2,8 +2,10 @@
 
 A raw ASGI app (no per-message wrapper objects). Per frame: rate limit, decode,
 check ``type`` and ``id``, then either answer at once (``ping``, ``hello``,
-``create_table``) or post the request to the table's mailbox (``join``,
-``act``, ``leave``), whose actor answers after its checkpoint.
+``create_table``) or post the request to the table's mailbox as a typed input
+(:class:`~cardhall.server.table.inputs.Join`, ``Act``, ``Leave``: the raw
+fields, checked by the table in its step), whose actor answers after its
+checkpoint. Every frame is built with :mod:`cardhall.protocol.frames`.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import logging
 import time
 from typing import Any
 
+from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, choose_subprotocol
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
 from cardhall.server.hall import Hall
+from cardhall.server.players import Player
 from cardhall.server.ratelimit import TokenBucket
+from cardhall.server.table.inputs import Act, Join, Leave, Request
 from cardhall.server.ws_protocol import ABORT, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
@@ -26,13 +31,12 @@ _ids = itertools.count(1)
 
 #: the client message types of protocol v1
 CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping"}
-_TABLE_REQUESTS = {"join", "act", "leave"}
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
-            return value.decode("latin-1")
+            return str(value.decode("latin-1"))
     return None
 
 
@@ -78,7 +82,7 @@ class WebSocketEndpoint:
         subprotocol = choose_subprotocol(list(scope.get("subprotocols") or ()))
         if subprotocol is None:
             refuse = "no supported subprotocol offered"
-        if refuse is not None:
+        if refuse is not None or subprotocol is None:
             log.info("refused websocket from %s: %s", address, refuse)
             await send({"type": "websocket.close", "code": 1008, "reason": refuse})
             return
@@ -121,8 +125,8 @@ class WebSocketEndpoint:
     async def frame(self, conn: Connection, payload: bytes | str) -> None:
         """Handle one client frame; every failure becomes an ``error`` frame."""
         hall = self.hall
-        received = time.perf_counter()
-        if not conn.bucket.take(time.monotonic()):
+        received = time.monotonic()
+        if not conn.bucket.take(received):
             conn.strikes += 1
             hall.metrics.error("rate_limited")
             if conn.strikes > hall.settings.rate_strikes:
@@ -148,9 +152,9 @@ class WebSocketEndpoint:
                 raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
             nulls = [k for k, v in msg.items() if v is None and k != "id"]
             if nulls:  # SPEC "Fields and types": an optional field is omitted, never null
-                raise ProtocolError("bad_request", f"{sorted(map(str, nulls))[0]} is null: omit an optional field instead")
+                raise ProtocolError("bad_request", f"{min(map(str, nulls))} is null: omit an optional field instead")
             if kind == "ping":
-                conn.send({"type": "pong", "re": rid})
+                conn.send(frames.pong(rid))
                 return
             if kind == "hello":
                 await self.hello(conn, msg)
@@ -159,12 +163,13 @@ class WebSocketEndpoint:
                 raise ProtocolError("hello_required", "send hello first")
             if kind == "create_table":
                 table = hall.create_table(msg, conn.player.id)
-                info = table.info()
-                conn.send({"type": "table_created", "re": rid, "table": table.id,
-                           "commitment": info["commitment"], "info": info})
+                conn.send(frames.table_created(rid, table.machine.info()))
                 return
             table = hall.get(msg.get("table"))
-            table.post(("request", conn, msg, received))
+            request = table_request(kind, conn.id, conn.player, msg, received)
+            if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
+                conn.tables.add(table.id)
+            table.post(request)
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             conn.send(exc.frame(msg.get("id") if isinstance(msg, dict) else None))
@@ -192,5 +197,17 @@ class WebSocketEndpoint:
             player = await players.by_token(token)
         conn.player = player
         conn.batch = batch
-        conn.send({"type": "welcome", "re": msg.get("id"), "player": player.id, "name": player.name,
-                   "token": token, "protocol": 1})
+        conn.send(frames.welcome(msg.get("id"), player.id, player.name, token))
+
+
+def table_request(kind: str, sub: int, player: Player, msg: dict[str, Any], received: float) -> Request:
+    """The table input for a ``join``, ``act`` or ``leave`` frame ``msg`` from
+    connection ``sub`` (its fields as sent: the table checks them);
+    ``received``: monotonic seconds the frame was read."""
+    rid = msg.get("id")
+    if kind == "join":
+        return Join(sub, player.id, player.name, rid, msg.get("role"), msg.get("seat"), msg.get("seed"),
+                    msg.get("since"), received)
+    if kind == "act":
+        return Act(sub, player.id, rid, msg.get("action"), msg.get("turn"), received)
+    return Leave(sub, player.id, rid, received)

@@ -8,8 +8,8 @@ The extensions (callables in ``scope["extensions"]``):
 
 * ``cardhall.abort`` aborts the transport at once. ASGI's ``websocket.close``
   waits until the socket is writable, so without it a client that stopped
-  reading could never be dropped (issue 4: a slow consumer is dropped, the
-  table never waits for it).
+  reading could never be dropped (a slow consumer is dropped; the table
+  never waits for it).
 * ``cardhall.send_now(payload) -> bool`` writes one websocket message (bytes:
   a binary frame, str: a text frame) to the transport at once, without an
   ASGI ``send`` coroutine, and returns True; it returns False (nothing

@@ -141,7 +141,7 @@ class Store(ABC):
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         """``(player id, name)`` for a token hash, or None."""
 
-    async def quarantine(self, table: str, reason: str) -> None:
+    async def quarantine(self, table: str, reason: str) -> None:  # noqa: B027 (optional: a store may keep nothing)
         """Set an unreadable table aside: it is no longer loaded, its data is
         kept for an operator (``server/STORAGE.md``)."""
 
@@ -165,6 +165,6 @@ class Store(ABC):
         """What ``/healthz`` shows about the store."""
         return {"kind": self.kind}
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 (optional: a store may hold no connection)
         """Release connections."""
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -22,8 +21,8 @@ class GroupCommitter:
     batch goes at once; a batch of at least ``2 * min_split`` checkpoints that
     finds every slot free is sent as two commits, so the tables form two groups
     that take turns: the process applies and packs one group while the store
-    writes the other (with one commit in flight it sat idle during each write:
-    ~12 % of its time with Redis at full speed, deploy/README.md). Each table
+    writes the other (with one commit in flight the process would sit idle
+    during each write, deploy/README.md). Each table
     has at most one checkpoint in flight (its actor waits for it), so commits
     running side by side never hold the same table and each table's
     checkpoints reach the store in order.

@@ -16,6 +16,9 @@ from typing import Any
 
 import msgpack
 
+Data = dict[str, Any]
+
+#: format version of a stored table state (``to_data()["v"]``). Bump it
 #: when the state changes and add a migration. 1: the first; 2: the last
 #: recorded hand is kept as its digest (``last_hand_digest``) instead of the
 #: whole record (``last_hand``).
@@ -61,7 +64,7 @@ class CheckpointError(ValueError):
 
 
 def pack_state(state: Data) -> bytes:
-    """A table state (``Table.to_data()``) as stored: msgpack bytes."""
+    """A table state (``TableMachine.to_data()``) as stored: msgpack bytes."""
     return _packer.pack(state)
 
 

@@ -209,7 +209,7 @@ class RedisStore(Store):
         for start in range(0, len(ids), LOAD_CHUNK):
             chunk = ids[start:start + LOAD_CHUNK]
             keys = [self._t + t for t in chunk]
-            blobs = await self._call(lambda: client.mget(keys))
+            blobs = await self._call(lambda keys=keys: client.mget(keys))
             for table, blob in zip(chunk, blobs):
                 try:
                     out.append(StoredTable(table, unpack_state(blob)))

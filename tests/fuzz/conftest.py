@@ -59,7 +59,7 @@ class ServerThread:
             self._ready.set()
             await self._stop.wait()
 
-    def start(self) -> "ServerThread":
+    def start(self) -> ServerThread:
         self._thread.start()
         self._ready.wait(30)
         if self._error is not None or self.live is None:

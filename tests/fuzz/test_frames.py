@@ -1,4 +1,4 @@
-"""Fuzzing the live server with hypothesis-driven frames (issue 7, item 3).
+"""Fuzzing the live server with hypothesis-driven frames.
 
 Two clients (``cardhall.v1.msgpack`` and ``cardhall.v1.json``) sit at a table
 of their own against a bot and watch a table of six bots. Hypothesis sends
@@ -78,7 +78,7 @@ class Arena:
         self.started_seq = self.seq(self.bots_table)
 
     def seq(self, table: str) -> int:
-        return self.server.call(lambda live: live.hall.tables[table].seq)
+        return self.server.call(lambda live: live.hall.tables[table].machine.seq)
 
     def learn(self, codec: str, frames: list[dict[str, Any]]) -> None:
         """Remember new tables and turn ids (so later frames reach real ones)."""
@@ -202,7 +202,7 @@ def test_wrong_frame_kind_is_malformed_on_both_subprotocols(arena: Arena) -> Non
     for codec, payload in (("msgpack", '{"type":"ping","id":1}'), ("json", msgpack.packb({"type": "ping", "id": 1})),
                            ("json", b'{"type":"ping","id":1}')):
         client = arena.clients[codec]
-        answers, _ = _exchange(client, lambda: client.send_raw(payload), None, raw=True)
+        answers, _ = _exchange(client, lambda c=client, p=payload: c.send_raw(p), None, raw=True)
         assert [a.get("code") for a in answers] == ["malformed"], (codec, payload, answers)
 
 

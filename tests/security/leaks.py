@@ -51,7 +51,7 @@ class TableRecord:
         self.id = table.id
         self.records = {rec.seq: rec for rec in table.buffer}
         self.holders: dict[str, set[int]] = {}
-        for seat, occ in table.seats.items():
+        for seat, occ in table.machine.seats.items():
             if occ.player is not None:
                 self.holders.setdefault(occ.player, set()).add(seat)
         #: (seq, seat, player or None): who sat down (``seated``) and who freed a seat (``left``)
@@ -62,7 +62,7 @@ class TableRecord:
         for seq, rec in self.records.items():
             if rec.event.data.get("type") == "match_ended":
                 self.revealed[rec.event.data["server_seed"]] = seq
-        self.current_seed = table.server_seed.hex()
+        self.current_seed = table.machine.server_seed.hex()
 
     def viewers(self, player: str | None, seq: int | None = None) -> set[int | None]:
         """Spectator (None) and the seats ``player`` held at ``seq`` (from the

@@ -1,4 +1,4 @@
-"""Security checks over real websockets (issue 7, item 4).
+"""Security checks over real websockets.
 
 * tokens: 128 bits from ``secrets`` (the CSPRNG), all different, balanced bits,
   stored only as their SHA-256 (memory store and Redis), never sent to anyone
@@ -139,7 +139,7 @@ async def test_nobody_acts_for_another_seat_or_where_not_joined(live):
     other = await ann.create_table("no_limit_holdem", seats=2, bots=2, options={**FAST, "bot_think": 0.05})
     await ann.join(table, role="player", seat=1)
     await bob.join(table, role="player", seat=2)  # full: the match starts
-    t = live.hall.tables[table]
+    t = live.hall.tables[table].machine
     for _ in range(200):
         if t.turn_seat is not None:
             break
@@ -172,7 +172,7 @@ async def test_nobody_acts_for_another_seat_or_where_not_joined(live):
     # the mover acts, naming the other seat: the action is its own seat's
     await mover.request({"type": "act", "table": table, "action": {"type": legal}, "turn": turn_id,
                          "seat": 3 - t.turn_seat})
-    acted = [rec for rec in t.buffer if rec.seq > seq and rec.event.data.get("seat") is not None]
+    acted = [rec for rec in live.hall.tables[table].buffer if rec.seq > seq and rec.event.data.get("seat") is not None]
     assert acted and acted[0].event.data["seat"] == mover_seat, acted[0].event.data
     for c in (ann, bob, eve, impostor):
         await c.close()
@@ -183,7 +183,7 @@ async def test_spectators_cannot_act_in_any_way(live):
     table = await owner.create_table("no_limit_holdem", seats=3, bots=3, options={**FAST, "bot_think": 0.05})
     spectator = await live.client("spectator", codec="json")
     await spectator.join(table, role="spectator")
-    t = live.hall.tables[table]
+    t = live.hall.tables[table].machine
     for kind in ("fold", "check", "call", "bet", "raise", "all_in", "continue", "sit_out", "sit_in", "show",
                  "muck", "snowfall", "play"):
         action = {"type": kind}
@@ -257,7 +257,7 @@ async def test_G2_commitment_published_before_anyone_sits_and_the_reveal_matches
         table, commitment = created["table"], created["commitment"]
         assert created["info"]["taken"] == 0 and len(commitment) == 64
         assert (await http.get(f"/api/tables/{table}")).json()["commitment"] == commitment
-        seed_hex = live.hall.tables[table].server_seed.hex()
+        seed_hex = live.hall.tables[table].machine.server_seed.hex()
         ann = await live.client("ann")
         bob = await live.client("bob", codec="json")
         snaps = [await ann.join(table, role="player", seat=1, seed="ann"),
@@ -280,7 +280,7 @@ async def test_G2_commitment_published_before_anyone_sits_and_the_reveal_matches
         # the next match's commitment is out with this match's end, before anyone sits down again
         nxt = ended["next_commitment"]
         assert (await http.get(f"/api/tables/{table}")).json()["commitment"] == nxt
-        assert live.hall.tables[table].server_seed.hex() not in repr(ann.frames + bob.frames)
+        assert live.hall.tables[table].machine.server_seed.hex() not in repr(ann.frames + bob.frames)
         # the revealed seeds deal the cards the players were dealt (first deal; every card:
         # tests/protocol/test_g2_replay.py)
         from cardhall.engine.registry import engine_class

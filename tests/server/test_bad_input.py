@@ -10,7 +10,6 @@ from cardhall.clients.client import ServerError
 from cardhall.protocol.errors import CODES
 
 
-
 async def _error(client, payload=None, message=None):
     """Send a raw payload or a message; return the error frame that answers it."""
     if message is not None:
@@ -102,7 +101,7 @@ async def test_table_request_errors_and_the_table_goes_on(live):
     await eve.join(table, role="player", seat=3)  # full: the match starts (G-9)
     carl = await live.client("carl")
     assert await code_of(carl.join(table, role="player")) == "match_running"
-    t = live.hall.tables[table]
+    t = live.hall.tables[table].machine
     clients = {1: ann, 2: bob, 3: eve}
     to_act = clients[t.turn_seat]
     others = [c for s, c in clients.items() if s != t.turn_seat]

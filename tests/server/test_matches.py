@@ -26,8 +26,7 @@ import pytest
 
 from cardhall.engine.registry import GAMES, engine_class
 from cardhall.engine.rng import FairRandom
-from tests.server.play import (QUICK, cards_in, check_gap_free, event_frames, play, remember_seat,
-                               watch)
+from tests.server.play import QUICK, cards_in, check_gap_free, event_frames, play, remember_seat, watch
 
 FORBIDDEN_KEYS = {"deck_order", "shuffled", "stub", "server_seed_hex", "rng", "key"}
 
@@ -53,7 +52,7 @@ async def test_full_match_every_frame_checked(live, game):
     watcher_j = await live.client("dan", codec="json")
     table = await ann.create_table(game, seats=seats, bots=seats - 2,
                                    options={"pause": 0, "bot_think": 0, **QUICK[game]})
-    created_commitment = live.hall.tables[table].info()["commitment"]
+    created_commitment = live.hall.tables[table].machine.info()["commitment"]
     snaps = {}
     snaps["eve"] = await watcher_m.join(table, role="spectator")
     snaps["dan"] = await watcher_j.join(table, role="spectator")

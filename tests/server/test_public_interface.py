@@ -59,7 +59,7 @@ async def test_catalogue_lists_what_create_table_accepts(live):
         assert {o["name"]: o["default"] for o in entry["options"]} == cls.default_options
         # the defaults, given explicitly, are accepted; a table with no seats named gets the default
         table = await ann.create_table(game, options={o["name"]: o["default"] for o in entry["options"]})
-        assert live.hall.tables[table].n_seats == entry["seats"]["default"]
+        assert live.hall.tables[table].machine.n_seats == entry["seats"]["default"]
         # every bound the catalogue states is the one create_table enforces, named in the error
         for option in entry["options"] + body["table_options"]:
             bad = _out_of_range(option)
@@ -112,7 +112,7 @@ async def test_match_started_carries_the_options_played(live, game):
                                                                    "starting_stacks"}:
         assert options[name] == cls.default_options[name], name
     key = "button" if "button" in options else "dealer"
-    assert options[key] in (1, 2) and options[key] == first["event"][key] == live.hall.tables[table].first_dealer
+    assert options[key] in (1, 2) and options[key] == first["event"][key] == live.hall.tables[table].machine.first_dealer
     if game == "avalanche":
         assert options["dealer"] == 2 and options["decks"] == first["event"]["decks"] == 2
     if game == "alamo":
@@ -135,9 +135,10 @@ async def test_join_that_fills_the_last_seat_gets_snapshot_then_the_match(live, 
     assert snap["info"]["status"] == "waiting" and snap["state"] is None and "turn" not in snap
     assert [o["seat"] for o in snap["info"]["occupants"]] == [1, 2, 3]
     # let the table settle on a person's turn (the bot, if first, acts at once) and the frames arrive
-    t = live.hall.tables[table]
+    actor = live.hall.tables[table]
+    t = actor.machine
     for _ in range(500):
-        if (t.mailbox.empty() and t.turn_kind == "human" and bob.seqs.get(table) == t.seq
+        if (actor.mailbox.empty() and t.turn_kind == "human" and bob.seqs.get(table) == t.seq
                 and ann.seqs.get(table) == t.seq):
             break
         await asyncio.sleep(0.01)

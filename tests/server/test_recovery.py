@@ -1,4 +1,4 @@
-"""Restarting the service on the same store (issue 5, items 3 and 4), run
+"""Restarting the service on the same store, run
 against both stores: a memory store kept across two servers in one process,
 and Redis (a new ``RedisStore``, as a new process would have).
 
@@ -73,11 +73,11 @@ async def _act_until(table, clients: dict[int, Client], acks: int) -> None:
     """The humans play ``acks`` actions (check or call, else the first legal action)."""
     done = 0
     while done < acks:
-        seat, turn = table.turn_seat, table.turn_id
-        if turn is None or table.turn_kind != "human":
+        seat, turn = table.machine.turn_seat, table.machine.turn_id
+        if turn is None or table.machine.turn_kind != "human":
             await asyncio.sleep(0.01)
             continue
-        legal = {a["type"]: a for a in table.turn_legal}
+        legal = {a["type"]: a for a in table.machine.turn_legal}
         action = {"type": "check"} if "check" in legal else {"type": "call"} if "call" in legal else legal[next(iter(legal))]
         await clients[seat].act(table.id, {"type": action["type"], **({"amount": action["min"]} if "min" in action and action["type"] in ("bet", "raise") else {})}, turn=turn)
         done += 1
@@ -102,11 +102,11 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
         await early.close()  # gone before the restart; the bots play on
         await asyncio.sleep(0.5)
         await asyncio.sleep(1.0)  # the human to act thinks
-        to_act, turn_id = t.turn_seat, t.turn_id
+        to_act, turn_id = t.machine.turn_seat, t.machine.turn_id
         clock_before = t.turn_public()
         assert to_act in (1, 2) and clock_before["clock"] < 29.5
         seen_by_late = event_frames(late, bots)
-        human_seq = t.seq
+        human_seq = t.machine.seq
         stopping = time.monotonic()
     # the service stopped (as on SIGTERM: the running clock is saved as it stops); a new one starts
     stop_took = time.monotonic() - stopping
@@ -145,7 +145,7 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
             assert old == new
         # the bots play on, and the humans finish their match
         await asyncio.sleep(0.2)
-        assert srv.hall.tables[bots].seq > missed[-1]["seq"] - 1
+        assert srv.hall.tables[bots].machine.seq > missed[-1]["seq"] - 1
         results = await asyncio.gather(
             play(back[to_act], table, "a", until="match_ended"),  # its inbox holds the replayed turn
             play(back[other], table, "b", until="match_ended", snapshot=snap))
@@ -246,9 +246,9 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
     await _put(store, table, pack_state(v1))
     async with running_server(SETTINGS, stores()) as srv:
         t = srv.hall.tables[table]
-        assert t._last_hand == hand_digest(record)
+        assert t.machine.last_hand_digest == hand_digest(record)
         await asyncio.sleep(0.3)  # it plays on: new hands are recorded, the old one not again
-        assert t.seq > state["seq"]
+        assert t.machine.seq > state["seq"]
     hands = await _hands(stores(), table)
     assert len(hands) > len(hands_before)
     digests = [hand_digest(h["hand"]) for h in hands]

@@ -1,4 +1,4 @@
-"""Crash recovery under SIGKILL (issue 5, items 2, 3 and 6).
+"""Crash recovery under SIGKILL (server/STORAGE.md "Guarantees").
 
 A real ``cardhall serve --redis`` process plays tables of every game against
 a real ``redis-server`` of the test's own (append-only file). Human tables are

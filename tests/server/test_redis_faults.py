@@ -1,4 +1,4 @@
-"""Redis trouble while tables play (issue 5, item 4), against a real
+"""Redis trouble while tables play, against a real
 ``redis-server`` of the test's own, with the service in this process:
 
 * Redis stopped for a few seconds mid-game, then started again (its
@@ -32,7 +32,7 @@ import redis.asyncio as aioredis
 from cardhall.clients.client import Client, ServerError
 from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.rng import FairRandom
-from cardhall.server.clock import PausedClock
+from cardhall.server.table.clock import PausedClock
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
 from tests.server.play import QUICK
 from tests.server.test_recovery_kill import check_history
@@ -152,7 +152,7 @@ async def _check_store_matches(srv: LiveServer, redis: RedisServer, players: lis
             watchers = [(f"seat {p.seat}", p.seat, p.events, p.acks) for p in players if p.table == table]
             stored = await check_history(db, PREFIX, table, watchers)
             live = srv.hall.tables[table]
-            if live.seq == stored["seq"]:  # (a bot may just have acted)
+            if live.machine.seq == stored["seq"]:  # (a bot may just have acted)
                 assert _no_clock(live.to_data()) == _no_clock(stored)
     finally:
         await db.aclose()
@@ -198,7 +198,8 @@ async def test_redis_stopped_mid_game_tables_stall_then_resume(redis_server, cap
         assert {p.seat: len(p.events) for p in players} == frozen
         assert all(before[s] > 0 for s in before)  # they were playing
         # the clock of the player to act stood still: the outage costs nobody time (G-3)
-        assert t.turn_kind != "human" or (isinstance(t.clock, PausedClock) and t.turn_public() == clock_at_stall)
+        assert t.machine.turn_kind != "human" or (isinstance(t.machine.clock, PausedClock)
+                                                  and t.turn_public() == clock_at_stall)
         redis_server.start()
         await _until(lambda: srv.hall.store_up and not srv.hall.stalled)
         await asyncio.sleep(0.8)  # and play goes on

@@ -1,4 +1,4 @@
-"""The service on Redis in normal operation (issue 5, items 1 and 2): group
+"""The service on Redis in normal operation: group
 commit (the tables that acted in one loop iteration share one Redis script
 call), the command line (``--redis`` and ``CARDHALL_REDIS_URL``), and what
 ``/healthz`` says about the store."""
@@ -19,7 +19,6 @@ import redis.asyncio as aioredis
 
 from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 from tests.server.play import QUICK
-
 
 pytestmark = pytest.mark.redis
 

@@ -18,9 +18,9 @@ import pytest
 
 from cardhall.clients.client import Client, ServerError
 from cardhall.server.store.memory import MemoryStore
-from cardhall.server.table import Table
+from cardhall.server.table.actor import now
+from cardhall.server.table.machine import TableMachine
 from tests.server.conftest import TEST_SETTINGS, running_server
-
 
 
 async def test_lobby_hands_health_metrics_and_operator_endpoints():
@@ -39,7 +39,7 @@ async def test_lobby_hands_health_metrics_and_operator_endpoints():
                                     headers={"Authorization": "Bearer wrong"})).status_code == 401
             await ann.join(table, role="spectator")
             for _ in range(600):
-                if live.hall.tables[table].status == "finished":
+                if live.hall.tables[table].machine.status == "finished":
                     break
                 await asyncio.sleep(0.05)
             lobby = (await http.get("/api/tables")).json()
@@ -81,7 +81,7 @@ async def test_idle_finished_table_closes_G9(live):
                                    options={"pause": 0, "bot_think": 0, "points_to_win": 1, "close_after": 1})
     await ann.join(table, role="spectator")
     for _ in range(600):  # the bots may finish before the join is answered
-        if live.hall.tables[table].status == "finished":
+        if live.hall.tables[table].machine.status == "finished":
             break
         await asyncio.sleep(0.05)
     await ann.leave(table)
@@ -152,13 +152,13 @@ async def test_table_state_round_trips_and_restores(live):
     t = live.hall.tables[table]
     data = t.to_data()
     stored = live.hall.store.state(table)
-    assert stored["seq"] == t.seq and stored["engine"] == data["engine"]
-    copy = Table.from_data(live.hall, data)
-    again = copy.to_data()
+    assert stored["seq"] == t.machine.seq and stored["engine"] == data["engine"]
+    copy = TableMachine.from_data(data, now())
+    again = copy.to_data(now().mono)
     for key in ("turn",):
         again.pop(key), data.pop(key)
     assert again == data
-    assert copy.engine.view(1) == t.engine.view(1)
+    assert copy.engine.view(1) == t.machine.engine.view(1)
     for c in (ann, bob):
         await c.close()
 
@@ -177,19 +177,19 @@ async def test_a_fault_breaks_one_table_only(live):
     def boom(seat, action):
         raise RuntimeError("engine bug")
 
-    t.engine.apply = boom  # an engine fault inside this table only
-    actor = {1: ann, 2: bob}[t.turn_seat]
+    t.machine.engine.apply = boom  # an engine fault inside this table only
+    actor = {1: ann, 2: bob}[t.machine.turn_seat]
     with pytest.raises(ServerError) as err:
         await actor.act(sick, {"type": "check"})
     assert err.value.code == "table_broken"
     ev = await ann.next_event(sick, where=lambda f: f["event"]["type"] == "broken")
     assert ev["event"] == {"type": "broken"}
-    assert t.status == "broken"
+    assert t.machine.status == "broken"
     with pytest.raises(ServerError) as err:
         await ann.act(sick, {"type": "check"})
     assert err.value.code == "table_broken"
     w = live.hall.tables[well]
-    await {1: ann, 2: bob}[w.turn_seat].act(well, {"type": "check"}, turn=w.turn_id)
+    await {1: ann, 2: bob}[w.machine.turn_seat].act(well, {"type": "check"}, turn=w.machine.turn_id)
     assert (await ann.ping())["type"] == "pong"
     for c in (ann, bob):
         await c.close()

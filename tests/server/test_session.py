@@ -12,7 +12,6 @@ from cardhall.clients.client import Client, ServerError
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import check_gap_free, event_frames, play, remember_seat
 
-
 FAST = {"pause": 0, "bot_think": 0}
 
 
@@ -34,8 +33,8 @@ async def _turn(clients, table):
     t = None
     for _ in range(200):
         t = clients.hall.tables[table]
-        if t.turn_id is not None and t.mailbox.empty():
-            return t
+        if t.machine.turn_id is not None and t.mailbox.empty():
+            return t.machine
         await asyncio.sleep(0.01)
     raise AssertionError("no turn")
 
@@ -50,7 +49,7 @@ async def test_token_restores_seat_and_private_view_G5(live):
     assert welcome["player"] == ann.player
     snap = await again.join(table, role="player")
     assert snap["you"] == 1
-    engine = live.hall.tables[table].engine
+    engine = live.hall.tables[table].machine.engine
     assert snap["state"] == _wire(again, engine.view(1))
     assert snap["state"]["hole_cards"] == _wire(again, engine.view(1)["hole_cards"])
     # a stranger cannot take the seat, nor act for it
@@ -99,7 +98,7 @@ async def test_since_resumes_from_buffer_or_snapshot(live):
     for f in frames:  # legal actions only with bob's current turn
         assert ("legal" in f) == (f["seq"] == t.turn_id and t.turn_seat == 2), (f, t.turn_id, t.turn_seat)
     # a gap older than the buffer and the store's stream gets a snapshot instead
-    t.buffer.clear()
+    live.hall.tables[table].buffer.clear()
     live.hall.store.drop_events(table)
     again = await Client(live.url, record=True).connect()
     await again.hello("bob", token=bob.token)
@@ -127,10 +126,10 @@ async def test_timeouts_check_then_fold_then_sit_out_G3(live):
     assert ev["event"] == {"type": "timeout", "seat": first, "action": {"type": "fold"}}
     ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "sat_out", timeout=5)
     assert ev["event"] == {"type": "sat_out", "seat": first, "reason": "timeouts"}
-    assert live.hall.tables[table].seats[first].sitting_out
+    assert live.hall.tables[table].machine.seats[first].sitting_out
     # sitting out, the player's turns are played at once; sit_in brings them back
     await clients[first].act(table, {"type": "sit_in"})
-    assert not live.hall.tables[table].seats[first].sitting_out
+    assert not live.hall.tables[table].machine.seats[first].sitting_out
     for c in (ann, bob):
         await c.close()
 
@@ -185,10 +184,11 @@ async def _solo_waiting_for_continue(live, name):
                                    options={"pause": 0.05, "bot_think": 0, "points_to_win": 2,
                                             "action_clock": 0.2, "time_bank": 0})
     await ann.join(table, role="player", seat=1)
-    t = live.hall.tables[table]
+    actor = live.hall.tables[table]
+    t = actor.machine
     for _ in range(500):
         if t.turn_kind == "continue":
-            return ann, table, t
+            return ann, table, actor
         if t.turn_kind == "human" and t.turn_seat == 1:
             await ann.act(table, {"type": "fold"}, turn=t.turn_id)
         await asyncio.sleep(0.01)
@@ -198,19 +198,17 @@ async def _solo_waiting_for_continue(live, name):
 async def test_a_solo_table_still_waits_when_the_shutdown_closed_the_connection_G4(live):
     """The 1001 closes of a shutting-down service are not the solo player going
     away: the table's checkpoint keeps it waiting for their continue after the restart."""
-    ann, table, t = await _solo_waiting_for_continue(live, "solo shutdown")
+    ann, table, actor = await _solo_waiting_for_continue(live, "solo shutdown")
+    t = actor.machine
     seq, turn = t.seq, t.turn_id
-    live.hall.accepting = False  # what Hall.shutdown sets before it closes every connection
-    try:
-        await ann.close()
-        for _ in range(100):
-            if live.hall.tables[table].fanout.presence(1) == 0 and t.mailbox.empty():
-                break
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)
-        assert t.turn_kind == "continue" and t.turn_id == turn and t.seq == seq + 1  # only the presence event
-    finally:
-        live.hall.accepting = True
+    live.hall.stop_accepting()  # what Hall.shutdown does before it closes every connection
+    await ann.close()
+    for _ in range(100):
+        if live.hall.tables[table].machine.presence(1) == 0 and actor.mailbox.empty():
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.3)
+    assert t.turn_kind == "continue" and t.turn_id == turn and t.seq == seq + 1  # only the presence event
 
 
 @pytest.mark.parametrize("how", ["disconnect", "leave", "sit_out"])
@@ -218,7 +216,8 @@ async def test_a_solo_table_goes_on_when_its_player_is_gone_G4_G5(live, how):
     """G-4 waits for the solo player's continue only while they can press it: a
     player who lost the connection, left or sat out is not waited for; the
     table goes on at its pace, their turns on the clock (G-3, G-5), to the match's end."""
-    ann, table, t = await _solo_waiting_for_continue(live, f"solo {how}")
+    ann, table, actor = await _solo_waiting_for_continue(live, f"solo {how}")
+    t = actor.machine
     seq = t.seq
     if how == "disconnect":
         await ann.close()
@@ -259,13 +258,13 @@ async def test_owner_pause_and_resume_G8_and_rematch_G7(live):
     remember_seat(bob, table, 2)
     done = await asyncio.wait_for(asyncio.gather(play(ann, table, "x"), play(bob, table, "y")), 60)
     ended = done[0][-1]["event"]
-    first_dealer = live.hall.tables[table].first_dealer
+    first_dealer = live.hall.tables[table].machine.first_dealer
     await bob.act(table, {"type": "rematch"})
     ev = await ann.next_event(table, where=lambda f: f["event"]["type"] == "rematch")
     assert ev["event"]["commitment"] == ended["next_commitment"] and ev["event"]["match"] == 2
     started = await ann.next_event(table, where=lambda f: f["event"]["type"] == "match_started")
     assert started["event"]["commitment"] == ended["next_commitment"]
-    assert live.hall.tables[table].first_dealer == (first_dealer % 2) + 1  # G-7: the dealer moves on
+    assert live.hall.tables[table].machine.first_dealer == (first_dealer % 2) + 1  # G-7: the dealer moves on
     for c in (ann, bob):
         await c.close()
 
@@ -276,16 +275,16 @@ async def test_leave_frees_seat_before_match_sits_out_during_G5(live):
     table = await ann.create_table("loco_poker", seats=3, options=FAST)
     await bob.join(table, role="player", seat=2)
     await bob.leave(table)
-    assert 2 not in live.hall.tables[table].seats
+    assert 2 not in live.hall.tables[table].machine.seats
     await bob.join(table, role="player", seat=2)
     await ann.join(table, role="player", seat=1)
     with pytest.raises(ServerError) as err:
         await bob.act(table, {"type": "start"})
     assert err.value.code == "not_owner"
     await ann.act(table, {"type": "start"})  # G-9: the owner starts with two seated
-    assert live.hall.tables[table].status == "running"
+    assert live.hall.tables[table].machine.status == "running"
     await bob.leave(table)
-    assert live.hall.tables[table].seats[2].sitting_out
+    assert live.hall.tables[table].machine.seats[2].sitting_out
     for c in (ann, bob):
         await c.close()
 
@@ -335,13 +334,13 @@ async def test_slow_consumer_is_dropped_table_goes_on():
             await asyncio.sleep(0.05)
         assert live.hall.metrics.dropped.labels("slow_consumer")._value.get() == 1
         for _ in range(100):  # the tables hear of it through their mailboxes
-            if all(live.hall.tables[t].fanout.count == 0 for t in tables):
+            if all(live.hall.tables[t].machine.subscribers.count == 0 for t in tables):
                 break
             await asyncio.sleep(0.02)
-        assert all(live.hall.tables[t].fanout.count == 0 for t in tables)
-        before = live.hall.tables[tables[0]].seq
+        assert all(live.hall.tables[t].machine.subscribers.count == 0 for t in tables)
+        before = live.hall.tables[tables[0]].machine.seq
         await asyncio.sleep(0.2)
-        assert live.hall.tables[tables[0]].seq > before  # the table never waited
+        assert live.hall.tables[tables[0]].machine.seq > before  # the table never waited
         await boss.close()
         ws.transport.abort()
 

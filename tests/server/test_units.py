@@ -10,16 +10,16 @@ import pytest
 
 import cardhall.protocol.codec
 import cardhall.protocol.errors
-import cardhall.server.clock
 import cardhall.server.options
 import cardhall.server.ratelimit
+import cardhall.server.table.clock
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK, choose_subprotocol
 from cardhall.protocol.errors import CODES, ProtocolError
-from cardhall.server.clock import TurnClock
 from cardhall.server.options import split_options
+from cardhall.server.table.clock import TurnClock
 
 
-@pytest.mark.parametrize("module", [cardhall.protocol.codec, cardhall.protocol.errors, cardhall.server.clock, cardhall.server.options, cardhall.server.ratelimit])
+@pytest.mark.parametrize("module", [cardhall.protocol.codec, cardhall.protocol.errors, cardhall.server.table.clock, cardhall.server.options, cardhall.server.ratelimit])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
 

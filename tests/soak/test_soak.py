@@ -1,4 +1,4 @@
-"""The 10-minute soak of issue 7, behind ``--soak`` (never in CI).
+"""The 10-minute soaks, behind ``--soak`` (never in CI).
 
 A ``cardhall serve`` process of its own, in memory and then on a
 ``redis-server`` of its own, carries 2,000 websocket connections for

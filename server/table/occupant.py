@@ -1,4 +1,4 @@
-"""Who sits where: one :class:`Occupant` per taken seat (G-1, G-5).
+"""Who sits in a seat: one :class:`Occupant` per taken seat (G-1, G-5).
 
 A seat belongs to the player id that took it (the token behind that id is the
 only one that acts for it) or to a server bot. Bots get a generator of their
@@ -41,6 +41,7 @@ class Occupant:
 
     @property
     def human(self) -> bool:
+        """A person's seat (not a server bot)."""
         return self.bot is None
 
     def public(self) -> Data:
@@ -64,6 +65,7 @@ class Occupant:
             self.brain = make_bot(game, self.bot, FairRandom.from_data(self.bot_rng))
 
     def to_data(self) -> Data:
+        """The seat as plain data (the ``occupants`` of a stored table state)."""
         out: Data = {
             "seat": self.seat, "player": self.player, "name": self.name, "bot": self.bot,
             "seed": self.seed, "sitting_out": self.sitting_out, "timeouts": self.timeouts,
@@ -75,7 +77,9 @@ class Occupant:
         return out
 
     @classmethod
-    def from_data(cls, data: Data) -> "Occupant":
+    def from_data(cls, data: Data) -> Occupant:
+        """Inverse of :meth:`to_data` (the strategy is rebuilt by :meth:`resume_bot`);
+        KeyError on a missing field."""
         return cls(
             data["seat"], data["player"], data["name"], data["bot"], data["seed"],
             data["sitting_out"], data["timeouts"], data["bank"], data.get("bot_rng"),

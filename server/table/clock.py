@@ -1,7 +1,8 @@
 """The action clock and time bank of one turn (RULES G-3), as plain arithmetic.
 
-A turn gets ``action_clock`` seconds, then the seat's time bank. The actor
-schedules the expiry as a mailbox input; the engines never see a clock.
+A turn gets ``action_clock`` seconds, then the seat's time bank. Times are
+monotonic seconds passed in by the caller (the table machine's ``now``); the
+machine asks for a timer at the deadline, and the engines never see a clock.
 
 >>> c = TurnClock.begin(now=100.0, action_clock=30.0, bank=60.0)
 >>> c.deadline
@@ -27,7 +28,8 @@ class TurnClock:
     bank: float
 
     @classmethod
-    def begin(cls, now: float, action_clock: float, bank: float) -> "TurnClock":
+    def begin(cls, now: float, action_clock: float, bank: float) -> TurnClock:
+        """A turn starting at ``now`` with ``action_clock`` then ``bank`` seconds."""
         return cls(now, action_clock, bank)
 
     @property
@@ -41,7 +43,7 @@ class TurnClock:
         over = (now - self.started) - self.clock
         return self.bank if over <= 0 else max(0.0, self.bank - over)
 
-    def pause(self, now: float) -> "PausedClock":
+    def pause(self, now: float) -> PausedClock:
         """The clock stopped at ``now`` (G-8 pause, or a checkpoint)."""
         used = max(0.0, now - self.started)
         clock_left = max(0.0, self.clock - used)
@@ -58,7 +60,9 @@ class PausedClock:
 
     @property
     def remaining(self) -> float:
+        """Seconds left in all: action clock then time bank."""
         return self.clock + self.bank
 
     def resume(self, now: float) -> TurnClock:
+        """The clock running again from ``now`` with the time it had left (G-8)."""
         return TurnClock(now, self.clock, self.bank)

@@ -1,0 +1,31 @@
+"""One table: a sans-I/O state machine (the rules) under a thin asyncio actor.
+
+The machine (:class:`~cardhall.server.table.machine.TableMachine`) takes typed
+inputs and the time as arguments and produces outputs: event records to
+commit then publish, replies, join answers, a timer to arm, finished hands,
+status notices. It never awaits, reads a clock, draws from the OS or touches
+a socket; given the same inputs, times and entropy it does the same thing.
+The actor (:mod:`~cardhall.server.table.actor`) is the only part that awaits:
+it feeds the mailbox's inputs to the machine, commits, publishes, arms the
+timer.
+
+=================  ===========================================================================
+``inputs``         the inputs (frozen dataclasses) and ``Now``, the time of a step
+``outputs``        what a step asks its owner to do: records, replies, joins, timer, notices
+``records``        ``EventRecord`` and the one gate for legal actions
+``subscribers``    subscriber key -> viewer, presence per seat
+``occupant``       ``Occupant``: who sits in a seat (G-1, G-5), a client seed (G-2)
+``clock``          ``TurnClock``/``PausedClock``: action clock and time bank (G-3)
+``core``           ``TableCore``: the table's state, ``emit`` and the step's bookkeeping
+``views``          ``info``, ``lobby_entry``, ``turn_public``, ``snapshot`` (frames from ``protocol.frames``)
+``bots``           ``SeatView`` and a bot's think time and move (NL-5)
+``match``          a match's deal and end: seeds, reveal, next commitment (G-2), next button (G-7)
+``turns``          turns, clocks, bots, auto play, pacing and ``continue`` (G-3, G-4)
+``lifecycle``      start, rematch, pause/resume, close (G-7, G-8, G-9)
+``seating``        join, leave, disconnect, presence (G-5)
+``requests``       ``act``: field checks, table controls, game actions
+``state``          ``to_data``/``from_data`` (the stored format, FORMAT_VERSION 2)
+``machine``        ``TableMachine``: dispatch, fault containment, stalls
+``actor``          ``TableActor``: the asyncio owner (mailbox, commit, publish, timer), ``TableHost``
+=================  ===========================================================================
+"""

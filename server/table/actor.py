@@ -1,0 +1,350 @@
+"""The table actor: the one place a table awaits, arms its timer, commits and publishes.
+
+One asyncio task per table takes everything queued in its mailbox, feeds it
+to the :class:`~cardhall.server.table.machine.TableMachine` at one time
+(:class:`~cardhall.server.table.inputs.Now`), arms or cancels the table's
+timer and sends the immediate replies the step asks for, then
+
+1. hands one :class:`~cardhall.server.store.base.Checkpoint` (state, new
+   events packed once with ``pack_record``, finished hands) to the host's
+   group committer and waits for it to be written,
+2. only then delivers: each new event to every subscriber, encoded once per
+   distinct view and codec (:class:`~cardhall.server.fanout.Fanout`), then
+   the join answers (snapshot, or the missed events then ``ok``), then the
+   replies; the committed bytes go to the event buffer for later joins.
+
+So no event, snapshot or acknowledgement leaves before the checkpoint holding
+it. A store that is down (:class:`~cardhall.server.store.base.StoreUnavailable`)
+stalls the table (:class:`~cardhall.server.table.inputs.StoreFailed`) until a
+checkpoint is written again; any other commit error breaks it. The actor
+reaches the service only through :class:`TableHost`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Hashable, Iterable, Sequence
+from typing import Any, Protocol, cast
+
+from cardhall.protocol import frames
+from cardhall.protocol.frames import Turn
+from cardhall.server.buffer import EventBuffer
+from cardhall.server.fanout import Fanout, Peer
+from cardhall.server.mailbox import Mailbox
+from cardhall.server.store.base import Checkpoint, StoreUnavailable
+from cardhall.server.store.format import pack_record
+from cardhall.server.table.core import CLOSED
+from cardhall.server.table.inputs import (
+    Input,
+    Now,
+    Rearm,
+    Start,
+    StoreFailed,
+    StoreRejected,
+    StoreWritten,
+)
+from cardhall.server.table.machine import TableMachine
+from cardhall.server.table.outputs import (
+    BROKEN,
+    STALLED,
+    UNSTALLED,
+    Effects,
+    JoinAnswer,
+    Outputs,
+    Timer,
+)
+from cardhall.server.table.records import EventRecord
+from cardhall.server.table.subscribers import NOT_JOINED
+
+log = logging.getLogger("cardhall.table")
+
+Data = dict[str, Any]
+
+
+class TableMetrics(Protocol):
+    """The metrics a table reports."""
+
+    def error(self, code: str) -> None:
+        """An error frame with ``code`` was sent."""
+
+    def published(self, actions: int, events: int, latencies: Sequence[float]) -> None:
+        """``actions`` applied and ``events`` published; ``latencies``: seconds
+        from each action's arrival to its events being queued."""
+
+
+class TableHost(Protocol):
+    """What a table actor needs from the service around it (the hall)."""
+
+    @property
+    def metrics(self) -> TableMetrics: ...
+
+    def commit(self, checkpoint: Checkpoint) -> Awaitable[None]:
+        """Write ``checkpoint`` (grouped with other tables'); raises StoreUnavailable or the store's error."""
+
+    def events_since(self, table: str, seq: int, upto: int) -> Awaitable[list[tuple[int, Data]] | None]:
+        """The stored event records ``seq < s <= upto``, or None when not all are kept."""
+
+    def peer(self, key: Hashable) -> Peer | None:
+        """The connection of subscriber ``key``, or None when it is gone."""
+
+    def table_closed(self, table: TableActor) -> None:
+        """``table``'s ``closed`` event is out; its actor has ended."""
+
+    def table_broken(self, table: TableActor) -> None:
+        """``table`` broke (a fault, or a checkpoint the store refused)."""
+
+    def table_stalled(self, table: TableActor, exc: StoreUnavailable) -> None:
+        """``table``'s checkpoint could not be written: the store is unavailable."""
+
+    def table_unstalled(self, table: TableActor) -> None:
+        """``table`` wrote what it held and takes inputs again."""
+
+
+def now() -> Now:
+    """The time of a step: wall and monotonic seconds."""
+    return Now(time.time(), time.monotonic())
+
+
+def pack(rec: EventRecord) -> bytes:
+    """``rec``'s stored record, packed (``pack_record``: the same bytes go to
+    the store and, once written, to the event buffer)."""
+    return pack_record(rec.event, rec.ts, cast("Data | None", rec.turn))
+
+
+class TableActor:
+    """The asyncio owner of one :class:`TableMachine` (see the module docstring).
+
+    ``buffer_size``: events kept for ``join`` with ``since``. ``creator``: the
+    address that created the table without an owner (a limit of the hall's,
+    not part of the table's state). Other code talks to it through
+    :meth:`post` and reads the machine.
+    """
+
+    def __init__(self, host: TableHost, machine: TableMachine, buffer_size: int, creator: str | None = None) -> None:
+        self.host = host
+        self.machine = machine
+        self.id = machine.id
+        self.creator = creator
+        self.mailbox: Mailbox[Input] = Mailbox()
+        self.buffer: EventBuffer[EventRecord] = EventBuffer(buffer_size, machine.record_from_data)
+        self.fanout = Fanout(self.id, host.peer)
+        self._timer: asyncio.Handle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- life ---------------------------------------------------------------------
+    def start(self, restored: bool = False) -> None:
+        """Run the actor: a full waiting table starts its match (G-9); a
+        restored one re-arms its clock, bot, dealer step or rematch."""
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run(), name=f"table {self.id}")
+        self.post(Start())
+        if restored:
+            self.post(Rearm())
+
+    def stop(self) -> asyncio.Task[None]:
+        """End the actor (the service stops): no input is taken after the one
+        being applied; returns its task, to wait for."""
+        self._cancel_timer()
+        assert self._task is not None, "the actor was not started"
+        self._task.cancel()
+        return self._task
+
+    def post(self, inp: Input) -> None:
+        """Put an input in the mailbox (never blocks)."""
+        self.mailbox.post(inp)
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing waits in the mailbox or for a commit."""
+        return self.mailbox.empty() and not self.machine.pending.needs_commit
+
+    # -- questions that need the time -------------------------------------------------
+    def to_data(self) -> Data:
+        """The table's state now (clocks as seconds left now)."""
+        return self.machine.to_data(time.monotonic())
+
+    def turn_public(self) -> Turn | None:
+        """The open turn as everyone sees it now (clock and bank left now), or None."""
+        return self.machine.turn_public(time.monotonic())
+
+    def full_checkpoint(self) -> Checkpoint:
+        """Everything this table holds: its state, every buffered event and the
+        events and hands not yet written (to fill a store that lost its data)."""
+        pending = self.machine.pending
+        events = self.buffer.packed() + [(rec.seq, pack(rec)) for rec in pending.records]
+        return Checkpoint(self.id, self.to_data(), events, list(pending.hands))
+
+    # -- the loop -----------------------------------------------------------------------
+    async def _run(self) -> None:
+        machine, mailbox = self.machine, self.mailbox
+        while True:
+            inputs = await mailbox.take()
+            self._effects(machine.step(inputs, now()))
+            await self._flush()
+            if machine.status == CLOSED:
+                self.host.table_closed(self)
+                return
+
+    async def _flush(self) -> None:
+        """Write what the machine holds, then deliver it; again while that
+        produced more (a table that unstalls re-arms its turn)."""
+        machine = self.machine
+        while not (pending := machine.pending).empty:
+            checkpoint = None
+            if pending.needs_commit:
+                checkpoint = self._checkpoint(pending)
+                try:
+                    await self.host.commit(checkpoint)
+                except StoreUnavailable as exc:
+                    log.debug("table %s stalled: %s", self.id, exc)
+                    self._effects(machine.handle(StoreFailed(str(exc) or type(exc).__name__), now()), exc)
+                    return
+                except Exception as exc:
+                    log.exception("table %s: checkpoint failed; table out of service", self.id)
+                    self._effects(machine.handle(StoreRejected(repr(exc)), now()))
+                    continue
+            out = machine.take()
+            if checkpoint is not None:
+                append = self.buffer.append
+                for seq, blob in checkpoint.events:  # committed: kept for joins with since
+                    append(seq, blob)
+            older = await self._read_older_events(out.joins) if out.joins else {}
+            self._deliver(out, older)
+            if checkpoint is not None and machine.stalled:  # written: the stall is over
+                self._effects(machine.handle(StoreWritten(), now()))
+
+    def _checkpoint(self, out: Outputs) -> Checkpoint:
+        machine = self.machine
+        mono = machine.now.mono
+        records = list(out.records)
+        return Checkpoint(self.id, lambda: machine.to_data(mono, shared=True),
+                          lambda: [(rec.seq, pack(rec)) for rec in records],
+                          list(out.hands))
+
+    # -- acting on a step ---------------------------------------------------------------
+    def _effects(self, effects: Effects, exc: StoreUnavailable | None = None) -> None:
+        host = self.host
+        timer = effects.timer
+        if timer is not None:
+            self._set_timer(timer if isinstance(timer, Timer) else None)
+        for reply in effects.immediate:
+            peer = host.peer(reply.sub)
+            if peer is not None:
+                peer.send(reply.frame)
+                peer.flush()
+        if effects.errors:
+            for code in effects.errors:
+                host.metrics.error(code)
+        if not (effects.members or effects.notices):
+            return
+        for key, member in effects.members.items():
+            peer = host.peer(key)
+            if peer is not None:
+                if member:
+                    peer.tables.add(self.id)
+                else:
+                    peer.tables.discard(self.id)
+        for notice in effects.notices:
+            if notice == BROKEN:
+                host.table_broken(self)
+            elif notice == STALLED and exc is not None:
+                host.table_stalled(self, exc)
+            elif notice == UNSTALLED:
+                host.table_unstalled(self)
+
+    def _set_timer(self, timer: Timer | None) -> None:
+        """Arm ``timer`` in the table's one timer slot (None: empty it)."""
+        self._cancel_timer()
+        if timer is None:
+            return
+        loop = self._loop or asyncio.get_running_loop()
+        delay = timer.at - time.monotonic()
+        if delay > 0:
+            self._timer = loop.call_later(delay, self._fire, timer.due)
+        else:
+            self._timer = loop.call_soon(self._fire, timer.due)
+
+    def _fire(self, due: Input) -> None:
+        self._timer = None
+        self.mailbox.post(due)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # -- delivering ------------------------------------------------------------------------
+    def _deliver(self, out: Outputs, older: dict[int, list[EventRecord]]) -> None:
+        machine, host = self.machine, self.host
+        records = out.records
+        if records:
+            self.fanout.publish(records, machine.subscribers.by_viewer(), skip={j.sub for j in out.joins})
+        if out.actions or records:
+            done = time.monotonic()
+            host.metrics.published(out.actions, len(records), [done - at for at in out.arrivals])
+        for join in out.joins:
+            peer = host.peer(join.sub)
+            if peer is not None:
+                self._answer_join(peer, join, records, older.get(id(join)))
+                peer.flush()
+        if out.replies:
+            peers: list[Peer] = []
+            for reply in out.replies:
+                peer = host.peer(reply.sub)
+                if peer is not None:
+                    peer.send(reply.frame)
+                    peers.append(peer)
+            for peer in peers:
+                peer.flush()
+
+    def _answer_join(self, peer: Peer, join: JoinAnswer, published: Iterable[EventRecord],
+                     older: list[EventRecord] | None) -> None:
+        """``since`` within the buffer (or the store's stream): the missed
+        events then ``ok``; else a snapshot. A join that started the match gets
+        the snapshot taken before it, then the events after that snapshot's
+        ``seq`` (all among ``published``, written with this join)."""
+        machine = self.machine
+        if machine.subscribers.viewer(join.sub) is NOT_JOINED:
+            return
+        if join.before is not None:
+            peer.send(join.before)
+            after = [rec for rec in published if rec.seq > join.before["seq"]]
+            self.fanout.replay(peer, join.viewer, after, machine.turn_id)
+            return
+        since, seq = join.since, machine.seq
+        if since is not None and since <= seq:
+            first = self.buffer.first_seq
+            if since == seq or (first is not None and first <= since + 1) or older is not None:
+                missed = self.buffer.since(since)
+                if older:
+                    missed = older + missed
+                self.fanout.replay(peer, join.viewer, missed, machine.turn_id)
+                peer.send(frames.ok(join.re, seq))
+                return
+        peer.send(machine.snapshot(join.viewer, join.re, time.monotonic()))
+
+    async def _read_older_events(self, joins: list[JoinAnswer]) -> dict[int, list[EventRecord]]:
+        """Joins with a ``since`` older than the buffer (a restart empties it; it
+        is bounded) get the missing events from the store's stream when it
+        still holds them all (keyed by ``id`` of the join); otherwise they get
+        a snapshot."""
+        machine = self.machine
+        first = self.buffer.first_seq
+        if first is None:
+            first = machine.seq + 1
+        wanting = [j for j in joins if j.since is not None and j.since + 1 < first and j.since < machine.seq]
+        if not wanting:
+            return {}
+        since = min(j.since for j in wanting if j.since is not None)
+        try:
+            stored = await self.host.events_since(self.id, since, first - 1)
+        except Exception as exc:
+            log.warning("table %s: stored events after seq %s unreadable (%s); sending snapshots", self.id, since, exc)
+            return {}
+        if stored is None:
+            return {}
+        records = [machine.record_from_data(seq, data) for seq, data in stored]
+        return {id(j): [rec for rec in records if j.since is not None and rec.seq > j.since] for j in wanting}

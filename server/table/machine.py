@@ -1,0 +1,286 @@
+"""The table machine: one table's rules as a state machine without I/O.
+
+``TableMachine.step(inputs, now)`` applies inputs in order and returns the
+step's :class:`~cardhall.server.table.outputs.Effects` (a timer, immediate
+replies, notices); what must be written before it leaves accumulates in
+:attr:`TableMachine.pending` (:class:`~cardhall.server.table.outputs.Outputs`)
+until the owner has committed it and calls :meth:`TableMachine.take`. So no
+event, snapshot or ``ok`` leaves before the checkpoint holding it (the
+owner's side of the guarantee: ``server/STORAGE.md``).
+
+Faults: an exception while applying an input drops that input's partial
+events and replies and marks the table broken (a ``broken`` event); nothing
+else is touched. Stalls: when the store cannot be written
+(:class:`~cardhall.server.table.inputs.StoreFailed`) the table keeps what it
+applied unpublished, stops its clock and timer, refuses requests with
+``unavailable`` (an immediate reply) and holds closes; disconnects and the
+service's stop are still taken. When a checkpoint is written again
+(:class:`~cardhall.server.table.inputs.StoreWritten`) it re-arms its turn and
+takes the closes it held.
+
+Rules: G-2 (:mod:`.match`), G-3/G-4 (:mod:`.turns`), G-5 (:mod:`.seating`),
+G-7/G-8/G-9 (:mod:`.lifecycle`), requests (:mod:`.requests`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from cardhall.engine.base import Event
+from cardhall.engine.bots.registry import DEFAULT
+from cardhall.engine.rng import new_server_seed
+from cardhall.protocol.errors import ProtocolError
+from cardhall.protocol.frames import Info, Snapshot, Turn
+from cardhall.server.table import lifecycle, requests, seating, state, turns, views
+from cardhall.server.table.clock import TurnClock
+from cardhall.server.table.core import (
+    BROKEN,
+    CLOSED,
+    FINISHED,
+    HUMAN,
+    WAITING,
+    Entropy,
+    TableCore,
+)
+from cardhall.server.table.inputs import (
+    REQUESTS,
+    STORE_OUTCOMES,
+    Act,
+    AutoDue,
+    BotDue,
+    ClockDue,
+    Close,
+    Disconnect,
+    Input,
+    Join,
+    Now,
+    Rearm,
+    RematchDue,
+    Request,
+    ServiceStopping,
+    Start,
+    StepDue,
+    StoreBack,
+    StoreFailed,
+    StoreRejected,
+    StoreWritten,
+)
+from cardhall.server.table.occupant import Occupant
+from cardhall.server.table.outputs import BROKEN as NOTICE_BROKEN
+from cardhall.server.table.outputs import STALLED, UNSTALLED, Effects, Outputs, Reply
+from cardhall.server.table.records import EventRecord, record_from_data
+
+log = logging.getLogger("cardhall.table")
+
+Data = dict[str, Any]
+
+#: the rule each input that is not a request or a store outcome goes to
+_RULES: Mapping[type, Callable[[TableCore, Any], None]] = {
+    Disconnect: seating.disconnect,
+    ClockDue: turns.clock_expired,
+    BotDue: turns.bot_turn,
+    AutoDue: turns.auto_turn,
+    StepDue: turns.paced_step,
+    RematchDue: lifecycle.rematch_due,
+    Close: lifecycle.close,
+    Start: lifecycle.start_when_full,
+    Rearm: lifecycle.rearm_input,
+    ServiceStopping: lifecycle.service_stopping,
+}
+
+
+class TableMachine(TableCore):
+    """One table (see the module docstring). Build with :meth:`create` or
+    :meth:`from_data`; feed with :meth:`step`; deliver :meth:`take`'s outputs
+    after writing them."""
+
+    @classmethod
+    def create(cls, table_id: str, game: str, n_seats: int, table_options: Data, game_options: Data,
+               owner: str | None, bots: list[str | None], now: Now,
+               entropy: Entropy = new_server_seed) -> TableMachine:
+        """A new table with ``bots`` (bot names, None for the game's default)
+        in the last seats (NL-5); its first server seed is drawn from
+        ``entropy`` now, before anyone sits down (G-2). Its state is to be
+        written (``pending.dirty``)."""
+        machine = cls(table_id, game, n_seats, table_options, game_options, owner,
+                      server_seed=entropy(), entropy=entropy, now=now)
+        first = n_seats - len(bots) + 1
+        for i, bot in enumerate(bots):
+            seat = first + i
+            machine.seats[seat] = Occupant(seat, None, f"bot {seat}", bot=bot or DEFAULT[game])
+        machine.changed()
+        return machine
+
+    @classmethod
+    def from_data(cls, data: Data, now: Now, entropy: Entropy = new_server_seed) -> TableMachine:
+        """A table from :meth:`to_data` (format 2); its clock stays paused with
+        the time that was left until a :class:`~cardhall.server.table.inputs.Rearm`.
+        ValueError on another version, KeyError/ValueError on malformed data."""
+        state.check_version(data)
+        machine = cls(data["id"], data["game"], data["seats"], data["table_options"], data["game_options"],
+                      data["owner"], server_seed=bytes.fromhex(data["server_seed"]), entropy=entropy, now=now)
+        state.load(machine, data)
+        return machine
+
+    # -- feeding ----------------------------------------------------------------
+    def step(self, inputs: Iterable[Input], now: Now) -> Effects:
+        """Apply ``inputs`` in order at time ``now``; returns what to do at once.
+        What must be written first is in :attr:`pending`."""
+        effects = self.effects = Effects()
+        for inp in inputs:
+            self._handle(inp, now)
+        return effects
+
+    def handle(self, inp: Input, now: Now) -> Effects:
+        """:meth:`step` with one input."""
+        return self.step((inp,), now)
+
+    def take(self) -> Outputs:
+        """The pending outputs (written by the owner: now to deliver); the next
+        steps accumulate new ones."""
+        out, self.pending = self.pending, Outputs()
+        return out
+
+    def _handle(self, inp: Input, now: Now) -> None:
+        self.now = now
+        if isinstance(inp, STORE_OUTCOMES):
+            self._store(inp)
+        elif self.stalled and not isinstance(inp, (Disconnect, ServiceStopping)):
+            self._held(inp)
+        elif isinstance(inp, REQUESTS):
+            self._request(inp)
+            self.effects.members[inp.sub] = inp.sub in self.subscribers
+        elif self.status in (CLOSED, BROKEN):
+            if isinstance(inp, Disconnect):  # forgotten without events: nothing is published any more
+                self.subscribers.unsubscribe(inp.sub)
+                self.effects.members[inp.sub] = False
+            elif isinstance(inp, ServiceStopping):
+                self.service_stopping = True
+        else:
+            mark = self._mark()
+            try:
+                _RULES[type(inp)](self, inp)
+            except Exception:
+                self._fault(mark, type(inp).__name__)
+            if isinstance(inp, Disconnect):
+                self.effects.members[inp.sub] = inp.sub in self.subscribers
+
+    def _request(self, inp: Request) -> None:
+        mark = self._mark()
+        try:
+            if self.status in (CLOSED, BROKEN):
+                raise ProtocolError("table_closed" if self.status == CLOSED else "table_broken",
+                                    f"table {self.id} is {self.status}")
+            if isinstance(inp, Join):
+                seating.join(self, inp)
+            elif isinstance(inp, Act):
+                requests.act(self, inp)
+            else:
+                seating.leave(self, inp)
+        except ProtocolError as exc:
+            self.reply(inp.sub, exc.frame(inp.re))
+            self.effects.errors.append(exc.code)
+        except Exception:
+            self._fault(mark, f"request {type(inp).__name__.lower()!r}")
+            self.reply(inp.sub, ProtocolError("table_broken", "the table failed").frame(inp.re))
+
+    # -- faults -------------------------------------------------------------------
+    def _mark(self) -> tuple[int, int, int, int]:
+        out = self.pending
+        return len(out.records), self.seq, len(out.replies), len(out.hands)
+
+    def _fault(self, mark: tuple[int, int, int, int], what: str) -> None:
+        """Contain a fault: drop the failed input's partial events, replies and
+        hands, mark the table broken with a ``broken`` event."""
+        log.exception("table %s (%s) broke while handling %s", self.id, self.game, what)
+        records, seq, replies, hands = mark
+        out = self.pending
+        del out.records[records:], out.replies[replies:], out.hands[hands:]
+        self.seq = seq
+        self.cancel_timer()
+        self.status = BROKEN
+        self.changed()
+        self.emit(Event({"type": "broken"}))
+        self.effects.notices.append(NOTICE_BROKEN)
+
+    # -- the store ---------------------------------------------------------------
+    def _store(self, inp: StoreFailed | StoreWritten | StoreBack | StoreRejected) -> None:
+        if isinstance(inp, StoreFailed):
+            self.changed()  # everything pending is tried again with the next checkpoint
+            if not self.stalled:
+                self.stalled = True
+                if isinstance(self.clock, TurnClock):
+                    self.clock = self.clock.pause(self.now.mono)
+                self.cancel_timer()
+                self.effects.notices.append(STALLED)
+        elif isinstance(inp, StoreWritten):
+            if self.stalled:
+                self.stalled = False
+                self.effects.notices.append(UNSTALLED)
+                deferred, self.deferred = self.deferred, []
+                for held in (Rearm(), *deferred):
+                    self._handle(held, self.now)
+        elif isinstance(inp, StoreBack):
+            if self.stalled:
+                self.changed()
+        else:  # the checkpoint cannot be written at all: out of service
+            out = self.pending
+            out.records.clear()
+            out.replies.clear()
+            out.hands.clear()
+            out.dirty = False
+            self.cancel_timer()
+            if self.status != BROKEN:
+                self.status = BROKEN
+                self.effects.notices.append(NOTICE_BROKEN)
+
+    def _held(self, inp: Input) -> None:
+        """An input while stalled: a request is refused at once (``unavailable``:
+        the client retries), a close waits for the store, the table's own
+        timers are dropped (re-armed when the store answers)."""
+        if isinstance(inp, REQUESTS):
+            error = ProtocolError("unavailable", "the table cannot save its state right now; retry shortly")
+            self.effects.immediate.append(Reply(inp.sub, error.frame(inp.re)))
+            self.effects.errors.append(error.code)
+        elif isinstance(inp, Close):
+            self.deferred.append(inp)
+
+    # -- questions -------------------------------------------------------------------
+    def snapshot(self, viewer: int | None, re: Any, mono: float) -> Snapshot:
+        """The ``snapshot`` frame for ``viewer`` at monotonic time ``mono``."""
+        return views.snapshot(self, viewer, re, mono)
+
+    def info(self) -> Info:
+        """Public metadata (``GET /api/tables/{id}``, ``snapshot.info``)."""
+        return views.info(self)
+
+    def lobby_entry(self) -> Data:
+        """The ``GET /api/tables`` entry."""
+        return views.lobby_entry(self)
+
+    def turn_public(self, mono: float) -> Turn | None:
+        """The open turn as everyone may see it at monotonic time ``mono``."""
+        return views.turn_public(self, mono)
+
+    def to_data(self, mono: float, shared: bool = False) -> Data:
+        """The stored state (:func:`.state.to_data`), clocks as seconds left at ``mono``."""
+        return state.to_data(self, mono, shared)
+
+    def record_from_data(self, seq: int, data: Data) -> EventRecord:
+        """An event record from its stored form; the open turn's gets its legal actions again."""
+        legal = self.turn_legal if self.turn_kind == HUMAN else None
+        return record_from_data(seq, data, self.turn_id, self.turn_seat, legal)
+
+    @property
+    def clock_running(self) -> bool:
+        """A person's action clock or time bank is running now (G-3)."""
+        return isinstance(self.clock, TurnClock)
+
+    def should_close(self, mono: float) -> bool:
+        """G-9: nobody has watched for ``close_after`` seconds a table that is
+        finished (or broken), or waiting with no person seated."""
+        idle = self.subscribers.count == 0 and mono - self.idle_since >= self.seconds("close_after")
+        abandoned = self.status == WAITING and not any(o.human for o in self.seats.values())
+        return idle and (self.status in (FINISHED, BROKEN) or abandoned)

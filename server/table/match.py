@@ -1,0 +1,118 @@
+"""A match's beginning and end at a table (G-2, G-7, NL-5).
+
+:func:`deal` builds the match's generator from the server seed and the
+client seeds in seat order (G-2), places the button or dealer (G-7: a
+rematch's is the seat after the previous match's first), seats the bots and
+deals; :func:`end_match` reveals the server seed, draws and publishes the
+next commitment (G-2) and offers the rematch (G-7). Neither takes turns:
+the caller settles the table afterwards (:func:`.turns.settle`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cardhall.engine.base import Event
+from cardhall.engine.rng import FairRandom, commitment
+from cardhall.engine.seats import next_seat
+from cardhall.server.store.format import hand_digest
+from cardhall.server.table.core import FINISHED, RUNNING, TableCore
+from cardhall.server.table.inputs import RematchDue
+
+Data = dict[str, Any]
+
+
+def match_options(t: TableCore, seats: list[int]) -> Data:
+    """The game options for the next match: the table's, with the button or
+    dealer moved on from the previous match's first one (G-7, FL-1; the first
+    match's is the option's or drawn)."""
+    options = dict(t.gopts)
+    for key in ("button", "dealer"):
+        if key in t.cls.default_options and key not in options and t.first_dealer in t.seats:
+            assert t.first_dealer is not None
+            options[key] = next_seat(seats, after=t.first_dealer) if t.match > 1 else None
+    for key in ("button", "dealer"):
+        if key in options and options[key] is None:
+            del options[key]
+    return options
+
+
+def deal(t: TableCore) -> None:
+    """Begin match ``t.match`` with the seated players (G-9 has been checked):
+    ``match_started`` carries the commitment, the seats, the client seeds and
+    the options the match is played with (``Engine.match_options`` with the
+    first button or dealer filled in: public data, nothing about the deck or
+    seed), then the engine's first events."""
+    seats = sorted(t.seats)
+    seeds = [t.seats[s].seed.encode() for s in seats if t.seats[s].seed]
+    rng = FairRandom(t.server_seed, seeds)
+    engine = t.engine = t.cls.new(seats, match_options(t, seats), rng)
+    for occ in t.seats.values():
+        occ.bank = t.seconds("time_bank")
+        occ.timeouts = 0
+        occ.sitting_out = False
+        if occ.bot is not None:
+            occ.start_bot(t.game, t.server_seed)
+    t.status = RUNNING
+    t.paused = False
+    t.changed()
+    events = engine.start()  # draws the first button or dealer (G-2): announced below
+    view = engine.view(None)
+    first = view.get("button", view.get("dealer"))
+    t.first_dealer = first if isinstance(first, int) else None
+    played = engine.match_options()
+    for key in ("button", "dealer"):
+        if key in played:
+            played[key] = t.first_dealer
+    t.emit(Event({
+        "type": "match_started", "match": t.match, "commitment": commitment(t.server_seed),
+        "seats": [t.seats[s].public() for s in seats],
+        "client_seeds": {str(s): t.seats[s].seed for s in seats if t.seats[s].seed},
+        "options": played,
+    }))
+    t.emit_all(events)
+
+
+def record_hand(t: TableCore) -> None:
+    """Keep the engine's last finished hand for the history, once (by its digest)."""
+    assert t.engine is not None
+    record = t.engine.hand_record()
+    if record is None:
+        return
+    digest = hand_digest(record)
+    if digest == t.last_hand_digest:
+        return
+    t.last_hand_digest = digest
+    t.pending.hands.append({"game": t.game, "match": t.match, "hand": record, "seq": t.seq})
+
+
+def end_match(t: TableCore) -> None:
+    """The match is over: its result, the server seed revealed with the client
+    seeds (G-2), the next match's commitment (a new seed from ``t.entropy``),
+    the rematch offered (G-7)."""
+    assert t.engine is not None
+    t.cancel_timer()
+    t.turn_id = t.turn_seat = t.turn_kind = None
+    t.turn_legal = None
+    t.clock = None
+    result = t.engine.result()
+    revealed = t.server_seed
+    t.server_seed = t.entropy()
+    t.status = FINISHED
+    t.last_result = result
+    t.idle_since = t.now.mono
+    t.changed()
+    t.emit(Event({
+        "type": "match_ended", "match": t.match, "result": result,
+        "server_seed": revealed.hex(), "commitment": commitment(revealed),
+        "client_seeds": {str(s): o.seed for s, o in sorted(t.seats.items()) if o.seed},
+        "next_commitment": commitment(t.server_seed),
+    }))
+    schedule_rematch(t)
+
+
+def schedule_rematch(t: TableCore) -> None:
+    """A finished bots-only table with ``auto_rematch`` starts the next match
+    after its ``pause`` (G-7)."""
+    if t.status == FINISHED and t.topts["auto_rematch"] and all(not o.human for o in t.seats.values()):
+        t.arm(RematchDue(t.match, t.after(t.seconds("pause"))))

@@ -1,0 +1,115 @@
+"""What a table machine asks its owner to do.
+
+Two kinds, kept apart because the store may refuse a checkpoint:
+
+* :class:`Outputs`, gated by the commit: the new event records, whether the
+  state changed, the finished hands, the replies and join answers, the
+  counts for metrics. They accumulate in ``TableMachine.pending`` until the
+  owner has written them (the checkpoint) and takes them to deliver; while
+  the store is down they wait there, unpublished (server/STORAGE.md).
+* :class:`Effects`, returned by every step and acted on at once: the timer
+  to arm or cancel, the replies that need no commit (``unavailable`` while
+  stalled), error codes for metrics, status notices for the host, and the
+  subscribers whose membership changed.
+
+The timer is a single slot per table: a table waits for at most one timed
+thing at a time (a clock, a bot, an automatic turn, a dealer step, a
+rematch), so a new :class:`Timer` replaces the armed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cardhall.protocol.frames import Snapshot
+from cardhall.server.table.inputs import Due
+from cardhall.server.table.records import EventRecord
+
+Data = dict[str, Any]
+
+#: status notices for the host (``Effects.notices``)
+BROKEN, STALLED, UNSTALLED = "broken", "stalled", "unstalled"
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """Post ``due`` at ``at`` (monotonic seconds, the clock of ``Now.mono``;
+    at once when that time has passed), replacing the table's armed timer."""
+
+    at: float
+    due: Due
+
+
+@dataclass(frozen=True, slots=True)
+class NoTimer:
+    """Cancel the table's armed timer."""
+
+
+#: the one :class:`NoTimer`
+CANCEL = NoTimer()
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A frame (built with :mod:`cardhall.protocol.frames`) for subscriber ``sub``."""
+
+    sub: Hashable
+    frame: Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class JoinAnswer:
+    """A ``join`` to answer once the step is written: ``viewer`` (a seat or
+    None), ``since`` (None: a snapshot), ``re``; ``before`` is the snapshot
+    taken before this join started the match (sent first, then the events
+    after it)."""
+
+    sub: Hashable
+    viewer: int | None
+    since: int | None
+    re: Any
+    before: Snapshot | None = None
+
+
+@dataclass(slots=True)
+class Outputs:
+    """Everything the steps since the last delivery produced that must be
+    written before it leaves (see the module docstring). ``dirty``: the state
+    changed; ``hands``: finished hands (``{"game", "match", "hand", "seq"}``);
+    ``actions``: actions applied; ``arrivals``: when each applied action
+    arrived (monotonic seconds), for latency metrics."""
+
+    records: list[EventRecord] = field(default_factory=list)
+    dirty: bool = False
+    hands: list[Data] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
+    joins: list[JoinAnswer] = field(default_factory=list)
+    actions: int = 0
+    arrivals: list[float] = field(default_factory=list)
+
+    @property
+    def needs_commit(self) -> bool:
+        """True when a checkpoint must be written before anything here leaves."""
+        return bool(self.records or self.dirty or self.hands)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to write or deliver."""
+        return not (self.records or self.dirty or self.hands or self.replies or self.joins)
+
+
+@dataclass(slots=True)
+class Effects:
+    """What one step asks for at once: ``timer`` (a :class:`Timer`,
+    :data:`CANCEL`, or None for no change), ``immediate`` replies (no commit
+    needed), ``errors`` (error codes sent, for metrics), ``notices``
+    (:data:`BROKEN`, :data:`STALLED`, :data:`UNSTALLED`), ``members``
+    (subscriber -> subscribed now, for those a request or disconnect touched)."""
+
+    timer: Timer | NoTimer | None = None
+    immediate: list[Reply] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    members: dict[Hashable, bool] = field(default_factory=dict)

@@ -1,0 +1,152 @@
+"""Seats and subscribers: ``join``, ``leave``, disconnects and presence (G-5, G-9).
+
+G-5: one player holds at most one seat at a table; a disconnected player
+keeps the seat (a ``presence`` event tells the table, G-4 stops waiting for
+their ``continue``); a player who leaves a running match keeps the seat
+sitting out until the match ends, and leaving before it starts frees the
+seat. Seats are taken only between matches (G-9); the join that takes the
+last seat starts the match, and its answer is the table before the match
+(SPEC "Resuming": the snapshot first, the match's events after it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from cardhall.engine.base import Event
+from cardhall.protocol import frames
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.table.core import (
+    CONTINUE,
+    FINISHED,
+    HUMAN,
+    RUNNING,
+    WAITING,
+    TableCore,
+)
+from cardhall.server.table.inputs import Disconnect, Join, Leave
+from cardhall.server.table.lifecycle import start_match
+from cardhall.server.table.occupant import Occupant, parse_seed
+from cardhall.server.table.outputs import JoinAnswer
+from cardhall.server.table.subscribers import NOT_JOINED
+from cardhall.server.table.turns import end_continue, schedule_auto, stop_waiting_for
+from cardhall.server.table.views import snapshot
+
+
+def _int_field(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def join(t: TableCore, inp: Join) -> None:
+    """``join`` as a spectator, or as a player (sitting down if the player holds
+    no seat here). Raises ProtocolError ``bad_request`` (a field),
+    ``already_seated``, ``match_running``, ``seat_taken``, ``table_full``."""
+    role = "spectator" if inp.role is None else inp.role
+    if role not in ("player", "spectator"):
+        raise ProtocolError("bad_request", "role must be 'player' or 'spectator'")
+    since = inp.since
+    if since is not None and (not _int_field(since) or since < 0):
+        raise ProtocolError("bad_request", "since must be a seq (integer >= 0)")
+    wanted = inp.seat  # checked for spectators too: a bad field is refused, never ignored
+    if wanted is not None and (not _int_field(wanted) or not 1 <= wanted <= t.n_seats):
+        raise ProtocolError("bad_request", f"seat must be 1..{t.n_seats}")
+    try:
+        seed = parse_seed(inp.seed)
+    except ValueError as exc:
+        raise ProtocolError("bad_request", str(exc)) from None
+    viewer: int | None = None
+    sat = False
+    if role == "player":
+        seat = t.seat_of(inp.player)
+        if seat is None:
+            seat = sit(t, inp.player, inp.name, wanted, seed)
+            sat = True
+        elif wanted is not None and wanted != seat:
+            raise ProtocolError("already_seated", f"you hold seat {seat} at this table (G-5)")
+        elif seed and t.status in (WAITING, FINISHED):
+            t.seats[seat].seed = seed
+            t.changed()
+        viewer = seat
+    previous = t.subscribers.subscribe(inp.sub, viewer)
+    if viewer is not None and previous != viewer and t.presence(viewer) == 1:
+        t.emit(Event({"type": "presence", "seat": viewer, "connected": True}))
+    answer = JoinAnswer(inp.sub, viewer, since, inp.re)
+    t.pending.joins.append(answer)
+    t.idle_since = t.now.mono
+    if sat and t.status == WAITING and len(t.seats) == t.n_seats:
+        # G-9: this join took the last seat; its answer is the table before the match
+        if since is None:
+            answer.before = snapshot(t, viewer, inp.re, t.now.mono)
+        start_match(t)
+
+
+def sit(t: TableCore, player: str, name: str, wanted: int | None, seed: str) -> int:
+    """Seat ``player`` in ``wanted`` or the lowest free seat (G-1) with client
+    seed ``seed`` (G-2); a ``seated`` event. ProtocolError ``match_running``,
+    ``seat_taken``, ``table_full``."""
+    if t.status not in (WAITING, FINISHED):
+        raise ProtocolError("match_running", "seats are taken between matches (G-9)")
+    if wanted is not None:
+        if wanted in t.seats:
+            raise ProtocolError("seat_taken", f"seat {wanted} is taken")
+        seat = wanted
+    else:
+        free = [s for s in range(1, t.n_seats + 1) if s not in t.seats]
+        if not free:
+            raise ProtocolError("table_full", "no free seat")
+        seat = free[0]
+    occ = Occupant(seat, player, name, seed=seed)
+    t.seats[seat] = occ
+    t.emit(Event({"type": "seated", **occ.public()}))
+    return seat
+
+
+def leave(t: TableCore, inp: Leave) -> None:
+    """``leave``: stop watching; a seated player leaves the seat (G-5). Answered
+    with ``ok``; ProtocolError ``not_joined``."""
+    if inp.sub not in t.subscribers:
+        raise ProtocolError("not_joined", f"not joined to table {t.id}")
+    unsubscribe(t, inp.sub)
+    seat = t.seat_of(inp.player)
+    if seat is not None:
+        release(t, seat)
+    t.reply(inp.sub, frames.ok(inp.re))
+
+
+def release(t: TableCore, seat: int) -> None:
+    """A player leaves: sit out for the rest of a running match, else free the seat (G-5)."""
+    if t.status == RUNNING:
+        occ = t.seats[seat]
+        if not occ.sitting_out:
+            occ.sitting_out = True
+            t.emit(Event({"type": "sat_out", "seat": seat, "reason": "left"}))
+            t.changed()
+            if t.turn_seat == seat and t.turn_kind == HUMAN and not t.paused:
+                schedule_auto(t)
+            stop_waiting_for(t, seat)
+    else:
+        del t.seats[seat]
+        t.emit(Event({"type": "left", "seat": seat}))
+        if t.turn_kind == CONTINUE and t.turn_seat == seat:
+            end_continue(t)
+
+
+def disconnect(t: TableCore, inp: Disconnect) -> None:
+    """The subscriber's connection is gone; the seat is kept (G-5)."""
+    if inp.sub in t.subscribers:
+        unsubscribe(t, inp.sub)
+
+
+def unsubscribe(t: TableCore, sub: Hashable) -> None:
+    """Forget ``sub`` (and its unanswered join); the last connection of a
+    seated player makes a ``presence`` event and ends a wait for their
+    ``continue`` (G-4, G-5)."""
+    viewer = t.subscribers.unsubscribe(sub)
+    joins = t.pending.joins
+    if any(j.sub == sub for j in joins):
+        t.pending.joins = [j for j in joins if j.sub != sub]
+    if viewer is not NOT_JOINED and viewer is not None and viewer in t.seats and t.presence(viewer) == 0:
+        t.emit(Event({"type": "presence", "seat": viewer, "connected": False}))
+        stop_waiting_for(t, viewer)
+    if t.subscribers.count == 0:
+        t.idle_since = t.now.mono

@@ -1,0 +1,85 @@
+"""A table as plain data: what a checkpoint stores (``server/STORAGE.md``, "Format").
+
+The shape is format :data:`~cardhall.server.store.format.FORMAT_VERSION` (2):
+``v``, ``id``, ``game``, ``seats``, ``table_options``, ``game_options``,
+``owner``, ``status``, ``paused``, ``match``, ``server_seed`` (hex),
+``seq``, ``created`` (Unix seconds), ``occupants``, ``engine``, ``turn``
+(id, seat, kind, and for a person ``clock``/``bank``: seconds left),
+``step``, ``last_result``, ``last_hand_digest``, ``first_dealer``. Older
+formats are migrated by :func:`~cardhall.server.store.format.unpack_state`
+before they get here. Subscribers, the service's state and the undelivered
+outputs are not part of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cardhall.server.store.format import FORMAT_VERSION
+from cardhall.server.table.clock import PausedClock, TurnClock
+from cardhall.server.table.core import CONTINUE, TableCore
+from cardhall.server.table.occupant import Occupant
+from cardhall.server.table.turns import legal_now
+
+Data = dict[str, Any]
+
+
+def to_data(t: TableCore, mono: float, shared: bool = False) -> Data:
+    """Everything about ``t`` as plain data, a running clock paused at
+    monotonic time ``mono`` (seconds left). ``shared``: the engine's part is
+    its ``state_data()``, sharing lists with the live engine (for a checkpoint
+    packed before the table changes again)."""
+    turn: Data | None = None
+    if t.turn_id is not None:
+        turn = {"id": t.turn_id, "seat": t.turn_seat, "kind": t.turn_kind}
+        if t.clock is not None:
+            clock = t.clock.pause(mono) if isinstance(t.clock, TurnClock) else t.clock
+            turn["clock"], turn["bank"] = clock.clock, clock.bank
+    engine = t.engine
+    return {
+        "v": FORMAT_VERSION, "id": t.id, "game": t.game, "seats": t.n_seats,
+        "table_options": t.topts, "game_options": t.gopts, "owner": t.owner,
+        "status": t.status, "paused": t.paused, "match": t.match,
+        "server_seed": t.server_seed.hex(), "seq": t.seq, "created": t.created,
+        "occupants": [o.to_data() for _, o in sorted(t.seats.items())],
+        "engine": (engine.state_data() if shared else engine.to_data()) if engine is not None else None,
+        "turn": turn, "step": t.step_id, "last_result": t.last_result,
+        "last_hand_digest": t.last_hand_digest, "first_dealer": t.first_dealer,
+    }
+
+
+def check_version(data: Data) -> None:
+    """ValueError unless ``data`` is in the current format."""
+    if data.get("v") != FORMAT_VERSION:
+        raise ValueError(f"table state version {data.get('v')!r} is not {FORMAT_VERSION}")
+
+
+def load(t: TableCore, data: Data) -> None:
+    """Fill ``t`` (built with ``data``'s id, game, seats, options, owner and
+    server seed) from the rest of :func:`to_data`'s output; a stored clock
+    comes back paused with the time it had left. Raises KeyError or
+    ValueError on malformed data (the engine's ``from_data`` too)."""
+    check_version(data)
+    t.status = data["status"]
+    t.paused = data["paused"]
+    t.match = data["match"]
+    t.seq = data["seq"]
+    t.created = data["created"]
+    t.last_result = data["last_result"]
+    t.last_hand_digest = data.get("last_hand_digest")
+    t.first_dealer = data.get("first_dealer")
+    for od in data["occupants"]:
+        occ = Occupant.from_data(od)
+        if occ.bot is not None:
+            occ.resume_bot(t.game)
+        t.seats[occ.seat] = occ
+    if data["engine"] is not None:
+        t.engine = t.cls.from_data(data["engine"])
+    turn = data["turn"]
+    if turn is not None:
+        t.turn_id, t.turn_seat, t.turn_kind = turn["id"], turn["seat"], turn["kind"]
+        if "clock" in turn:
+            t.clock = PausedClock(turn["clock"], turn["bank"])
+        if t.engine is not None and t.engine.to_act is not None and t.turn_kind != CONTINUE:
+            t.turn_legal = legal_now(t)
+    t.step_id = data["step"]

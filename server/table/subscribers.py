@@ -1,0 +1,87 @@
+"""Who watches a table, and as whom (G-4, G-5: presence is a rule).
+
+A subscriber is an opaque hashable key (the actor uses a connection's id)
+watching as a *viewer*: a seat its player holds, or None (a spectator).
+Subscribers are grouped by viewer, so presence per seat is a count and the
+fan-out can encode each event once per distinct view.
+
+>>> subs = Subscribers()
+>>> subs.subscribe("a", 2) is NOT_JOINED, subs.subscribe("b", None), subs.presence(2), subs.spectators
+(True, <Absent.NOT_JOINED: 0>, 1, 1)
+>>> subs.unsubscribe("a"), subs.presence(2), subs.count
+(2, 0, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping
+from enum import Enum
+from typing import Literal
+
+
+class Absent(Enum):
+    """The viewer of a key that is not subscribed."""
+
+    NOT_JOINED = 0
+
+
+NOT_JOINED = Absent.NOT_JOINED
+Viewer = int | None
+MaybeViewer = int | None | Literal[Absent.NOT_JOINED]
+
+
+class Subscribers:
+    """Subscriber key -> viewer, and the keys of each viewer (insertion order)."""
+
+    __slots__ = ("groups", "viewers")
+
+    def __init__(self) -> None:
+        self.viewers: dict[Hashable, Viewer] = {}
+        self.groups: dict[Viewer, dict[Hashable, None]] = {}
+
+    def subscribe(self, key: Hashable, viewer: Viewer) -> MaybeViewer:
+        """Subscribe ``key`` as ``viewer``; returns the viewer it had, or :data:`NOT_JOINED`."""
+        previous: MaybeViewer = self.viewers.get(key, NOT_JOINED)
+        if previous is not NOT_JOINED:
+            self.groups[previous].pop(key, None)
+        self.viewers[key] = viewer
+        self.groups.setdefault(viewer, {})[key] = None
+        return previous
+
+    def unsubscribe(self, key: Hashable) -> MaybeViewer:
+        """Forget ``key``; returns the viewer it had, or :data:`NOT_JOINED`."""
+        if key not in self.viewers:
+            return NOT_JOINED
+        viewer = self.viewers.pop(key)
+        group = self.groups.get(viewer)
+        if group is not None:
+            group.pop(key, None)
+        return viewer
+
+    def viewer(self, key: Hashable) -> MaybeViewer:
+        """``key``'s viewer (a seat or None), or :data:`NOT_JOINED`."""
+        return self.viewers.get(key, NOT_JOINED)
+
+    def presence(self, seat: int) -> int:
+        """How many subscribers watch as ``seat`` (its player's connections)."""
+        return len(self.groups.get(seat, ()))
+
+    def by_viewer(self) -> Mapping[Viewer, Mapping[Hashable, None]]:
+        """Viewer -> its subscribers (groups may be empty)."""
+        return self.groups
+
+    @property
+    def count(self) -> int:
+        """Subscribers, every viewer counted."""
+        return len(self.viewers)
+
+    @property
+    def spectators(self) -> int:
+        """Subscribers watching as spectators."""
+        return len(self.groups.get(None, ()))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.viewers
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(list(self.viewers))

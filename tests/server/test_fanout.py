@@ -1,0 +1,70 @@
+"""The fan-out: each event encoded once per distinct view and codec, legal
+actions only to the seat to act, every subscriber flushed once per publish."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from cardhall.engine.base import Event
+from cardhall.protocol.codec import CODECS, JSON, MSGPACK, Codec
+from cardhall.server.fanout import Fanout
+from cardhall.server.table.records import EventRecord
+
+
+class Recorder:
+    """A subscriber's outgoing side as the fan-out sees it: frames pushed, flushes."""
+
+    def __init__(self, codec: str) -> None:
+        self.codec: Codec = CODECS[codec]
+        self.tables: set[str] = set()
+        self.payloads: list[Any] = []
+        self.flushes = 0
+
+    def push(self, payload: Any) -> None:
+        self.payloads.append(payload)
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        self.push(self.codec.encode(dict(message)))
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def frames(self) -> list[dict[str, Any]]:
+        return [self.codec.decode(p, 1 << 20) for p in self.payloads]
+
+
+def _records() -> list[EventRecord]:
+    deal = EventRecord(1, Event({"type": "hole_cards", "seat": 1}, {1: {"cards": ["Ah", "Kd"]}}), 10.0)
+    turn = EventRecord(2, Event({"type": "awaiting"}), 11.0, {"seat": 2, "id": 2, "clock": 30.0, "bank": 60.0},
+                       legal_seat=2, legal=[{"type": "check"}])
+    return [deal, turn]
+
+
+def test_each_event_is_encoded_once_per_distinct_view_and_codec():
+    peers = {key: Recorder(codec) for key, codec in
+             {"s1": MSGPACK, "s2": MSGPACK, "s3": JSON, "p1": MSGPACK, "p2": MSGPACK, "gone": MSGPACK}.items()}
+    fanout = Fanout("t_1", lambda key: None if key == "gone" else peers[key])
+    groups = {None: {"s1": None, "s2": None, "s3": None}, 1: {"p1": None}, 2: {"p2": None, "gone": None}}
+    sent = fanout.publish(_records(), groups, skip={"s2"})
+    assert sent == 8 and peers["s2"].payloads == [] and peers["gone"].payloads == []
+    s1, s3, p1, p2 = (peers[k] for k in ("s1", "s3", "p1", "p2"))
+    assert all(p.flushes == 1 for p in (s1, s3, p1, p2))
+    # the deal: seat 1 has its own bytes, seat 2 shares the spectators'; the turn: seat 2 its own
+    assert p2.payloads[0] is s1.payloads[0] and p1.payloads[0] is not s1.payloads[0]
+    assert p1.payloads[1] is s1.payloads[1] and p2.payloads[1] is not s1.payloads[1]
+    assert s3.payloads[0] is not s1.payloads[0]  # another codec
+    assert p1.frames()[0]["event"] == {"type": "hole_cards", "seat": 1, "cards": ["Ah", "Kd"]}
+    assert s1.frames()[0]["event"] == {"type": "hole_cards", "seat": 1}
+    assert [("legal" in f) for f in p2.frames()] == [False, True] and p2.frames()[1]["legal"] == [{"type": "check"}]
+    assert not any("legal" in f for p in (s1, s3, p1) for f in p.frames())
+    assert s3.frames()[1] == {"type": "event", "table": "t_1", "seq": 2, "event": {"type": "awaiting"}, "ts": 11.0,
+                              "turn": {"seat": 2, "id": 2, "clock": 30.0, "bank": 60.0}}
+
+
+def test_a_replay_carries_legal_actions_only_with_the_open_turn():
+    fanout = Fanout("t_1", lambda key: None)
+    peer = Recorder(JSON)
+    fanout.replay(peer, 2, _records(), current_turn=2)
+    fanout.replay(peer, 2, _records(), current_turn=7)
+    assert [("legal" in f) for f in peer.frames()] == [False, True, False, False]
