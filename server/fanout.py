@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast
 from cardhall.protocol import frames
 from cardhall.protocol.codec import Codec
 from cardhall.protocol.frames import EventFrame
-from cardhall.server.table.records import EventRecord, legal_for
+from cardhall.server.table.records import EventRecord, carries_turn, legal_for
 
 Data = dict[str, Any]
 
@@ -73,7 +73,7 @@ class Fanout:
 
     def frame(self, rec: EventRecord, key: int | None, with_legal: bool) -> EventFrame:
         """The ``event`` frame of ``rec`` as ``key`` (a seat or None) sees it;
-        ``with_legal``: the turn it began is still open."""
+        ``with_legal``: the turn it carries is still open."""
         legal = legal_for(key, rec.legal_seat, rec.legal) if with_legal else None
         return frames.event(self.table_id, rec.seq, rec.event.view(key), rec.ts, rec.turn, legal)
 
@@ -108,6 +108,7 @@ class Fanout:
 
     def replay(self, peer: Peer, viewer: int | None, records: Iterable[EventRecord], current_turn: int | None) -> None:
         """Send ``records`` (missed since a client's ``since``) to one
-        connection; legal actions only with the turn that is still open."""
+        connection; legal actions only with the events carrying the turn that
+        is still open (the one that began it, a ``resumed`` carrying it again)."""
         for rec in records:
-            peer.send(self.frame(rec, view_key(rec, viewer), rec.seq == current_turn))
+            peer.send(self.frame(rec, view_key(rec, viewer), carries_turn(rec, current_turn)))

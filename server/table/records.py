@@ -44,18 +44,31 @@ def legal_for(viewer: int | None, seat: int | None, legal: list[LegalAction] | N
     return legal if viewer is not None and viewer == seat else None
 
 
+def carries_turn(rec: EventRecord, turn_id: int | None) -> bool:
+    """Whether ``rec`` carries turn ``turn_id``: the event that began it, or
+    one that carries it again (``resumed``, G-8).
+
+    >>> carries_turn(EventRecord(9, Event({"type": "resumed"}), 0.0, {"seat": 1, "id": 7}), 7)
+    True
+    >>> carries_turn(EventRecord(7, Event({"type": "bet"}), 0.0), 7)
+    False
+    """
+    return turn_id is not None and rec.turn is not None and rec.turn.get("id") == turn_id
+
+
 def record_from_data(seq: int, data: Data, current_turn: int | None = None, current_seat: int | None = None,
                      current_legal: list[LegalAction] | None = None) -> EventRecord:
     """An :class:`EventRecord` from its stored record (``{"data", "private"?,
     "ts", "turn"?}``, :func:`~cardhall.server.store.format.pack_record`,
-    unpacked). The record of the turn still open (``seq == current_turn``, a
-    person's turn) gets that turn's legal actions again for ``current_seat``;
-    a past turn's are not kept."""
+    unpacked). A record carrying the turn still open (its ``turn`` has the id
+    ``current_turn``, a person's turn: the event that began it, or a
+    ``resumed`` that carries it again, G-8) gets that turn's legal actions
+    again for ``current_seat``; a past turn's are not kept."""
     turn = cast("Turn | None", data.get("turn"))
     rec = EventRecord(seq, Event.from_data(data), data.get("ts", 0.0), turn)
     if turn is not None and not turn.get("continue"):
         rec.legal_seat = turn.get("seat")
-    if current_turn is not None and seq == current_turn and current_legal is not None:
+    if current_turn is not None and carries_turn(rec, current_turn) and current_legal is not None:
         rec.legal_seat = current_seat
         rec.legal = current_legal
     return rec

@@ -28,11 +28,17 @@ TRACK_SOCKETS = """
 
 
 async def decide(tab: Tab, times: int) -> None:
-    """Take ``times`` decisions (Continue, check or call) by clicking."""
+    """Take ``times`` decisions by clicking: Continue, else check, else fold.
+
+    Never calling, the player puts in at most a blind a hand (20 of a stack of 200), and the bot
+    loses at most as much: nobody can bust within these decisions, so the match still runs
+    whatever the cards. A call could put the player all in, and the table does not wait for the
+    Continue of a disconnected player (G-4): it would deal out the board and could end the match
+    before the page is back, leaving nothing to decide."""
     page = tab.page
     for _ in range(times):
         await page.wait_for_selector(".action-panel [data-action]")
-        for kind in ("continue", "check", "call"):
+        for kind in ("continue", "check", "fold"):
             button = page.locator(f".action-panel button[data-action='{kind}']")
             if await button.count():
                 handle = await button.first.element_handle()

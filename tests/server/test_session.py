@@ -108,6 +108,35 @@ async def test_since_resumes_from_buffer_or_snapshot(live):
         await c.close()
 
 
+async def test_since_after_a_resume_gives_the_open_turn_its_legal_actions_G8(live):
+    """``resumed`` carries the open turn again (G-8); a player joining with ``since`` before it
+    gets it with the legal actions, as it was published, so the client can still act."""
+    ann, bob, table, _ = await _two_players(live)
+    t = await _turn(live, table)
+    seat, turn = t.turn_seat, t.turn_id
+    clients = {1: ann, 2: bob}
+    since = clients[seat].seqs[table]
+    await ann.act(table, {"type": "pause"})
+    await ann.act(table, {"type": "resume"})
+    resumed = await clients[seat].next_event(table, where=lambda f: f["event"]["type"] == "resumed")
+    assert resumed["turn"]["id"] == turn and resumed["legal"] == t.turn_legal
+    back = await Client(live.url, codec="json", record=True).connect()
+    await back.hello(clients[seat].name, token=clients[seat].token)
+    reply = await back.join(table, role="player", since=since)
+    assert reply["type"] == "ok"
+    frames = event_frames(back, table)
+    check_gap_free(frames, since)
+    replayed = next(f for f in frames if f["event"]["type"] == "resumed")
+    assert replayed["turn"] == resumed["turn"] and replayed.get("legal") == t.turn_legal
+    other = await Client(live.url, record=True).connect()
+    await other.hello(clients[3 - seat].name, token=clients[3 - seat].token)
+    await other.join(table, role="player", since=since)
+    assert all("legal" not in f for f in event_frames(other, table))  # only the seat to act gets them
+    await clients[seat].act(table, {"type": "check"}, turn=turn)
+    for c in (ann, bob, back, other):
+        await c.close()
+
+
 async def test_timeouts_check_then_fold_then_sit_out_G3(live):
     ann, bob, table, _ = await _two_players(live, {"action_clock": 0.2, "time_bank": 0})
     clients = {1: ann, 2: bob}

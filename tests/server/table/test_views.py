@@ -47,6 +47,10 @@ def test_the_legal_gate_and_stored_records():
     assert (past.legal_seat, past.legal, past.ts) == (2, None, 5.0)  # a past turn's legal actions are not kept
     current = record_from_data(9, stored, current_turn=9, current_seat=2, current_legal=legal)
     assert current.legal == legal and current.event == Event({"type": "awaiting"})
+    resumed = {"data": {"type": "resumed"}, "ts": 6.0, "turn": {"seat": 2, "id": 9, "clock": 12.5, "bank": 60.0}}
+    again = record_from_data(12, resumed, current_turn=9, current_seat=2, current_legal=legal)
+    assert (again.legal_seat, again.legal) == (2, legal)  # it carries the open turn again (G-8)
+    assert record_from_data(12, resumed, current_turn=11, current_seat=1, current_legal=legal).legal is None
     wait = record_from_data(3, {"data": {"type": "awaiting"}, "ts": 1.0, "turn": {"seat": 1, "id": 3, "continue": True}})
     assert wait.legal_seat is None
     assert isinstance(past, EventRecord)
