@@ -285,10 +285,6 @@ def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
             "baseline_ratio": round(out["events_per_s"] / rate, 2) if rate else None}
 
 
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else round(seconds * 1000, 2)
-
-
 def main(args: argparse.Namespace) -> int:
     out = run(args)
     if args.json:
