@@ -5,7 +5,7 @@ that sends N frames of B bytes to every connection, one ``send_bytes`` per
 frame per connection (the plain way to broadcast with Starlette). Served by
 the same uvicorn websocket implementation as the service.
 
-Run: ``python -m clients.bench.baseline PORT``.
+Run: ``python -m cardhall.clients.bench.baseline PORT``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Record a whole hand of each game from a real server: ``protocol/examples/<game>.json``.
 
-    python -m protocol.examples.record [--server ws://HOST:PORT/ws] [--out DIR] [GAME ...]
+    python -m cardhall.protocol.examples.record [--server ws://HOST:PORT/ws] [--out DIR] [GAME ...]
 
 Without ``--server`` it serves on a free loopback port in this process. For
 each game, *ann* (JSON subprotocol) creates a two-seat table with one server
