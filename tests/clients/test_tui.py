@@ -42,15 +42,21 @@ def _text(widget) -> str:
     return str(widget.render())
 
 
+async def _lobby_lists(app, pilot, entry: str) -> None:
+    """Wait until the lobby's help line (built from GET /api/games) shows ``entry``."""
+    for _ in range(100):
+        if isinstance(app.screen, Lobby) and entry in _text(app.screen.query_one("#help")):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(_text(app.screen.query_one("#help")))
+
+
 @pytest.mark.parametrize("game", sorted(GAMES))
 async def test_play_a_hand_by_keys(game):
     async with running_server() as live:
         app = CardhallApp(live.url, "ann", codec="json")
         async with app.run_test(size=(120, 50)) as pilot:
-            for _ in range(100):
-                if isinstance(app.screen, Lobby) and "avalanche 2-8" in _text(app.screen.query_one("#help")):
-                    break
-                await pilot.pause(0.02)
+            await _lobby_lists(app, pilot, "avalanche 2-8")
             assert "no_limit_holdem 2-9 (starting_stacks" in _text(app.screen.query_one("#help"))  # GET /api/games
             await pilot.click("#create")
             await pilot.press(*GAMES[game])
@@ -105,12 +111,7 @@ async def test_a_game_without_a_terminal_renderer_is_played_as_data():
         async with running_server() as live:
             app = CardhallApp(live.url, "ann", codec="json")
             async with app.run_test(size=(120, 50)) as pilot:
-                for _ in range(100):
-                    if isinstance(app.screen, Lobby) and "high_card 2-6 (hands max_bet)" in _text(app.screen.query_one("#help")):
-                        break
-                    await pilot.pause(0.02)
-                else:
-                    raise AssertionError(_text(app.screen.query_one("#help")))
+                await _lobby_lists(app, pilot, "high_card 2-6 (hands max_bet)")
                 await pilot.click("#create")
                 await pilot.press(*"high_card 2 1 pause=0 bot_think=0 hands=2 max_bet=4")
                 await pilot.press("enter")
