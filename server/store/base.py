@@ -30,6 +30,11 @@ class StoreEmpty(StoreUnavailable):
     persistence): every table must be written again from memory first."""
 
 
+class LeaseLost(Exception):
+    """A checkpoint was refused because its fencing token is not the table's
+    current lease (another node owns the table now): nothing of it was
+    written, and this node must drop the table at once."""
+
 
 class Checkpoint:
     """One table's commit: its state after the new events, the new events as
@@ -46,7 +51,8 @@ class Checkpoint:
     the others; the committer hands the error to this table alone.
     """
 
-    __slots__ = ("table", "hands", "error", "_state_fn", "_events_fn", "_state", "_events")
+    __slots__ = ("table", "hands", "error", "token", "publish", "info",
+                 "_state_fn", "_events_fn", "_state", "_events")
 
     def __init__(self, table: str, state: Data | Callable[[], Data],
                  events: list[tuple[int, bytes]] | Callable[[], list[tuple[int, bytes]]] = (),  # type: ignore[assignment]
@@ -54,6 +60,9 @@ class Checkpoint:
         self.table = table
         self.hands = hands or []
         self.error: BaseException | None = None
+        self.token: str | None = None
+        self.publish: tuple[str, bytes] | None = None
+        self.info: bytes | None = None
         self._state_fn = state if callable(state) else None
         self._state = None if callable(state) else state
         self._events_fn = events if callable(events) else None
@@ -130,8 +139,10 @@ class Store(ABC):
         """Every stored hand record of ``table`` (``{"match", "hand"}``), oldest first."""
 
     @abstractmethod
-    async def delete_table(self, table: str) -> None:
-        """Forget a closed table's state and events; its hands stay (G-9)."""
+    async def delete_table(self, table: str, token: str | None = None) -> None:
+        """Forget a closed table's state and events; its hands stay (G-9).
+        With a fencing ``token``, only while it is the table's lease (else
+        :class:`LeaseLost`, nothing deleted)."""
 
     @abstractmethod
     async def save_player(self, player: str, token_hash: str, name: str) -> None:
@@ -141,9 +152,11 @@ class Store(ABC):
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         """``(player id, name)`` for a token hash, or None."""
 
-    async def quarantine(self, table: str, reason: str) -> None:  # noqa: B027 (optional: a store may keep nothing)
+    async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:  # noqa: B027
         """Set an unreadable table aside: it is no longer loaded, its data is
-        kept for an operator (``server/STORAGE.md``)."""
+        kept for an operator (``server/STORAGE.md``). With a fencing
+        ``token``, only while it is the table's lease (else :class:`LeaseLost`).
+        Optional: a store may keep nothing."""
 
     async def quarantined(self) -> dict[str, str]:
         """Quarantined table ids and why."""

@@ -92,7 +92,7 @@ class MemoryStore(Store):
     async def hands(self, table: str) -> list[Data]:
         return [msgpack.unpackb(blob, strict_map_key=False) for blob in self._hands.get(table, ())]
 
-    async def delete_table(self, table: str) -> None:
+    async def delete_table(self, table: str, token: str | None = None) -> None:
         self._states.pop(table, None)
         self._events.pop(table, None)
 
@@ -102,7 +102,7 @@ class MemoryStore(Store):
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         return self._players.get(token_hash)
 
-    async def quarantine(self, table: str, reason: str) -> None:
+    async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         self._quarantine[table] = reason
 
     async def quarantined(self) -> dict[str, str]:

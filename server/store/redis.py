@@ -32,8 +32,17 @@ from redis import exceptions as rexc
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from cardhall.server.store.base import Checkpoint, Data, Store, StoredTable, StoreEmpty, StoreUnavailable
+from cardhall.server.store.base import (
+    Checkpoint,
+    Data,
+    LeaseLost,
+    Store,
+    StoredTable,
+    StoreEmpty,
+    StoreUnavailable,
+)
 from cardhall.server.store.format import EVENT_VERSION, FORMAT_VERSION, CheckpointError, unpack_event, unpack_state
+from cardhall.server.store.keys import Keys
 
 log = logging.getLogger("cardhall.store")
 
@@ -44,51 +53,115 @@ EMPTY = "CARDHALL_EMPTY"
 #: stream entry field holding an event record (named by the record's format version)
 EVENT_FIELD = str(EVENT_VERSION).encode()
 
-#: KEYS: meta, tables, then per table: state, events, hands, handseq.
-#: ARGV: mode ("c": commit, refused without the marker; "r": rewrite), stream
-#: bound, then per table (in KEYS order): id, state (msgpack bytes as they are
-#: stored), and one msgpack list ``[seq, record, seq, record, ..., [seq, hand,
+#: KEYS: meta, tables, lobby, then per table: state, events, hands, handseq,
+#: lease, epoch. ARGV: mode ("c": commit, refused without the marker; "r":
+#: rewrite), stream bound, lease TTL (ms), then per table (in KEYS order): id,
+#: fencing token ("" without a cluster), state (msgpack bytes as they are
+#: stored), one msgpack list ``[seq, record, seq, record, ..., [seq, hand,
 #: ...]]`` of its new events and hands (records and hands are msgpack bytes
-#: themselves). The state travels as its own argument: Redis then copies it
-#: once, instead of unpacking it from a larger message.
+#: themselves), the channel and message to publish ("" for none), and the
+#: table's public info ("" when unchanged). The state travels as its own
+#: argument: Redis then copies it once, instead of unpacking it from a larger
+#: message. Returns the ids of the tables refused because their token is not
+#: the current lease; in rewrite mode a free lease is taken with the token
+#: (and the epoch counter raised to the token's) before writing.
 COMMIT_SCRIPT = f"""
 if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('{EMPTY} the store holds no cardhall data')
 end
-local bound = ARGV[2]
-local k = 3
-local n = 0
-for a = 3, #ARGV, 3 do
-  local id, state, rest = ARGV[a], ARGV[a + 1], cmsgpack.unpack(ARGV[a + 2])
-  local skey, ekey, hkey, hskey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
-  k = k + 4
-  n = n + 1
-  local hands = rest[#rest]
-  if #rest > 1 then
-    local last = 0
-    local top = redis.call('XREVRANGE', ekey, '+', '-', 'COUNT', 1)
-    if top[1] then last = tonumber(string.match(top[1][1], '^%d+')) end
-    for i = 1, #rest - 1, 2 do
-      local seq = rest[i]
-      if seq > last then
-        redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{EVENT_VERSION}', rest[i + 1])
+local bound, ttl = ARGV[2], ARGV[3]
+local k = 4
+local refused = {{}}
+for a = 4, #ARGV, 7 do
+  local id, token = ARGV[a], ARGV[a + 1]
+  local skey, ekey, hkey, hskey, lkey, epkey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
+  k = k + 6
+  local owned = true
+  if token ~= '' then
+    local current = redis.call('GET', lkey)
+    if current ~= token then
+      if ARGV[1] == 'r' and not current then
+        redis.call('SET', lkey, token, 'PX', ttl)
+        local epoch = tonumber(string.match(token, '(%d+)$'))
+        if tonumber(redis.call('GET', epkey) or '0') < epoch then redis.call('SET', epkey, epoch) end
+      else
+        owned = false
       end
     end
   end
-  redis.call('SET', skey, state)
-  if #hands > 0 then
-    local done = tonumber(redis.call('GET', hskey) or '0')
-    for i = 1, #hands, 2 do
-      if hands[i] > done then
-        redis.call('RPUSH', hkey, hands[i + 1])
-        done = hands[i]
+  if owned then
+    local rest = cmsgpack.unpack(ARGV[a + 3])
+    local hands = rest[#rest]
+    if #rest > 1 then
+      local last = 0
+      local top = redis.call('XREVRANGE', ekey, '+', '-', 'COUNT', 1)
+      if top[1] then last = tonumber(string.match(top[1][1], '^%d+')) end
+      for i = 1, #rest - 1, 2 do
+        local seq = rest[i]
+        if seq > last then
+          redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{EVENT_VERSION}', rest[i + 1])
+        end
       end
     end
-    redis.call('SET', hskey, string.format('%d', done))
+    redis.call('SET', skey, ARGV[a + 2])
+    if #hands > 0 then
+      local done = tonumber(redis.call('GET', hskey) or '0')
+      for i = 1, #hands, 2 do
+        if hands[i] > done then
+          redis.call('RPUSH', hkey, hands[i + 1])
+          done = hands[i]
+        end
+      end
+      redis.call('SET', hskey, string.format('%d', done))
+    end
+    redis.call('SADD', KEYS[2], id)
+    if ARGV[a + 6] ~= '' then redis.call('HSET', KEYS[3], id, ARGV[a + 6]) end
+    if ARGV[a + 4] ~= '' then redis.call('PUBLISH', ARGV[a + 4], ARGV[a + 5]) end
+  else
+    refused[#refused + 1] = id
   end
-  redis.call('SADD', KEYS[2], id)
 end
-return n
+return refused
+"""
+
+#: Forgets a closed table (its state, stream, lease, epoch, lobby entry; its
+#: hands stay), only while ``token`` is its lease (or with no token: no
+#: cluster). KEYS: tables, lobby, state, events, lease, epoch. ARGV: id,
+#: token. Returns 1, or 0 when refused.
+DELETE_SCRIPT = """
+if ARGV[2] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+"""
+
+#: Sets an unreadable table aside (out of ``P:tables`` and the lobby, its
+#: reason in ``P:quarantine``, its keys untouched), only while ``token`` is its
+#: lease (or with no token). KEYS: tables, lobby, quarantine, lease. ARGV: id,
+#: note, token. Returns 1, or 0 when refused; the lease is released.
+QUARANTINE_SCRIPT = """
+if ARGV[3] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('SREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+if ARGV[3] ~= '' then redis.call('DEL', KEYS[4]) end
+return 1
+"""
+
+#: Moves the keys of one table stored before keys were hash-tagged
+#: (``P:t:{id}``, ``...:events``, ``...:hands``, ``...:handseq``) to their
+#: names now. KEYS: the four old names, then the four new ones. Returns the
+#: number of keys moved (0 when already moved).
+MIGRATE_KEYS_SCRIPT = """
+local moved = 0
+for i = 1, 4 do
+  if redis.call('EXISTS', KEYS[i]) == 1 and redis.call('EXISTS', KEYS[i + 4]) == 0 then
+    redis.call('RENAME', KEYS[i], KEYS[i + 4])
+    moved = moved + 1
+  end
+end
+return moved
 """
 COMMIT_SHA = hashlib.sha1(COMMIT_SCRIPT.encode()).hexdigest()
 
@@ -115,7 +188,7 @@ def redact_url(url: str) -> str:
 
 class RedisStore(Store):
     """Tables, events, hands and players in the Redis at ``url`` under keys
-    starting with ``prefix`` (one server per prefix).
+    starting with ``prefix`` (shared by every node of one cluster).
 
     ``stream_bound``: events kept per table stream (approximately: Redis trims
     whole stream nodes), for ``join`` with ``since`` after a restart.
@@ -136,11 +209,13 @@ class RedisStore(Store):
             retry=Retry(NoBackoff(), 1), health_check_interval=0,
         )
         self.run_id: str | None = None
-        self._meta = f"{prefix}:meta"
-        self._tables = f"{prefix}:tables"
-        self._players = f"{prefix}:players"
-        self._quarantine = f"{prefix}:quarantine"
-        self._t = f"{prefix}:t:"
+        self.keys = Keys(prefix)
+        self._meta = self.keys.meta
+        self._tables = self.keys.tables
+        self._players = self.keys.players
+        self._quarantine = self.keys.quarantine
+        #: milliseconds a lease taken by a rewrite lasts (the cluster node sets it)
+        self.lease_ms = 3000
         #: every player this process saved or found (token hash -> (id, name)):
         #: ``hello`` with a known token needs no round trip, and a Redis that
         #: lost its data gets them back (:meth:`rewrite`)
@@ -149,8 +224,8 @@ class RedisStore(Store):
     # -- keys ---------------------------------------------------------------
     def table_keys(self, table: str) -> tuple[str, str, str, str]:
         """``(state, events, hands, handseq)`` keys of ``table``."""
-        base = self._t + table
-        return base, base + ":events", base + ":hands", base + ":handseq"
+        k = self.keys
+        return k.state(table), k.events(table), k.hands(table), k.handseq(table)
 
     # -- plumbing -----------------------------------------------------------
     async def _call(self, make: Callable[[], Awaitable[T]]) -> T:
@@ -178,8 +253,9 @@ class RedisStore(Store):
         """Script KEYS and ARGV for ``batch`` (ARGV has only the two first
         arguments when nothing is left to write); a checkpoint that cannot be
         packed gets its ``error`` and is left out."""
-        keys = [self._meta, self._tables]
-        args: list[Any] = [mode, self.stream_bound]
+        k = self.keys
+        keys = [k.meta, k.tables, k.lobby]
+        args: list[Any] = [mode, self.stream_bound, self.lease_ms]
         packb = msgpack.packb
         for cp in batch:
             try:
@@ -191,16 +267,27 @@ class RedisStore(Store):
             except Exception as exc:
                 cp.error = exc
                 continue
-            base = self._t + cp.table
-            keys += (base, base + ":events", base + ":hands", base + ":handseq")
-            args += (cp.table, state, extra)
+            t = cp.table
+            keys += (k.state(t), k.events(t), k.hands(t), k.handseq(t), k.lease(t), k.epoch(t))
+            channel, message = cp.publish or ("", b"")
+            args += (t, cp.token or "", state, extra, channel, message, cp.info or b"")
         return keys, args
 
     # -- the Store interface ------------------------------------------------
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
         keys, args = self._pack(batch, "c")
-        if len(args) > 2:
-            await self._script(keys, args)
+        if len(args) > 3:
+            self._refused(batch, await self._script(keys, args))
+
+    @staticmethod
+    def _refused(batch: Sequence[Checkpoint], refused: Any) -> None:
+        """Give each checkpoint the script refused (not its lease) :class:`LeaseLost`."""
+        if not refused:
+            return
+        ids = {r.decode() if isinstance(r, bytes) else str(r) for r in refused}
+        for cp in batch:
+            if cp.table in ids and cp.error is None:
+                cp.error = LeaseLost(f"table {cp.table}: the lease is not this node's")
 
     async def load_tables(self) -> list[StoredTable]:
         client = self.client
@@ -208,7 +295,7 @@ class RedisStore(Store):
         out: list[StoredTable] = []
         for start in range(0, len(ids), LOAD_CHUNK):
             chunk = ids[start:start + LOAD_CHUNK]
-            keys = [self._t + t for t in chunk]
+            keys = [self.keys.state(t) for t in chunk]
             blobs = await self._call(lambda keys=keys: client.mget(keys))
             for table, blob in zip(chunk, blobs):
                 try:
@@ -220,6 +307,36 @@ class RedisStore(Store):
         await self.probe()
         await self._call(lambda: client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT))
         return out
+
+    async def migrate_keys(self) -> int:
+        """Move every table stored under the key names before hash tags
+        (``P:t:{id}``) to its names now; returns the number of tables moved.
+        Idempotent, and safe while other nodes start (one script per table)."""
+        client = self.client
+        ids = sorted(i.decode() for i in await self._call(lambda: client.smembers(self._tables)))
+        moved = 0
+        for table in ids:
+            old = self.keys.legacy_state(table)
+            keys = [old, old + ":events", old + ":hands", old + ":handseq", *self.table_keys(table)]
+            n = await self._call(lambda keys=keys: client.eval(MIGRATE_KEYS_SCRIPT, len(keys), *keys))
+            moved += 1 if n else 0
+        if moved:
+            log.warning("moved %d tables to the hash-tagged key names (server/STORAGE.md)", moved)
+        return moved
+
+    async def table_ids(self) -> list[str]:
+        """Ids of every stored table (``P:tables``)."""
+        return sorted(i.decode() for i in await self._call(lambda: self.client.smembers(self._tables)))
+
+    async def load_table(self, table: str) -> StoredTable | None:
+        """One stored table (None when it is not stored)."""
+        blob = await self.raw_state(table)
+        if blob is None:
+            return None
+        try:
+            return StoredTable(table, unpack_state(blob))
+        except CheckpointError as exc:
+            return StoredTable(table, error=str(exc))
 
     async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
         if upto <= seq:
@@ -251,15 +368,12 @@ class RedisStore(Store):
                 log.error("table %s: an unreadable hand record in %s was skipped", table, key)
         return out
 
-    async def delete_table(self, table: str) -> None:
-        state, events, _, _ = self.table_keys(table)
-
-        async def run() -> Any:
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.delete(state, events)
-                pipe.srem(self._tables, table)
-                return await pipe.execute()
-        await self._call(run)
+    async def delete_table(self, table: str, token: str | None = None) -> None:
+        k = self.keys
+        keys = [k.tables, k.lobby, k.state(table), k.events(table), k.lease(table), k.epoch(table)]
+        done = await self._call(lambda: self.client.eval(DELETE_SCRIPT, len(keys), *keys, table, token or ""))
+        if not done:
+            raise LeaseLost(f"table {table}: the lease is not this node's; not deleted")
 
     async def save_player(self, player: str, token_hash: str, name: str) -> None:
         blob = msgpack.packb([player, name])
@@ -281,15 +395,13 @@ class RedisStore(Store):
         self._player_cache[token_hash] = (pid, name)
         return pid, name
 
-    async def quarantine(self, table: str, reason: str) -> None:
+    async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         note = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {reason}"
-
-        async def run() -> Any:
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.hset(self._quarantine, table, note)
-                pipe.srem(self._tables, table)
-                return await pipe.execute()
-        await self._call(run)
+        k = self.keys
+        keys = [k.tables, k.lobby, k.quarantine, k.lease(table)]
+        done = await self._call(lambda: self.client.eval(QUARANTINE_SCRIPT, len(keys), *keys, table, note, token or ""))
+        if not done:
+            raise LeaseLost(f"table {table}: the lease is not this node's; not quarantined")
 
     async def quarantined(self) -> dict[str, str]:
         raw = await self._call(lambda: self.client.hgetall(self._quarantine))
@@ -311,19 +423,21 @@ class RedisStore(Store):
         """One MULTI/EXEC: every table of ``batch`` (script calls of
         :data:`REWRITE_CHUNK` tables), the cached players, then the marker."""
         calls = [self._pack(batch[i:i + REWRITE_CHUNK], "r") for i in range(0, len(batch), REWRITE_CHUNK)]
+        calls = [(keys, args) for keys, args in calls if len(args) > 3]
         players = {h: msgpack.packb([p, n]) for h, (p, n) in self._player_cache.items()}
 
         async def run() -> Any:
             await self.client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT)
             async with self.client.pipeline(transaction=True) as pipe:
                 for keys, args in calls:
-                    if len(args) > 2:
-                        pipe.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
+                    pipe.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
                 if players:
                     pipe.hset(self._players, mapping=players)
                 pipe.hset(self._meta, mapping=self._marker())
                 return await pipe.execute()
-        await self._call(run)
+        results = await self._call(run)
+        for result in results[:len(calls)]:
+            self._refused(batch, result)
 
     def describe(self) -> Data:
         return {"kind": self.kind, "url": redact_url(self.url), "prefix": self.prefix, "run_id": self.run_id}
@@ -343,7 +457,7 @@ class RedisStore(Store):
 
     async def raw_state(self, table: str) -> bytes | None:
         """The stored state bytes of ``table`` (tests, operators)."""
-        return await self._call(lambda: self.client.get(self._t + table))
+        return await self._call(lambda: self.client.get(self.keys.state(table)))
 
     async def state(self, table: str) -> Data | None:
         """The stored state of ``table``, decoded (tests, operators)."""

@@ -51,6 +51,7 @@ from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
 from cardhall.server.store.format import unpack_event, unpack_state
+from cardhall.server.store.keys import Keys
 from tests.server.conftest import RedisServer, free_port
 from tests.server.play import QUICK
 
@@ -126,6 +127,7 @@ class Harness:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(self.port), "--log-level", "warning",
              "--redis", self.redis.url, "--redis-prefix", PREFIX, "--redis-stream-bound", "100000",
+             "--node-id", "killtest-node",  # started again with its id: it takes its tables back at once
              "--operator-key", OPERATOR_KEY], env=env, stdout=self.log, stderr=self.log)
 
     async def wait_ready(self) -> None:
@@ -346,8 +348,9 @@ async def stored_history(db: aioredis.Redis, prefix: str, table: str
     """``table``'s state and stream as Redis holds them (``server/STORAGE.md``), read
     together (one MULTI/EXEC: a live server may commit between two reads)."""
     async with db.pipeline(transaction=True) as pipe:
-        pipe.get(f"{prefix}:t:{table}")
-        pipe.xrange(f"{prefix}:t:{table}:events", "-", "+")
+        keys = Keys(prefix)
+        pipe.get(keys.state(table))
+        pipe.xrange(keys.events(table), "-", "+")
         blob, entries = await pipe.execute()
     state = unpack_state(blob)
     return state, [(int(eid.split(b"-")[0]), unpack_event(fields[b"1"])) for eid, fields in entries]
