@@ -32,10 +32,24 @@ class Settings:
     ``gc_thresholds``: ``gc.set_threshold`` for ``cardhall serve`` (deploy/README.md).
     ``redis_url``: keep tables, events, hands and players in this Redis (None:
     in memory, nothing survives the process); ``redis_prefix``: its keys' prefix
-    (one server per prefix); ``redis_timeout``: seconds a Redis command may take;
+    (every server on one Redis and prefix is a node of one cluster); ``redis_timeout``: seconds a Redis command may take;
     ``stream_bound``: events kept per table in Redis (for ``since`` after a
     restart); ``store_retry``: seconds between probes of a store that stopped
     answering (doubling up to 5). See ``server/STORAGE.md``.
+
+    A server with ``redis_url`` is a node of a cluster: every server on the
+    same Redis and ``redis_prefix`` serves every table of it (``deploy/README.md``,
+    "On several machines"). ``node_id``: its name in the node registry and in
+    its leases (None: ``<host>-<pid>-<random>``); a node started again with
+    the id it had takes its own tables back at once, so never run two nodes
+    with one id. ``advertise``: the URL shown for it in ``/api/cluster``
+    (None: ``http://<host>:<port>``). ``lease_ttl``: seconds a table's lease
+    lasts without renewal (a dead node's tables move after it);
+    ``lease_renew``: seconds between renewals and heartbeats (at most a third
+    of ``lease_ttl``). ``placement``: where a new table goes, ``least_loaded``
+    (the live node with the fewest tables) or ``local`` (the node asked).
+    ``trusted_proxies``: addresses of load balancers whose
+    ``X-Forwarded-For`` gives the client's address (empty: the socket's peer).
     """
 
     host: str = "127.0.0.1"
@@ -62,3 +76,9 @@ class Settings:
     redis_timeout: float = 3.0
     stream_bound: int = 1024
     store_retry: float = 0.5
+    node_id: str | None = None
+    advertise: str | None = None
+    lease_ttl: float = 3.0
+    lease_renew: float = 1.0
+    placement: str = "least_loaded"
+    trusted_proxies: tuple[str, ...] = ()

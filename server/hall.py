@@ -20,34 +20,38 @@ retry.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from cardhall.engine.base import test_rng
-from cardhall.engine.bots.registry import BOTS, DEFAULT, make_bot
-from cardhall.engine.options import OptionError
-from cardhall.engine.registry import GAMES, engine_class
+from redis.exceptions import RedisError
+
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.catalogue import default_seats
+from cardhall.protocol.frames import Info
 from cardhall.server.config import Settings
 from cardhall.server.connection import Connection, Connections
+from cardhall.server.creation import check
 from cardhall.server.metrics import Metrics
-from cardhall.server.options import split_options
 from cardhall.server.players import Players
-from cardhall.server.store.base import Checkpoint, Store, StoreUnavailable
+from cardhall.server.store.base import Checkpoint, LeaseLost, Store, StoreUnavailable
 from cardhall.server.store.committer import GroupCommitter
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.table.actor import TableActor, now
 from cardhall.server.table.core import BROKEN, CLOSED
-from cardhall.server.table.inputs import Close, Disconnect, ServiceStopping, StoreBack
+from cardhall.server.table.inputs import Close, Disconnect, Join, ServiceStopping, StoreBack
 from cardhall.server.table.machine import TableMachine
+
+if TYPE_CHECKING:
+    from cardhall.server.cluster.node import ClusterNode
+    from cardhall.server.cluster.peers import RemotePeer
 
 log = logging.getLogger("cardhall.hall")
 
 Data = dict[str, Any]
+T = TypeVar("T")
 
 
 def make_store(settings: Settings) -> Store:
@@ -75,6 +79,16 @@ class Hall:
         self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections), lambda: len(self.stalled))
         self.committer = GroupCommitter(self.store, self.metrics.committed, self._store_failed)
         self.accepting = True
+        self.started = time.time()
+        #: the join that made each (local connection id, table id) watch a table
+        #: (sent again when the table moves to another node)
+        self.joins: dict[tuple[int, str], Join] = {}
+        #: this node in the cluster on the store's Redis (None: in memory, one process)
+        self.cluster: ClusterNode | None = None
+        if getattr(self.store, "kind", "") == "redis":
+            from cardhall.server.cluster.node import ClusterNode
+
+            self.cluster = ClusterNode(self, self.store)  # type: ignore[arg-type]
         self._sweeper: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         #: True once the process was asked to stop (set by the server): ends a wait for the store at start
@@ -82,43 +96,30 @@ class Hall:
 
     # -- lifecycle ----------------------------------------------------------
     async def start(self) -> None:
-        """Recover stored tables (quarantining unreadable ones) and start the sweeper.
-        An unreachable store is waited for (logged), never a crash."""
+        """Recover stored tables (quarantining unreadable ones) and start the
+        sweeper: with a cluster, join it and claim this node's tables and the
+        orphans; else every stored table. An unreachable store is waited for
+        (logged), never a crash."""
         started = time.perf_counter()
-        stored = await self._load()
-        for item in stored:
-            data = item.data
-            reason = item.error
-            if data is not None:
-                if data.get("status") == CLOSED:  # closed, but not yet deleted when the server stopped
-                    await self._delete(item.id)
-                    continue
-                if data.get("status") == BROKEN:
-                    await self.quarantine(item.id, "the table was broken by a fault (logged when it happened)")
-                    continue
-                try:
-                    table = TableActor(self, TableMachine.from_data(data, now()), self.settings.event_buffer)
-                except Exception as exc:
-                    reason = f"state cannot be restored: {exc!r}"[:300]
-                else:
-                    self.tables[table.id] = table
-                    table.start(restored=True)
-                    continue
-            await self.quarantine(item.id, reason or "unreadable")
+        if self.cluster is not None:
+            await self._wait_for_store(self.cluster.start)
+        else:
+            for item in await self._wait_for_store(self.store.load_tables):
+                await self._restore(item, None)
         seconds = time.perf_counter() - started
         self.recovery = {"tables": len(self.tables), "quarantined": len(self.quarantined), "seconds": round(seconds, 4)}
         self.metrics.recovered(len(self.tables), seconds)
-        if stored:
+        if self.tables or self.quarantined:
             log.info("recovered %d tables from the %s store in %.3f s (%d quarantined)",
                      len(self.tables), self.store.kind, seconds, len(self.quarantined))
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
-    async def _load(self) -> list[Any]:
+    async def _wait_for_store(self, job: Callable[[], Awaitable[T]]) -> T:
         waited = 0.0
         while True:
             try:
-                return await self.store.load_tables()
-            except StoreUnavailable as exc:
+                return await job()
+            except (StoreUnavailable, RedisError, OSError) as exc:
                 if self.should_stop():
                     raise RuntimeError(f"stopped while waiting for the {self.store.kind} store") from None
                 if waited == 0.0 or waited >= 10.0:
@@ -127,15 +128,16 @@ class Hall:
                 await asyncio.sleep(1.0)
                 waited += 1.0
 
-    async def quarantine(self, table_id: str, reason: str) -> None:
-        """Set an unreadable stored table aside (kept in the store for an operator)."""
+    async def quarantine(self, table_id: str, reason: str, token: str | None = None) -> None:
+        """Set an unreadable stored table aside (kept in the store for an
+        operator); ``token``: this node's lease on it."""
         log.error("table %s quarantined: %s; it is not loaded, its data stays in the store (server/STORAGE.md)",
                   table_id, reason)
         self.quarantined[table_id] = reason
         self.metrics.quarantined.set(len(self.quarantined))
         try:
-            await self.store.quarantine(table_id, reason)
-        except StoreUnavailable as exc:
+            await self.store.quarantine(table_id, reason, token)
+        except (StoreUnavailable, LeaseLost) as exc:
             log.error("table %s: could not record the quarantine in the store: %s", table_id, exc)
 
     def stop_accepting(self) -> None:
@@ -146,7 +148,15 @@ class Hall:
             table.post(ServiceStopping())
 
     async def shutdown(self) -> None:
-        """Stop taking work; let tables finish what is queued; close sockets with 1001."""
+        """Stop taking work; with a cluster, hand every table to another live
+        node first (final state written, lease released, claimed there); let
+        tables finish what is queued; close sockets with 1001."""
+        if self.cluster is not None:
+            self.accepting = False
+            started = time.perf_counter()
+            handed = await self.cluster.hand_over(timeout=max(5.0, self.settings.shutdown_grace * 4))
+            if handed:
+                log.info("handed %d tables to other nodes in %.3f s", handed, time.perf_counter() - started)
         self.stop_accepting()
         for _ in range(50):  # let queued inputs and commits drain (at most ~0.5 s)
             if all(t.mailbox.empty() for t in self.tables.values()):
@@ -170,6 +180,11 @@ class Hall:
         stopping = [t.stop() for t in self.tables.values()]
         if stopping:
             await asyncio.wait(stopping, timeout=self.settings.shutdown_grace)
+        if self.cluster is not None:
+            for table in list(self.tables.values()):  # not handed over: free for the next node at once
+                with contextlib.suppress(RedisError, OSError):
+                    await self.cluster.release_lease(table)
+            await self.cluster.stop()
         await self.store.close()
 
     async def _save_clocks(self) -> None:
@@ -181,42 +196,44 @@ class Hall:
                    if t.machine.clock_running and not t.machine.stalled and not t.machine.pending.needs_commit]
         if not ticking:
             return
+        def checkpoint(t: TableActor) -> Checkpoint:
+            cp = Checkpoint(t.id, t.to_data())
+            cp.token = t.token
+            return cp
         try:
-            await self.committer.exclusive(lambda: self.store.commit([Checkpoint(t.id, t.to_data()) for t in ticking]))
+            await self.committer.exclusive(lambda: self.store.commit([checkpoint(t) for t in ticking]))
         except Exception as exc:
             log.warning("the clocks of %d tables could not be saved at shutdown: %s", len(ticking), exc)
 
     # -- tables -------------------------------------------------------------
-    def create_table(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> TableActor:
-        """A new table from a ``create_table`` map (``game``, ``seats``,
-        ``options``, ``bots``). ``bots``: a count, or a list of bot names (None
-        or "" for the game's default). ``owner``: the player creating it, whose
-        open tables are limited (``max_tables_per_player``); without one,
-        ``address`` (the HTTP client's) is limited instead
-        (``max_tables_per_address``). Raises ProtocolError."""
+    async def create(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> Info:
+        """A new table from a ``create_table`` map, placed by the cluster's
+        policy (``placement``: on the least loaded live node, which may be
+        another one) or here without a cluster; returns its public info.
+        Raises ProtocolError (the request's checks: :func:`~cardhall.server.creation.check`)."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
-        game = spec.get("game")
-        if not isinstance(game, str) or game not in GAMES:
-            raise ProtocolError("unknown_game", f"unknown game {game!r}; games: {', '.join(sorted(GAMES))}")
-        try:
-            cls = engine_class(game)
-        except (ImportError, AttributeError):  # a registered plugin whose engine does not import here
-            raise ProtocolError("unknown_game", f"{game} is not available on this server") from None
-        seats = spec.get("seats", default_seats(cls))
-        if isinstance(seats, bool) or not isinstance(seats, int) or not cls.min_seats <= seats <= cls.max_seats:
-            raise ProtocolError("bad_request", f"{game} takes {cls.min_seats} to {cls.max_seats} seats")
-        table_opts, game_opts = split_options(spec.get("options"))
-        try:
-            cls.resolve_options(game_opts)
-            cls.new(list(range(1, seats + 1)), game_opts, test_rng("options"))
-        except OptionError as exc:
-            raise ProtocolError("bad_options", str(exc), option=exc.option) from None
-        except (ValueError, TypeError, KeyError) as exc:  # a rule over several options or the seats
-            named = str(exc).split(":", 1)[0]  # the engines' convention: "<option>: <why>"
-            extra = {"option": named} if named in {o.name for o in cls.options_spec} else {}
-            raise ProtocolError("bad_options", str(exc), **extra) from None
-        bots = _parse_bots(spec.get("bots"), game, seats)
+        check(spec)
+        cluster = self.cluster
+        if cluster is not None:
+            target = cluster.place()
+            if target != cluster.id:
+                try:
+                    return cast(Info, await cluster.call(target, "create", [dict(spec), owner, address]))
+                except TimeoutError:
+                    log.warning("node %s did not answer a table creation in time; creating it here", target)
+        return (await self.create_here(spec, owner, address)).machine.info()
+
+    async def create_here(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> TableActor:
+        """A new table on this node from a ``create_table`` map (``game``,
+        ``seats``, ``options``, ``bots``: :func:`~cardhall.server.creation.check`).
+        ``owner``: the player creating it, whose open tables here are limited
+        (``max_tables_per_player``); without one, ``address`` (the HTTP
+        client's) is limited instead (``max_tables_per_address``). Raises
+        ProtocolError; StoreUnavailable becomes ``unavailable``."""
+        if not self.accepting:
+            raise ProtocolError("shutting_down", "the server is stopping")
+        game, seats, table_opts, game_opts, bots = check(spec)
         if owner is not None:
             owned = sum(1 for t in self.tables.values() if t.machine.owner == owner)
             if owned >= self.settings.max_tables_per_player:
@@ -227,11 +244,56 @@ class Hall:
                 raise ProtocolError("too_many_tables",
                                     f"at most {self.settings.max_tables_per_address} open tables per address without a player token")
         table_id = "t_" + secrets.token_hex(6)
+        token = None
+        if self.cluster is not None:
+            try:
+                token = await self.cluster.lease_new(table_id)
+            except StoreUnavailable:
+                raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
         table = TableActor(self, machine, self.settings.event_buffer, creator=address if owner is None else None)
+        table.token = token
+        if self.cluster is not None:  # stored (and in the cluster's lobby) before anyone hears of it
+            checkpoint = table.full_checkpoint()
+            self.cluster.dress(table, checkpoint, [])
+            try:
+                await self.commit(checkpoint)
+            except (StoreUnavailable, LeaseLost):
+                raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         self.tables[table_id] = table
         table.start()
         return table
+
+    async def restore(self, table_id: str, token: str | None = None) -> TableActor | None:
+        """Serve the stored table ``table_id`` here (its lease is ``token``):
+        a closed one is deleted, a broken or unreadable one quarantined;
+        returns the started actor, or None."""
+        stored = await self.store.load_table(table_id)
+        if stored is None:
+            return None
+        return await self._restore(stored, token)
+
+    async def _restore(self, item: Any, token: str | None) -> TableActor | None:
+        data = item.data
+        reason = item.error
+        if data is not None:
+            if data.get("status") == CLOSED:  # closed, but not yet deleted when its node stopped
+                await self._delete(item.id, token)
+                return None
+            if data.get("status") == BROKEN:
+                await self.quarantine(item.id, "the table was broken by a fault (logged when it happened)", token)
+                return None
+            try:
+                table = TableActor(self, TableMachine.from_data(data, now()), self.settings.event_buffer)
+            except Exception as exc:
+                reason = f"state cannot be restored: {exc!r}"[:300]
+            else:
+                table.token = token
+                self.tables[table.id] = table
+                table.start(restored=True)
+                return table
+        await self.quarantine(item.id, reason or "unreadable", token)
+        return None
 
     def get(self, table_id: Any) -> TableActor:
         """The open table ``table_id``; ProtocolError ``unknown_table`` otherwise."""
@@ -257,6 +319,20 @@ class Hall:
         """The open connection with id ``key``."""
         return self.connections.get(key)
 
+    def remote_peer(self, table: str, key: Hashable) -> RemotePeer | None:
+        """Subscriber ``key`` of ``table`` on another node (None without a cluster)."""
+        return self.cluster.peer(table, key) if self.cluster is not None else None
+
+    def dress(self, table: TableActor, checkpoint: Checkpoint, records: list[Any]) -> None:
+        """The cluster's part of ``table``'s checkpoint (token, publication, lobby info)."""
+        if self.cluster is not None:
+            self.cluster.dress(table, checkpoint, records)
+
+    async def lease_lost(self, table: TableActor) -> bool:
+        """``table``'s checkpoint was refused: claim its lease again if it is
+        free and nobody owned it since, else drop the table here."""
+        return self.cluster is not None and await self.cluster.reclaim_or_drop(table)
+
     def table_closed(self, table: TableActor) -> None:
         """Called by a table's actor once its ``closed`` event is out."""
         self.tables.pop(table.id, None)
@@ -264,12 +340,16 @@ class Hall:
             conn = self.connections.get(key)
             if conn is not None:
                 conn.tables.discard(table.id)
-        asyncio.get_running_loop().create_task(self._delete(table.id))
+        if self.cluster is not None:
+            self.cluster.forget_peers(table.id)
+        asyncio.get_running_loop().create_task(self._delete(table.id, table.token))
         log.info("table %s closed", table.id)
 
-    async def _delete(self, table_id: str) -> None:
+    async def _delete(self, table_id: str, token: str | None = None) -> None:
         try:
-            await self.store.delete_table(table_id)
+            await self.store.delete_table(table_id, token)
+        except LeaseLost as exc:
+            log.warning("closed table %s not deleted: %s", table_id, exc)
         except StoreUnavailable as exc:  # its stored state says closed: the next start deletes it
             log.warning("closed table %s not deleted from the store yet: %s", table_id, exc)
 
@@ -360,33 +440,9 @@ class Hall:
         """``conn`` is closed: forget it; every table it joined hears of it."""
         self.connections.discard(conn)
         for table_id in list(conn.tables):
+            self.joins.pop((conn.id, table_id), None)
             table = self.tables.get(table_id)
             if table is not None:
                 table.post(Disconnect(conn.id))
-
-
-def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
-    if value is None:
-        return []
-    if isinstance(value, bool):
-        raise ProtocolError("bad_request", "bots is a count or a list of bot names")
-    if isinstance(value, int):
-        names: list[Any] = [None] * value
-    elif isinstance(value, list):
-        names = value
-    else:
-        raise ProtocolError("bad_request", "bots is a count or a list of bot names")
-    if not 0 <= len(names) <= seats:
-        raise ProtocolError("bad_request", f"between 0 and {seats} bots")
-    out: list[str | None] = []
-    for name in names:
-        if name in (None, ""):
-            name = DEFAULT[game]
-        if not (isinstance(name, str) and name in BOTS[game]):
-            raise ProtocolError("bad_request", f"unknown bot {name!r}; {game} has {', '.join(sorted(BOTS[game]))}")
-        try:
-            make_bot(game, name, test_rng("bot check"))
-        except (ImportError, AttributeError):  # a registered plugin's bot that does not import here
-            raise ProtocolError("bad_request", f"the {name} bot of {game} is not available on this server") from None
-        out.append(name)
-    return out
+            elif self.cluster is not None:
+                self.cluster.disconnect(conn, table_id)

@@ -24,6 +24,7 @@ import hmac
 from typing import Any
 
 import orjson
+from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
@@ -34,6 +35,14 @@ from cardhall.server.hall import Hall
 from cardhall.server.hands import export_hands
 from cardhall.server.store.base import StoreUnavailable
 from cardhall.server.table.core import CLOSED, FINISHED
+
+#: the lobby entry's fields, taken from a table's public info (``GET /api/tables``)
+LOBBY_FIELDS = ("id", "game", "seats", "taken", "spectators", "status", "owner", "options")
+
+
+def lobby_entry(info: dict[str, Any]) -> dict[str, Any]:
+    """A lobby entry from a table's public info (as the cluster's lobby keeps it)."""
+    return {k: info.get(k) for k in LOBBY_FIELDS}
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
@@ -58,7 +67,15 @@ def routes(hall: Hall) -> list[Route]:
         return Response(games_body, media_type="application/json")
 
     async def list_tables(request: Request) -> Response:
-        return _json([t.machine.lobby_entry() for t in hall.tables.values()])
+        local = {t.id: t.machine.lobby_entry() for t in hall.tables.values()}
+        if hall.cluster is None:
+            return _json(list(local.values()))
+        try:
+            infos = await hall.cluster.infos()
+        except (RedisError, OSError):
+            return _json(list(local.values()))  # the cluster's lobby cannot be read: this node's tables
+        out = [local.pop(tid) if tid in local else lobby_entry(info) for tid, info in sorted(infos.items())]
+        return _json(out + list(local.values()))
 
     async def create_table(request: Request) -> Response:
         try:
@@ -72,32 +89,45 @@ def routes(hall: Hall) -> list[Route]:
             auth = request.headers.get("authorization", "")
             if auth.lower().startswith("bearer "):
                 owner = (await hall.players.by_token(auth[7:].strip())).id
-            table = hall.create_table(body, owner, address=request.client.host if request.client else "")
+            info = await hall.create(body, owner, address=request.client.host if request.client else "")
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             return _error(exc)
-        info = table.machine.info()
-        return _json({"table": table.id, "commitment": info["commitment"], "info": info}, 201)
+        return _json({"table": info["id"], "commitment": info["commitment"], "info": info}, 201)
+
+    async def table_info(table_id: str) -> Any:
+        """A table's public info: from memory when it is here, else the cluster's lobby."""
+        table = hall.tables.get(table_id)
+        if table is not None:
+            return table.machine.info()
+        if hall.cluster is not None:
+            try:
+                return await hall.cluster.info(table_id)
+            except (RedisError, OSError):
+                raise ProtocolError("unavailable", "the store cannot be read right now") from None
+        return None
 
     async def get_table(request: Request) -> Response:
         try:
-            return _json(hall.get(request.path_params["table"]).machine.info())
+            info = await table_info(request.path_params["table"])
         except ProtocolError as exc:
-            return _error(exc)
+            return _json(exc.frame(), 503)
+        if info is None:
+            return _error(ProtocolError("unknown_table", f"no open table {request.path_params['table']!r}"))
+        return _json(info)
 
     async def hands(request: Request) -> Response:
         table_id = request.path_params["table"]
-        table = hall.tables.get(table_id)
         try:
+            info = await table_info(table_id)
             records = await hall.store.hands(table_id)
-        except StoreUnavailable:
+        except (StoreUnavailable, ProtocolError):
             return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
-        if table is None and not records:
+        if info is None and not records:
             return _error(ProtocolError("unknown_table", f"no table {table_id!r}"))
-        game = table.machine.game if table is not None else records[0].get("game", "")
-        if table is not None:  # only finished matches (G-2)
-            machine = table.machine
-            done = machine.match if machine.status in (FINISHED, CLOSED) else machine.match - 1
+        game = info["game"] if info is not None else records[0].get("game", "")
+        if info is not None:  # only finished matches (G-2)
+            done = info["match"] if info["status"] in (FINISHED, CLOSED) else info["match"] - 1
             records = [r for r in records if r["match"] <= done]
         body, media = export_hands(game, table_id, records)
         return Response(body, media_type=media)
@@ -108,8 +138,11 @@ def routes(hall: Hall) -> list[Route]:
                  "quarantined_tables": len(hall.quarantined)}
         if hall.store_error is not None:
             store["error"] = hall.store_error
-        return _json({"status": status, "tables": len(hall.tables), "connections": len(hall.connections),
-                      "store": store, "recovery": hall.recovery}, 200 if status == "ok" else 503)
+        body = {"status": status, "tables": len(hall.tables), "connections": len(hall.connections),
+                "store": store, "recovery": hall.recovery}
+        if hall.cluster is not None:
+            body["cluster"] = hall.cluster.describe()
+        return _json(body, 200 if status == "ok" else 503)
 
     async def metrics(request: Request) -> Response:
         body, media = hall.metrics.render()
@@ -123,21 +156,56 @@ def routes(hall: Hall) -> list[Route]:
     async def ops_table(request: Request) -> Response:
         if not operator(request):
             return PlainTextResponse("operator key required", 403)
-        try:
-            table = hall.get(request.path_params["table"])
-        except ProtocolError as exc:
-            return _error(exc)
-        return _json({"info": table.machine.info(), "state": table.to_data(), "mailbox": table.mailbox.qsize(),
-                      "subscribers": table.machine.subscribers.count})
+        table_id = request.path_params["table"]
+        table = hall.tables.get(table_id)
+        if table is not None:
+            return _json({"info": table.machine.info(), "state": table.to_data(), "mailbox": table.mailbox.qsize(),
+                          "subscribers": table.machine.subscribers.count, "node": node_id()})
+        if hall.cluster is not None:  # owned elsewhere: its last checkpoint
+            try:
+                info = await hall.cluster.info(table_id)
+                stored = await hall.store.load_table(table_id)
+                owner = (await hall.cluster.owners([table_id])).get(table_id)
+            except (StoreUnavailable, RedisError, OSError):
+                return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
+            if info is not None and stored is not None:
+                return _json({"info": info, "state": stored.data, "node": owner, "checkpoint": True})
+        return _error(ProtocolError("unknown_table", f"no open table {table_id!r}"))
 
     async def ops_close(request: Request) -> Response:
         if not operator(request):
             return PlainTextResponse("operator key required", 403)
+        table_id = request.path_params["table"]
         try:
-            hall.close_table(request.path_params["table"], "operator")
+            if table_id in hall.tables or hall.cluster is None:
+                hall.close_table(table_id, "operator")
+            else:
+                owner = (await hall.cluster.owners([table_id])).get(table_id)
+                if owner is None:
+                    raise ProtocolError("unknown_table", f"no open table {table_id!r}")
+                await hall.cluster.call(owner, "close", [table_id, "operator"])
         except ProtocolError as exc:
             return _error(exc)
-        return _json({"closing": request.path_params["table"]}, 202)
+        except (TimeoutError, RedisError, OSError):
+            return _json(ProtocolError("unavailable", "the table's node did not answer; retry").frame(), 503)
+        return _json({"closing": table_id}, 202)
+
+    async def cluster(request: Request) -> Response:
+        if not operator(request):
+            return PlainTextResponse("operator key required", 403)
+        if hall.cluster is None:
+            return _json({"nodes": [{"id": None, "tables": len(hall.tables), "connections": len(hall.connections),
+                                     "table_ids": sorted(hall.tables), "store": "memory"}]})
+        try:
+            await hall.cluster.heartbeat()
+        except (RedisError, OSError):
+            return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
+        nodes = [hall.cluster.live[n] for n in sorted(hall.cluster.live)]
+        return _json({"node": hall.cluster.id, "nodes": nodes,
+                      "tables": sum(n.get("tables", 0) for n in nodes)})
+
+    def node_id() -> str | None:
+        return hall.cluster.id if hall.cluster is not None else None
 
     return [
         Route("/api/games", list_games, methods=["GET"]),
@@ -149,4 +217,5 @@ def routes(hall: Hall) -> list[Route]:
         Route("/metrics", metrics, methods=["GET"]),
         Route("/api/ops/tables/{table}", ops_table, methods=["GET"]),
         Route("/api/ops/tables/{table}/close", ops_close, methods=["POST"]),
+        Route("/api/cluster", cluster, methods=["GET"]),
     ]

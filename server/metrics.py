@@ -128,8 +128,11 @@ class Metrics:
         self.commit_seconds = HotHistogram("cardhall_commit_seconds", "time of one group commit", LATENCY_BUCKETS)
         self.commit_size = HotHistogram("cardhall_commit_tables", "tables per group commit",
                                         (1, 2, 5, 10, 20, 50, 100, 200, 500))
+        self.handovers = HotHistogram("cardhall_handover_seconds",
+                                      "tables handed to this node: from the old owner's release to the claim here",
+                                      LATENCY_BUCKETS)
         r.register(_HotCollector([self.actions, self.events, self.frames, self.messages, self.latency,
-                                  self.commit_seconds, self.commit_size]))
+                                  self.commit_seconds, self.commit_size, self.handovers]))
         self.broken = Counter("cardhall_tables_broken", "tables marked broken after a fault", registry=r)
         self.store_up = Gauge("cardhall_store_up", "1 when the store can be written, 0 while it cannot", registry=r)
         self.store_up.set(1)
@@ -142,6 +145,10 @@ class Metrics:
                                       registry=r)
         self.recovery_seconds = Gauge("cardhall_recovery_seconds", "time to recover the stored tables at start",
                                       registry=r)
+
+    def handover(self, seconds: float) -> None:
+        """A table handed to this node was claimed ``seconds`` after its old owner released it."""
+        self.handovers.observe(seconds)
 
     def error(self, code: str) -> None:
         """An error frame with ``code`` was sent."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import re
 import time
 from typing import Any
 
@@ -28,6 +29,9 @@ from cardhall.server.ws_protocol import ABORT, SEND_NOW
 log = logging.getLogger("cardhall.session")
 
 _ids = itertools.count(1)
+
+#: what a table id looks like ("t_" and 12 hex digits); others are unknown without asking Redis
+TABLE_ID = re.compile(r"t_[0-9a-f]{1,32}")
 
 #: the client message types of protocol v1
 CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping"}
@@ -162,14 +166,20 @@ class WebSocketEndpoint:
             if conn.player is None:
                 raise ProtocolError("hello_required", "send hello first")
             if kind == "create_table":
-                table = hall.create_table(msg, conn.player.id)
-                conn.send(frames.table_created(rid, table.machine.info()))
+                conn.send(frames.table_created(rid, await hall.create(msg, conn.player.id)))
                 return
-            table = hall.get(msg.get("table"))
+            table_id = msg.get("table")
             request = table_request(kind, conn.id, conn.player, msg, received)
-            if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
-                conn.tables.add(table.id)
-            table.post(request)
+            table = hall.tables.get(table_id) if isinstance(table_id, str) else None
+            if table is not None:
+                if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
+                    conn.tables.add(table.id)
+                    hall.joins[(conn.id, table.id)] = request
+                table.post(request)
+            elif hall.cluster is not None and isinstance(table_id, str) and TABLE_ID.fullmatch(table_id):
+                await hall.cluster.route(conn, table_id, request)  # owned by another node, or by none yet
+            else:
+                raise ProtocolError("unknown_table", f"no open table {table_id!r}")
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             conn.send(exc.frame(msg.get("id") if isinstance(msg, dict) else None))

@@ -33,10 +33,11 @@ from cardhall.protocol.frames import Turn
 from cardhall.server.buffer import EventBuffer
 from cardhall.server.fanout import Fanout, Peer
 from cardhall.server.mailbox import Mailbox
-from cardhall.server.store.base import Checkpoint, StoreUnavailable
+from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.format import pack_record
 from cardhall.server.table.core import CLOSED
 from cardhall.server.table.inputs import (
+    REJOIN,
     Input,
     Now,
     Rearm,
@@ -87,7 +88,20 @@ class TableHost(Protocol):
         """The stored event records ``seq < s <= upto``, or None when not all are kept."""
 
     def peer(self, key: Hashable) -> Peer | None:
-        """The connection of subscriber ``key``, or None when it is gone."""
+        """The connection of subscriber ``key`` on this node, or None when it is gone."""
+
+    def remote_peer(self, table: str, key: Hashable) -> RelayedPeer | None:
+        """The handle on subscriber ``key`` of ``table`` connected to another
+        node (None: ``key`` is not such a subscriber)."""
+
+    def dress(self, table: TableActor, checkpoint: Checkpoint, records: list[EventRecord]) -> None:
+        """Add what a cluster writes with ``table``'s checkpoint (its fencing
+        token, its events as other nodes' viewers see them, its public info)."""
+
+    def lease_lost(self, table: TableActor) -> Awaitable[bool]:
+        """``table``'s checkpoint was refused (its token is not the lease): True
+        when the lease was free and is ``table``'s again (a new ``token``:
+        write again), False when another node owns it (the table is dropped)."""
 
     def table_closed(self, table: TableActor) -> None:
         """``table``'s ``closed`` event is out; its actor has ended."""
@@ -100,6 +114,17 @@ class TableHost(Protocol):
 
     def table_unstalled(self, table: TableActor) -> None:
         """``table`` wrote what it held and takes inputs again."""
+
+
+class RelayedPeer(Peer, Protocol):
+    """A subscriber on another node: its events go through the table's
+    channel; what is for it alone is marked with the ``seq`` it follows."""
+
+    def follows(self, seq: int) -> None:
+        """The frames sent next follow the table's ``seq``."""
+
+    def answers_join(self, viewer: int | None) -> None:
+        """The frames sent next answer a join as ``viewer``."""
 
 
 def now() -> Now:
@@ -130,6 +155,11 @@ class TableActor:
         self.mailbox: Mailbox[Input] = Mailbox()
         self.buffer: EventBuffer[EventRecord] = EventBuffer(buffer_size, machine.record_from_data)
         self.fanout = Fanout(self.id, host.peer)
+        #: the fencing token of this node's lease on the table (None: no cluster)
+        self.token: str | None = None
+        #: the ``seq`` of the last event delivered to this node's subscribers
+        self.delivered = machine.seq
+        self.lost = False
         self._timer: asyncio.Handle | None = None
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -151,6 +181,15 @@ class TableActor:
         assert self._task is not None, "the actor was not started"
         self._task.cancel()
         return self._task
+
+    def drop(self) -> None:
+        """End the actor at once without delivering anything it holds (its
+        lease is another node's: nothing it did since its last checkpoint
+        was written or seen)."""
+        self.lost = True
+        self._cancel_timer()
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
 
     def post(self, inp: Input) -> None:
         """Put an input in the mailbox (never blocks)."""
@@ -175,15 +214,19 @@ class TableActor:
         events and hands not yet written (to fill a store that lost its data)."""
         pending = self.machine.pending
         events = self.buffer.packed() + [(rec.seq, pack(rec)) for rec in pending.records]
-        return Checkpoint(self.id, self.to_data(), events, list(pending.hands))
+        cp = Checkpoint(self.id, self.to_data(), events, list(pending.hands))
+        cp.token = self.token
+        return cp
 
     # -- the loop -----------------------------------------------------------------------
     async def _run(self) -> None:
         machine, mailbox = self.machine, self.mailbox
-        while True:
+        while not self.lost:
             inputs = await mailbox.take()
             self._effects(machine.step(inputs, now()))
             await self._flush()
+            if self.lost:
+                return
             if machine.status == CLOSED:
                 self.host.table_closed(self)
                 return
@@ -198,9 +241,17 @@ class TableActor:
                 checkpoint = self._checkpoint(pending)
                 try:
                     await self.host.commit(checkpoint)
+                except LeaseLost:
+                    try:
+                        if await self.host.lease_lost(self):
+                            continue  # the lease expired unowned and is this table's again: write again
+                    except StoreUnavailable as exc:
+                        self._stall(exc)
+                        return
+                    log.warning("table %s: checkpoint refused, another node owns the table; dropped", self.id)
+                    return
                 except StoreUnavailable as exc:
-                    log.debug("table %s stalled: %s", self.id, exc)
-                    self._effects(machine.handle(StoreFailed(str(exc) or type(exc).__name__), now()), exc)
+                    self._stall(exc)
                     return
                 except Exception as exc:
                     log.exception("table %s: checkpoint failed; table out of service", self.id)
@@ -216,13 +267,20 @@ class TableActor:
             if checkpoint is not None and machine.stalled:  # written: the stall is over
                 self._effects(machine.handle(StoreWritten(), now()))
 
+    def _stall(self, exc: StoreUnavailable) -> None:
+        log.debug("table %s stalled: %s", self.id, exc)
+        self._effects(self.machine.handle(StoreFailed(str(exc) or type(exc).__name__), now()), exc)
+
     def _checkpoint(self, out: Outputs) -> Checkpoint:
         machine = self.machine
         mono = machine.now.mono
         records = list(out.records)
-        return Checkpoint(self.id, lambda: machine.to_data(mono, shared=True),
-                          lambda: [(rec.seq, pack(rec)) for rec in records],
-                          list(out.hands))
+        cp = Checkpoint(self.id, lambda: machine.to_data(mono, shared=True),
+                        lambda: [(rec.seq, pack(rec)) for rec in records],
+                        list(out.hands))
+        if self.token is not None:
+            self.host.dress(self, cp, records)
+        return cp
 
     # -- acting on a step ---------------------------------------------------------------
     def _effects(self, effects: Effects, exc: StoreUnavailable | None = None) -> None:
@@ -231,7 +289,7 @@ class TableActor:
         if timer is not None:
             self._set_timer(timer if isinstance(timer, Timer) else None)
         for reply in effects.immediate:
-            peer = host.peer(reply.sub)
+            peer = self._peer(reply.sub)
             if peer is not None:
                 peer.send(reply.frame)
                 peer.flush()
@@ -241,7 +299,7 @@ class TableActor:
         if not (effects.members or effects.notices):
             return
         for key, member in effects.members.items():
-            peer = host.peer(key)
+            peer = self._peer(key)  # a remote one sends the change with its next frames
             if peer is not None:
                 if member:
                     peer.tables.add(self.id)
@@ -277,23 +335,39 @@ class TableActor:
             self._timer = None
 
     # -- delivering ------------------------------------------------------------------------
+    def _peer(self, key: Hashable) -> Peer | None:
+        """Subscriber ``key``'s connection here, or its handle on another node
+        (marked as following the table's ``seq`` now)."""
+        if isinstance(key, str):
+            remote = self.host.remote_peer(self.id, key)
+            if remote is not None:
+                remote.follows(self.machine.seq)
+            return remote
+        return self.host.peer(key)
+
     def _deliver(self, out: Outputs, older: dict[int, list[EventRecord]]) -> None:
         machine, host = self.machine, self.host
         records = out.records
+        if records:
+            self.delivered = records[-1].seq
         if records:
             self.fanout.publish(records, machine.subscribers.by_viewer(), skip={j.sub for j in out.joins})
         if out.actions or records:
             done = time.monotonic()
             host.metrics.published(out.actions, len(records), [done - at for at in out.arrivals])
         for join in out.joins:
-            peer = host.peer(join.sub)
+            peer = self._peer(join.sub)
             if peer is not None:
+                if isinstance(join.sub, str):
+                    cast(RelayedPeer, peer).answers_join(join.viewer)
                 self._answer_join(peer, join, records, older.get(id(join)))
                 peer.flush()
         if out.replies:
             peers: list[Peer] = []
             for reply in out.replies:
-                peer = host.peer(reply.sub)
+                if reply.frame.get("re") == REJOIN:  # the server's own join (the table moved): nobody to answer
+                    continue
+                peer = self._peer(reply.sub)
                 if peer is not None:
                     peer.send(reply.frame)
                     peers.append(peer)
@@ -322,9 +396,10 @@ class TableActor:
                 if older:
                     missed = older + missed
                 self.fanout.replay(peer, join.viewer, missed, machine.turn_id)
-                peer.send(frames.ok(join.re, seq))
+                if join.re != REJOIN:
+                    peer.send(frames.ok(join.re, seq))
                 return
-        peer.send(machine.snapshot(join.viewer, join.re, time.monotonic()))
+        peer.send(machine.snapshot(join.viewer, None if join.re == REJOIN else join.re, time.monotonic()))
 
     async def _read_older_events(self, joins: list[JoinAnswer]) -> dict[int, list[EventRecord]]:
         """Joins with a ``since`` older than the buffer (a restart empties it; it

@@ -22,6 +22,11 @@ from typing import Any
 #: a request's ``id``, echoed as ``re`` (an int, a short string, or None)
 RequestId = Any
 
+#: the ``re`` of a join the server sends for a connection itself, when the
+#: table moved to another node: its answer's ``ok`` and errors are not passed
+#: on, its snapshot carries no ``re`` (the client asked for nothing)
+REJOIN = "\x00rejoin"
+
 
 @dataclass(frozen=True, slots=True)
 class Now:

@@ -1,0 +1,43 @@
+"""What a cluster node needs from the service around it (the hall)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from cardhall.server.config import Settings
+    from cardhall.server.connection import Connections
+    from cardhall.server.table.actor import TableActor
+    from cardhall.server.table.inputs import Join
+
+
+class NodeMetrics(Protocol):
+    def handover(self, seconds: float) -> None:
+        """A table handed to this node was claimed ``seconds`` after its release."""
+
+
+class NodeHost(Protocol):
+    """The hall, as a cluster node sees it."""
+
+    settings: Settings
+    #: the tables this node serves, by id
+    tables: dict[str, TableActor]
+    connections: Connections
+    #: the join that made each (local connection id, table id) watch a table
+    joins: dict[tuple[int, str], Join]
+    #: Unix seconds the service started
+    started: float
+
+    @property
+    def metrics(self) -> NodeMetrics: ...
+
+    async def restore(self, table_id: str, token: str | None = None) -> TableActor | None:
+        """Serve stored table ``table_id`` here under lease ``token``."""
+
+    async def create_here(self, spec: Mapping[str, Any], owner: str | None,
+                          address: str | None = None) -> TableActor:
+        """Create a table on this node (raises ProtocolError)."""
+
+    def close_table(self, table_id: str, reason: str) -> None:
+        """Ask a table of this node to close (raises ProtocolError ``unknown_table``)."""

@@ -1,0 +1,90 @@
+"""Table leases with fencing tokens, through the scripts of :mod:`.scripts`.
+
+A token is ``node|nonce|epoch``: the node id, a random nonce of this process
+and the table's fencing epoch at the claim. Every method raises redis-py's
+``RedisError`` (or ``OSError``) when Redis cannot be reached.
+
+>>> token_node("n1|ab12|7"), token_epoch("n1|ab12|7"), token_node(None)
+('n1', 7, None)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cardhall.server.cluster import scripts
+from cardhall.server.store.keys import Keys
+
+#: claim modes of the CLAIM script
+FREE, TAKEOVER, NEW = "0", "1", "n"
+
+
+def token_node(token: bytes | str | None) -> str | None:
+    """The node id in a fencing token (None for no token)."""
+    if token is None:
+        return None
+    text = token.decode() if isinstance(token, bytes) else token
+    return text.rsplit("|", 2)[0]
+
+
+def token_epoch(token: str) -> int:
+    """The fencing epoch in a token."""
+    return int(token.rsplit("|", 1)[1])
+
+
+class Leases:
+    """The leases node ``node`` takes (``nonce``: this process's), ``ttl_ms`` milliseconds each."""
+
+    def __init__(self, client: Any, keys: Keys, node: str, nonce: str, ttl_ms: int) -> None:
+        self.client = client
+        self.keys = keys
+        self.node = node
+        self.nonce = nonce
+        self.ttl_ms = ttl_ms
+
+    async def claim(self, table: str, mode: str = FREE, expected_epoch: int | None = None) -> str | None:
+        """Take ``table``'s lease when it is free (``mode`` TAKEOVER: also when
+        an earlier process of this node id holds it; NEW: a table not stored
+        yet). ``expected_epoch``: only if nobody claimed it since that epoch.
+        Returns the token, or None. The owner change is published on the
+        table's channel."""
+        k = self.keys
+        token = await self.client.eval(
+            scripts.CLAIM, 3, k.lease(table), k.epoch(table), k.tables, table, self.node, self.nonce,
+            self.ttl_ms, mode, k.channel(table), "" if expected_epoch is None else str(expected_epoch))
+        return None if not token else str(token.decode())
+
+    async def renew(self, held: list[tuple[str, str]]) -> list[int]:
+        """Extend each ``(table, token)`` lease still held; returns the indexes
+        (0-based) of those that are not that token any more."""
+        if not held:
+            return []
+        keys = [self.keys.lease(t) for t, _ in held]
+        lost = await self.client.eval(scripts.RENEW, len(keys), *keys, self.ttl_ms, *[tok for _, tok in held])
+        return [int(i) - 1 for i in lost]
+
+    async def release(self, table: str, token: str) -> bool:
+        """Free ``table``'s lease if it is ``token``; True when it was."""
+        return bool(await self.client.eval(scripts.RELEASE, 1, self.keys.lease(table), token))
+
+    async def orphans(self, takeover: bool = False, limit: int = 10_000) -> list[str]:
+        """Stored tables nobody holds (and with ``takeover``, those an earlier
+        process of this node id holds)."""
+        found = await self.client.eval(scripts.ORPHANS, 1, self.keys.tables, self.keys.prefix, limit,
+                                       self.node if takeover else "")
+        return [i.decode() for i in found]
+
+    async def owner(self, table: str) -> str | None:
+        """The node holding ``table``'s lease, or None."""
+        return token_node(await self.client.get(self.keys.lease(table)))
+
+    async def owners(self, tables: list[str]) -> dict[str, str | None]:
+        """The node holding each table's lease (None: free)."""
+        if not tables:
+            return {}
+        tokens = await self.client.mget([self.keys.lease(t) for t in tables])
+        return {t: token_node(tok) for t, tok in zip(tables, tokens)}
+
+    async def stored(self, table: str) -> bool:
+        """Is ``table`` stored (open)?"""
+        return bool(await self.client.sismember(self.keys.tables, table))

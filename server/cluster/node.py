@@ -1,0 +1,474 @@
+"""One node of a cluster: its leases, its heartbeat, routing, failover, handover.
+
+Every ``cardhall serve --redis URL`` is a node; nodes with the same Redis and
+key prefix form a cluster (``deploy/README.md``, "On several machines").
+
+* **Registry**: every ``lease_renew`` seconds the node writes its heartbeat
+  (id, address, tables, connections) with Redis's clock; live nodes are those
+  whose heartbeat is younger than ``lease_ttl``.
+* **Leases** (:mod:`.scripts`): a table is served by the node holding its
+  lease (``lease_ttl`` seconds, renewed every ``lease_renew``). A claim is one
+  script: the lease taken only if free, the table's fencing epoch
+  incremented, the owner change published. Every write of the table checks
+  the token in its script; a node that finds a lease lost (a renewal or a
+  commit refused) drops the table at once, unpublished, and its own
+  connections watching it join the new owner.
+* **Failover**: every half ``lease_renew`` each node looks for stored tables
+  without a lease (their owner died or stopped) and claims its share; a
+  request for such a table claims it at once. A node started again with the
+  id it had takes back the tables still leased under that id.
+* **Routing**: a request for a table owned elsewhere goes to its owner's
+  inbox; the owner's replies come back marked with the ``seq`` they follow,
+  its events through the table's channel (:mod:`.relay`, :mod:`.peers`).
+* **Handover** (SIGTERM): each table's last state is written, its lease
+  released and another live node asked to claim it, before the websockets
+  close with 1001.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from redis import exceptions as rexc
+
+from cardhall.server.cluster import wire
+from cardhall.server.cluster.calls import Calls
+from cardhall.server.cluster.host import NodeHost
+from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch
+from cardhall.server.cluster.outbox import Outbox
+from cardhall.server.cluster.peers import RemotePeer, publication, remote_viewers
+from cardhall.server.cluster.registry import Registry
+from cardhall.server.cluster.router import Router
+from cardhall.server.connection import Connection
+from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
+from cardhall.server.store.redis import RedisStore
+from cardhall.server.table.inputs import Request
+
+if TYPE_CHECKING:
+    from cardhall.server.table.actor import TableActor
+    from cardhall.server.table.records import EventRecord
+
+log = logging.getLogger("cardhall.cluster")
+
+Data = dict[str, Any]
+
+def default_node_id() -> str:
+    """``<host>-<pid>-<4 hex>``: unique among running processes."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+
+
+def jittered(seconds: float) -> float:
+    """``seconds`` times a factor in [0.5, 1.5) (from the OS's CSPRNG), so nodes do not scan in step."""
+    return seconds * (0.5 + secrets.randbelow(1000) / 1000)
+
+
+class ClusterNode:
+    """This process as a node of the cluster on ``store``'s Redis (see the module docstring)."""
+
+    def __init__(self, host: NodeHost, store: RedisStore) -> None:
+        settings = host.settings
+        self.host = host
+        self.store = store
+        self.keys = store.keys
+        self.client = store.client
+        self.id = settings.node_id or default_node_id()
+        self.nonce = secrets.token_hex(6)
+        ttl_ms = int(settings.lease_ttl * 1000)
+        self.renew_every = settings.lease_renew
+        self.address = settings.advertise or f"http://{settings.host}:{settings.port}"
+        store.lease_ms = ttl_ms
+        self.leases = Leases(self.client, self.keys, self.id, self.nonce, ttl_ms)
+        self.registry = Registry(self.client, self.keys, self.id, ttl_ms)
+        self.outbox = Outbox(self.client)
+        self.router = Router(host, self.id, self.keys, self.leases, self.outbox, store.events_since,
+                             self._claimed, self._subscribe, self._unsubscribe)
+        self.peers: dict[tuple[str, Hashable], RemotePeer] = {}
+        self.stopping = False
+        self.claims = 0
+        self.calls = Calls(host, self.id, self.router.send)
+        self._pubsub: Any = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._claiming: set[str] = set()
+        self._infos: dict[str, bytes] = {}
+
+    @property
+    def live(self) -> dict[str, Data]:
+        """The live nodes at the last heartbeat: id -> heartbeat."""
+        return self.registry.live
+
+    # -- life ------------------------------------------------------------------
+    async def start(self) -> None:
+        """Join the cluster: move legacy keys, subscribe the inbox, heartbeat,
+        take back this id's tables and the orphans, start the loops."""
+        await self.store.migrate_keys()
+        if not await self.store.probe():
+            await self.store.rewrite([])  # a new Redis: mark it as holding cardhall data
+        self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(self.keys.inbox(self.id))
+        self.outbox.start()
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._listen(), name="cluster listener"))
+        await self.heartbeat()
+        await self._scan(takeover=True)
+        every = self.renew_every
+        self._tasks += [loop.create_task(self._loop(self.heartbeat, lambda: every), name="cluster heartbeat"),
+                        loop.create_task(self._loop(self._renew, lambda: every), name="cluster leases"),
+                        loop.create_task(self._loop(self._scan, lambda: jittered(every / 2)), name="cluster scan"),
+                        loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick")]
+
+    async def stop(self) -> None:
+        """Leave the cluster (after :meth:`hand_over`): the heartbeat is removed."""
+        for task in self._tasks:
+            task.cancel()
+        for rt in self.router.relayed.values():
+            rt.stop()
+        await self.outbox.stop()
+        try:
+            await self.registry.leave()
+        except (rexc.RedisError, OSError):
+            pass
+        if self._pubsub is not None:
+            try:
+                await self._pubsub.aclose()
+            except Exception:
+                pass
+
+    async def _loop(self, job: Callable[[], Awaitable[None]], every: Callable[[], float]) -> None:
+        while True:
+            await asyncio.sleep(every())
+            try:
+                await job()
+            except asyncio.CancelledError:
+                raise
+            except (rexc.RedisError, OSError, StoreUnavailable) as exc:
+                log.debug("cluster %s: redis unavailable: %s", getattr(job, "__name__", job), exc)
+            except Exception:
+                log.exception("cluster job %s failed", getattr(job, "__name__", job))
+
+    async def _tick(self) -> None:
+        self.router.tick()
+
+    # -- registry ----------------------------------------------------------------
+    def heartbeat_info(self) -> Data:
+        """What this node says of itself: id, address, pid, tables, connections."""
+        host = self.host
+        return {"id": self.id, "address": self.address, "pid": os.getpid(), "tables": len(host.tables),
+                "connections": len(host.connections), "table_ids": sorted(host.tables)[:1000],
+                "stopping": self.stopping, "started": round(host.started, 3)}
+
+    async def heartbeat(self) -> None:
+        """Write this node's heartbeat and read the live nodes (:attr:`live`)."""
+        await self.registry.beat(self.heartbeat_info())
+
+    def place(self) -> str:
+        """The node a new table goes to (``placement``; this one while stopping)."""
+        if self.stopping:
+            return self.id
+        return self.registry.place(len(self.host.tables), self.host.settings.placement)
+
+    # -- leases ------------------------------------------------------------------
+    async def claim(self, table: str, takeover: bool = False) -> TableActor | None:
+        """Claim ``table`` and serve it here (restored from its checkpoint);
+        None when another node holds it, it is not stored, or it cannot be read."""
+        if table in self.host.tables or table in self._claiming:
+            return self.host.tables.get(table)
+        self._claiming.add(table)
+        try:
+            token = await self.leases.claim(table, TAKEOVER if takeover else "0")
+            if token is None:
+                return None
+            self.claims += 1
+            self.router.owned_here(table)
+            actor = await self.host.restore(table, token)
+            if actor is not None:
+                self.router.adopt(table)
+            return actor
+        finally:
+            self._claiming.discard(table)
+
+    async def _claimed(self, table: str) -> bool:
+        return await self.claim(table) is not None
+
+    async def lease_new(self, table: str) -> str:
+        """A lease for a table being created here (not stored yet); raises
+        StoreUnavailable when Redis cannot be reached."""
+        try:
+            token = await self.leases.claim(table, NEW)
+        except (rexc.RedisError, OSError) as exc:
+            raise StoreUnavailable(f"redis: {exc}") from None
+        if token is None:
+            raise StoreUnavailable(f"table id {table} is taken")
+        self.router.owned_here(table)
+        return token
+
+    async def _renew(self) -> None:
+        owned = [t for t in self.host.tables.values() if t.token is not None]
+        lost = await self.leases.renew([(t.id, t.token) for t in owned if t.token is not None])
+        for index in lost:
+            table = owned[index]
+            if self.host.tables.get(table.id) is table:
+                await self.reclaim_or_drop(table)
+
+    async def reclaim_or_drop(self, table: TableActor) -> bool:
+        """``table``'s lease is not its token any more. If it is free and its
+        epoch is still ours (it expired while Redis or this node was away and
+        nobody owned it since), claim it again: nothing was written meanwhile,
+        so this node's state is the newest. Otherwise drop it. Returns True
+        when the table is this node's again; raises StoreUnavailable when
+        Redis cannot be asked (the table stalls and asks again later)."""
+        token = table.token
+        if token is None:
+            return False
+        try:
+            again = await self.leases.claim(table.id, expected_epoch=token_epoch(token))
+        except (rexc.RedisError, OSError) as exc:
+            raise StoreUnavailable(f"redis: {exc}") from None
+        if again is not None:
+            table.token = again
+            log.warning("table %s: lease expired unowned; claimed again", table.id)
+            return True
+        log.warning("table %s: lease lost to another node; dropping it", table.id)
+        self.lost(table)
+        return False
+
+    def lost(self, table: TableActor) -> None:
+        """Drop ``table`` (its lease is another's): its actor ends, nothing
+        it holds is published, and this node's connections watching it
+        join its new owner with ``since``: what they were last delivered."""
+        if self.host.tables.get(table.id) is not table:
+            return
+        table.drop()
+        self.host.tables.pop(table.id, None)
+        self._infos.pop(table.id, None)
+        self.forget_peers(table.id)
+        self.router.forget_owner(table.id)
+        for key in list(table.machine.subscribers.viewers):
+            if isinstance(key, int):
+                conn = self.host.connections.get(key)
+                join = self.host.joins.get((key, table.id))
+                if conn is not None and join is not None:
+                    self.router.relay_join(conn, table.id, join, table.delivered)
+
+    async def _scan(self, takeover: bool = False) -> None:
+        """Claim this node's share of the tables nobody holds (failover)."""
+        if self.stopping:
+            return
+        ids = [t for t in await self.leases.orphans(takeover) if t not in self.host.tables]
+        if not ids:
+            return
+        ids.sort(key=lambda _: secrets.randbits(32))
+        nodes = max(1, len(self.registry.serving()))
+        share = len(ids) if takeover or nodes == 1 else -(-len(ids) // nodes)
+        started = time.perf_counter()
+        claimed = 0
+        for table in ids[:share]:
+            if await self.claim(table, takeover=takeover) is not None:
+                claimed += 1
+        if claimed:
+            log.info("node %s claimed %d tables in %.3f s", self.id, claimed, time.perf_counter() - started)
+
+    # -- the owner's side -----------------------------------------------------------
+    def dress(self, table: TableActor, cp: Checkpoint, records: list[EventRecord]) -> None:
+        """Give ``table``'s checkpoint its fencing token, the publication of
+        its events to other nodes' viewers and its public info when changed."""
+        cp.token = table.token
+        viewers = remote_viewers(table.machine.subscribers.viewers)
+        if viewers:
+            message = publication(table.fanout, records, viewers)
+            if message is not None:
+                cp.publish = (self.keys.channel(table.id), message)
+        info = orjson.dumps(table.machine.info(), option=orjson.OPT_NON_STR_KEYS)
+        if self._infos.get(table.id) != info:
+            self._infos[table.id] = info
+            cp.info = info
+
+    def peer(self, table: str, key: Hashable) -> RemotePeer | None:
+        """The owner's handle on remote subscriber ``key`` of ``table``."""
+        parsed = wire.parse_key(key)
+        if parsed is None:
+            return None
+        peer = self.peers.get((table, key))
+        if peer is None:
+            peer = self.peers[(table, key)] = RemotePeer(self.outbox, self.keys, table, *parsed)
+        return peer
+
+    def forget_peers(self, table: str) -> None:
+        """``table`` closed or left this node: its remote subscribers' handles go."""
+        for pair in [p for p in self.peers if p[0] == table]:
+            del self.peers[pair]
+        self._infos.pop(table, None)
+
+    # -- requests and connections --------------------------------------------------------
+    async def route(self, conn: Connection, table: str, request: Request) -> None:
+        """Send ``request`` from local ``conn`` to ``table``'s owner (:meth:`Router.route`)."""
+        await self.router.route(conn, table, request)
+
+    def disconnect(self, conn: Connection, table: str) -> None:
+        """Local ``conn`` closed while watching ``table`` owned elsewhere."""
+        self.router.disconnect(conn, table)
+
+    async def owners(self, tables: list[str]) -> dict[str, str | None]:
+        """The owner node of each table (None: no lease right now)."""
+        return await self.leases.owners(tables)
+
+    async def infos(self) -> dict[str, Data]:
+        """Every table's public info (the cluster's lobby)."""
+        return await self.registry.infos()
+
+    async def info(self, table: str) -> Data | None:
+        """One table's public info from the cluster's lobby."""
+        return await self.registry.info(table)
+
+    # -- calls to other nodes ------------------------------------------------------------
+    async def call(self, node: str, op: str, args: list[Any]) -> Any:
+        """Run ``op`` on ``node`` (:meth:`Calls.call`)."""
+        return await self.calls.call(node, op, args)
+
+    # -- the listener -------------------------------------------------------------------
+    async def _subscribe(self, channel: str) -> None:
+        try:
+            await self._pubsub.subscribe(channel)
+        except (rexc.RedisError, OSError) as exc:
+            log.warning("could not subscribe to %s: %s", channel, exc)
+
+    async def _unsubscribe(self, channel: str) -> None:
+        try:
+            await self._pubsub.unsubscribe(channel)
+        except (rexc.RedisError, OSError):
+            pass
+
+    async def _listen(self) -> None:
+        inbox = self.keys.inbox(self.id).encode()
+        skip = len(self.keys.prefix) + 2  # "P:{"
+        while True:
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except (rexc.RedisError, OSError) as exc:
+                log.warning("cluster listener: %s; subscribing again", exc)
+                await asyncio.sleep(0.5)
+                await self._resubscribe()
+                continue
+            if message is None or message.get("type") != "message":
+                continue
+            try:
+                data = wire.unpack(message["data"])
+                if message["channel"] == inbox:
+                    self._inbox(data)
+                else:
+                    self.router.on_channel(message["channel"][skip:].decode().split("}", 1)[0], data)
+            except Exception:
+                log.exception("cluster listener: a message could not be handled")
+
+    async def _resubscribe(self) -> None:
+        try:
+            await self._pubsub.aclose()
+        except Exception:
+            pass
+        self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        try:
+            await self._pubsub.subscribe(self.keys.inbox(self.id),
+                                         *[self.keys.channel(t) for t in self.router.relayed])
+        except (rexc.RedisError, OSError):
+            return
+        self.router.resync()
+
+    def _inbox(self, data: list[Any]) -> None:
+        kind = data[0]
+        if kind == "in":
+            self.router.on_input(data[1], data[2])
+        elif kind == "out":
+            self.router.on_out(data)
+        elif kind == "moved":
+            self.router.forget_owner(data[1])
+        elif kind == "claim":
+            asyncio.get_running_loop().create_task(self._take_over(data[1], data[2]))
+        elif kind == "call":
+            self.calls.answer(data[1], data[2], data[3], data[4])
+        elif kind == "ret":
+            self.calls.returned(data[1], data[2], data[3])
+
+    # -- handover ---------------------------------------------------------------------------
+    async def _take_over(self, table: str, released: float) -> None:
+        if await self.claim(table) is not None:
+            self.host.metrics.handover(max(0.0, time.time() - released))
+
+    async def hand_over(self, timeout: float) -> int:
+        """Hand every table of this node to other live nodes (SIGTERM): its
+        final state written, its lease released, the least loaded live node
+        asked to claim it. Returns how many were handed over; with no other
+        live node, none (the service stops as a single server does and frees
+        the leases last, for the next node to start)."""
+        self.stopping = True
+        try:
+            await self.heartbeat()
+        except (rexc.RedisError, OSError):
+            return 0
+        others = [n for n in self.registry.serving() if n != self.id]
+        if not others:  # the last node: it stops as a lone server does (its leases freed at the end)
+            return 0
+        loads = {n: self.live[n].get("tables", 0) for n in others}
+        handed = 0
+        deadline = time.monotonic() + timeout
+        for table in list(self.host.tables.values()):
+            if time.monotonic() > deadline:
+                break
+            try:
+                released = await self.release(table)
+            except (StoreUnavailable, LeaseLost, rexc.RedisError, OSError) as exc:
+                log.warning("table %s not handed over: %s", table.id, exc)
+                continue
+            if released and others:
+                target = min(others, key=lambda n: loads[n])
+                loads[target] += 1
+                self.router.send(target, ["claim", table.id, time.time()])
+                handed += 1
+        await self.outbox.drain()
+        return handed
+
+    async def release(self, table: TableActor) -> bool:
+        """Stop serving ``table`` here: wait for what it is doing (at most
+        ~1 s), end its actor, write its state now (clocks as time left now)
+        and release its lease. False when it was not this node's to release.
+        Raises StoreUnavailable or LeaseLost when the state cannot be written."""
+        for _ in range(100):
+            if table.quiet:
+                break
+            await asyncio.sleep(0.01)
+        if self.host.tables.get(table.id) is not table or table.token is None:
+            return False
+        table.drop()
+        self.host.tables.pop(table.id, None)
+        self.forget_peers(table.id)
+        self.router.forget_owner(table.id)
+        token = table.token
+        if not table.machine.stalled and not table.machine.pending.needs_commit:
+            checkpoint = Checkpoint(table.id, table.to_data())
+            checkpoint.token = token
+            await self.store.commit([checkpoint])
+            if checkpoint.error is not None:
+                raise checkpoint.error
+        table.token = None
+        return await self.leases.release(table.id, token)
+
+    async def release_lease(self, table: TableActor) -> bool:
+        """Release ``table``'s lease as it is (the service stops); False when it was not ours."""
+        token = table.token
+        if token is None:
+            return False
+        table.token = None
+        return await self.leases.release(table.id, token)
+
+    def describe(self) -> Data:
+        """What ``/healthz`` shows of the cluster."""
+        return {"node": self.id, "address": self.address, "live_nodes": len(self.live),
+                "relayed_tables": len(self.router.relayed), "claims": self.claims}

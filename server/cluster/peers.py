@@ -1,0 +1,118 @@
+"""The owner's side of a subscriber connected to another node.
+
+A table owned here may have subscribers whose connections are on other nodes
+(key ``"<node>/<connection id>"``). Their events do not go through this
+node's fan-out: the commit script publishes each committed event once per
+distinct view on the table's channel (:func:`publication`), and their node
+delivers it. What is for one connection alone (replies, join answers,
+snapshots, replays) goes to its node's inbox as an ``out`` message
+(:class:`RemotePeer`), marked with the ``seq`` it follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from cardhall.protocol.codec import CODECS, MSGPACK
+from cardhall.server.cluster import wire
+from cardhall.server.cluster.outbox import Outbox
+from cardhall.server.fanout import Fanout, view_key
+from cardhall.server.store.keys import Keys
+from cardhall.server.table.records import EventRecord
+
+Data = dict[str, Any]
+
+MSGPACK_CODEC = CODECS[MSGPACK]
+
+
+class Membership:
+    """What a :class:`RemotePeer` has for ``tables``: it records whether the
+    connection joined (True) or left (False) the table with this message."""
+
+    __slots__ = ("member",)
+
+    def __init__(self) -> None:
+        self.member: bool | None = None
+
+    def add(self, table: str) -> None:
+        self.member = True
+
+    def discard(self, table: str) -> None:
+        self.member = False
+
+
+class RemotePeer:
+    """Connection ``conn`` of node ``node`` watching table ``table`` owned here.
+
+    Frames sent to it are msgpack-encoded and, on :meth:`flush`, published to
+    its node's inbox in one ``out`` message carrying ``after`` (set by the
+    actor with :meth:`follows`: the table's ``seq`` the frames follow) and,
+    for a join answer (:meth:`answers_join`), the viewer it watches as.
+    """
+
+    relayed = True
+    codec = MSGPACK_CODEC
+
+    def __init__(self, outbox: Outbox, keys: Keys, table: str, node: str, conn: int) -> None:
+        self.outbox = outbox
+        self.inbox = keys.inbox(node)
+        self.table = table
+        self.conn = conn
+        self.tables = Membership()
+        self._frames: list[bytes] = []
+        self._after = 0
+        self._join: tuple[int | None] | None = None
+
+    def follows(self, seq: int) -> None:
+        """The frames sent next follow the table's ``seq``."""
+        self._after = seq
+
+    def answers_join(self, viewer: int | None) -> None:
+        """The frames sent next answer a join as ``viewer``: the connection's
+        events start after the ``seq`` set by :meth:`follows`."""
+        self._join = (viewer,)
+
+    def push(self, payload: Any) -> None:
+        """Not used: events reach other nodes through the table's channel."""
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Encode a frame (msgpack) and queue it."""
+        self._frames.append(cast(bytes, MSGPACK_CODEC.encode(cast(Data, message))))
+
+    def flush(self) -> None:
+        """Publish what is queued (and a membership change) as one ``out`` message."""
+        member = self.tables.member
+        if not self._frames and member is None:
+            self._join = None
+            return
+        join = self._join
+        message = ["out", self.table, self.conn, self._after, self._frames, member,
+                   None if join is None else [join[0]]]
+        self.outbox.send(self.inbox, wire.pack(message))
+        self._frames = []
+        self._join = None
+        self.tables.member = None
+
+
+def publication(fanout: Fanout, records: Sequence[EventRecord], viewers: Iterable[int | None]) -> bytes | None:
+    """The ``e`` message of ``records`` for the distinct views of ``viewers``
+    (the viewers of the table's subscribers on other nodes), or None when
+    there are none: each event's frame once per distinct view, msgpack."""
+    wanted = set(viewers)
+    if not wanted or not records:
+        return None
+    encode = MSGPACK_CODEC.encode
+    out: list[Any] = ["e"]
+    for rec in records:
+        item: list[Any] = [rec.seq]
+        views: set[int | None] = {view_key(rec, v) for v in wanted}
+        for key in views:
+            item += (key, encode(cast(Data, fanout.frame(rec, key, True))))
+        out.append(item)
+    return wire.pack(out)
+
+
+def remote_viewers(viewers: Mapping[Hashable, int | None]) -> set[int | None]:
+    """The viewers of the subscribers that are on other nodes (string keys)."""
+    return {v for k, v in viewers.items() if isinstance(k, str)}

@@ -1,0 +1,84 @@
+"""The node registry: heartbeats, the live nodes, placement, the cluster's lobby.
+
+Heartbeats use Redis's clock (the HEARTBEAT script), so nodes need no
+synchronised clocks: a node is live while its last heartbeat is younger
+than the lease TTL. Every method raises redis-py's ``RedisError`` (or
+``OSError``) when Redis cannot be reached.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from cardhall.server.cluster import scripts
+from cardhall.server.store.keys import Keys
+
+Data = dict[str, Any]
+
+
+class Registry:
+    """Node ``node``'s view of the cluster: its heartbeat (valid ``ttl_ms``
+    milliseconds) and the live nodes at the last one (:attr:`live`)."""
+
+    def __init__(self, client: Any, keys: Keys, node: str, ttl_ms: int) -> None:
+        self.client = client
+        self.keys = keys
+        self.node = node
+        self.ttl_ms = ttl_ms
+        #: node id -> its heartbeat (``id``, ``address``, ``pid``, ``tables``, ``connections``...)
+        self.live: dict[str, Data] = {}
+
+    async def beat(self, info: Data) -> None:
+        """Write this node's heartbeat ``info`` and read the live nodes."""
+        k = self.keys
+        await self.client.eval(scripts.HEARTBEAT, 2, k.nodes, k.seen, self.node, orjson.dumps(info), self.ttl_ms)
+        flat = await self.client.eval(scripts.LIVE_NODES, 2, k.nodes, k.seen)
+        live: dict[str, Data] = {}
+        for i in range(0, len(flat), 2):
+            try:
+                live[flat[i].decode()] = orjson.loads(flat[i + 1])
+            except orjson.JSONDecodeError:
+                continue
+        self.live = live
+
+    async def leave(self) -> None:
+        """Remove this node's heartbeat (it stops)."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hdel(self.keys.nodes, self.node)
+            pipe.zrem(self.keys.seen, self.node)
+            await pipe.execute()
+
+    def serving(self) -> list[str]:
+        """Live nodes that are not stopping."""
+        return [n for n, info in self.live.items() if not info.get("stopping")]
+
+    def place(self, own_load: int, policy: str) -> str:
+        """The node a new table goes to: ``policy`` "least_loaded", the
+        serving node with the fewest tables (this one on a tie, counting
+        ``own_load`` for it); "local": this node."""
+        if policy == "local":
+            return self.node
+        best, load = self.node, own_load
+        for node in self.serving():
+            tables = self.live[node].get("tables", 0)
+            if node != self.node and tables < load:
+                best, load = node, tables
+        return best
+
+    async def infos(self) -> dict[str, Data]:
+        """Every table's public info as its owner last wrote it (the lobby)."""
+        raw = await self.client.hgetall(self.keys.lobby)
+        out: dict[str, Data] = {}
+        for key, blob in raw.items():
+            try:
+                out[key.decode()] = orjson.loads(blob)
+            except orjson.JSONDecodeError:
+                continue
+        return out
+
+    async def info(self, table: str) -> Data | None:
+        """``table``'s public info as its owner last wrote it, or None."""
+        blob = await self.client.hget(self.keys.lobby, table)
+        return None if blob is None else orjson.loads(blob)

@@ -1,0 +1,270 @@
+"""The receiving side: this node's connections watching tables owned elsewhere.
+
+For each such table (:class:`Relayed`) the node subscribes to the table's
+channel and keeps, per local connection (:class:`Watch`), the viewer it
+watches as and the last ``seq`` delivered to it (its cursor). Messages of one
+table are handled in order by one task:
+
+* events (``e``): each connection gets, in ``seq`` order, the frame of its
+  view; a connection whose cursor is behind the first event (a message lost,
+  or published before its join was answered and no longer in the recent
+  events) gets the missing events from the table's stream first, rendered
+  here exactly as the owner renders them (``Event.view``), so ``seq`` stays
+  gap-free on every connection;
+* replies (``out``): held until the connection's cursor reaches the ``seq``
+  they follow, so an ``ok`` never overtakes its own events; a join answer
+  sets the cursor and then delivers the recent events after it;
+* an owner change (``o``): every connection joins again with the new owner
+  with ``since`` = its cursor (the answer's ``ok`` is not passed on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import msgpack
+
+from cardhall.protocol import frames
+from cardhall.protocol.codec import CODECS, MSGPACK
+from cardhall.server.connection import Connection
+from cardhall.server.fanout import Fanout, view_key
+from cardhall.server.mailbox import Mailbox
+from cardhall.server.table.inputs import REJOIN, Join
+from cardhall.server.table.records import record_from_data
+
+log = logging.getLogger("cardhall.cluster")
+
+Data = dict[str, Any]
+MSGPACK_CODEC = CODECS[MSGPACK]
+
+#: events kept per relayed table for connections whose join answer comes after them
+RECENT = 512
+#: seconds a held reply waits for its events before the missing ones are read from the stream
+HOLD = 0.5
+
+#: reads stored events ``seq < s <= upto`` of a table (the store's ``events_since``)
+ReadEvents = Callable[[str, int, int], Awaitable[list[tuple[int, Data]] | None]]
+#: sends a join (again) to the table's owner
+Rejoin = Callable[[str, Join], None]
+
+
+@dataclass(slots=True, eq=False)
+class Watch:
+    """One local connection watching a relayed table."""
+
+    conn: Connection
+    join: Join  # the join that made it watch (sent again after an owner change)
+    viewer: int | None = None
+    cursor: int | None = None  # None until its join is answered
+    held: deque[tuple[int, list[bytes]]] = field(default_factory=deque)
+    held_since: float = 0.0
+    pending: dict[Any, None] = field(default_factory=dict)  # ``id`` of requests sent and not answered
+
+
+def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None, key: int = -1) -> Any:
+    """``blob`` (a msgpack frame) in ``conn``'s codec; with a ``cache``, converted once per ``key``."""
+    codec = conn.codec
+    if codec is MSGPACK_CODEC:
+        return blob
+    if cache is None:
+        return codec.encode(msgpack.unpackb(blob, raw=False, strict_map_key=False))
+    ck = (key, codec.name)
+    out = cache.get(ck)
+    if out is None:
+        out = cache[ck] = codec.encode(msgpack.unpackb(blob, raw=False, strict_map_key=False))
+    return out
+
+
+class Relayed:
+    """A table owned by another node, watched by some of this node's connections."""
+
+    def __init__(self, table: str, read: ReadEvents, rejoin: Rejoin,
+                 direct: Callable[[int, list[bytes]], None]) -> None:
+        self.id = table
+        self.read = read
+        self.rejoin = rejoin
+        self.direct = direct
+        self.watches: dict[int, Watch] = {}
+        self.recent: deque[tuple[int, dict[int | None, bytes]]] = deque(maxlen=RECENT)
+        self.mailbox: Mailbox[list[Any]] = Mailbox()
+        self.fanout = Fanout(table, lambda key: None)
+        self.task: asyncio.Task[None] | None = None
+        self.delivered = 0
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"relay {self.id}")
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    def watch(self, conn: Connection, join: Join) -> None:
+        """``conn`` sent ``join`` to the owner: it watches once the answer comes."""
+        old = self.watches.get(conn.id)
+        self.watches[conn.id] = Watch(conn, join, cursor=old.cursor if old else None,
+                                      viewer=old.viewer if old else None)
+
+    def sent(self, conn_id: int, re: Any) -> None:
+        """Connection ``conn_id`` sent request ``re`` to the owner: if the
+        owner changes before it answers, the request gets ``unavailable``."""
+        w = self.watches.get(conn_id)
+        if w is not None and re is not None and re != REJOIN:
+            w.pending[re] = None
+
+    def fail_pending(self) -> None:
+        """Every request not answered gets ``unavailable`` (the owner changed:
+        it may not have been applied; sending it again is safe, SPEC "Errors")."""
+        for w in self.watches.values():
+            if not w.pending:
+                continue
+            for re in w.pending:
+                w.conn.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
+            w.pending.clear()
+            w.conn.flush()
+
+    def forget(self, conn_id: int) -> None:
+        self.watches.pop(conn_id, None)
+
+    def post(self, message: list[Any]) -> None:
+        """A message for this table (``e``, ``out``, ``o``), handled in order."""
+        self.mailbox.post(message)
+
+    async def _run(self) -> None:
+        while True:
+            for message in await self.mailbox.take():
+                try:
+                    kind = message[0]
+                    if kind == "e":
+                        await self._events(message[1:])
+                    elif kind == "out":
+                        await self._out(message)
+                    elif kind == "o":
+                        self._owner_changed()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("relayed table %s: a message could not be delivered", self.id)
+            await self._release_stale()
+
+    # -- events --------------------------------------------------------------
+    async def _events(self, items: list[Any]) -> None:
+        flush: set[Watch] = set()
+        for item in items:
+            seq, flat = item[0], item[1:]
+            views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+            self.recent.append((seq, views))
+            cache: dict[tuple[int, str], Any] = {}
+            for w in list(self.watches.values()):
+                if w.cursor is None or seq <= w.cursor:
+                    continue
+                if seq > w.cursor + 1:
+                    await self._fill(w, seq - 1)
+                    if w.cursor is None or seq != w.cursor + 1:
+                        continue
+                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                if blob is None:
+                    continue
+                w.conn.push(to_codec(w.conn, blob, cache, seq))
+                w.cursor = seq
+                self.delivered += 1
+                flush.add(w)
+        for w in flush:
+            self._release(w)
+            w.conn.flush()
+
+    async def _fill(self, w: Watch, upto: int) -> None:
+        """Deliver ``w``'s missing events up to ``upto``: from the recent
+        events when they are all there, else from the table's stream."""
+        assert w.cursor is not None
+        have = {seq: views for seq, views in self.recent if w.cursor < seq <= upto}
+        if len(have) == upto - w.cursor:
+            for seq in range(w.cursor + 1, upto + 1):
+                views = have[seq]
+                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                if blob is not None:
+                    w.conn.push(to_codec(w.conn, blob, {}, seq))
+            w.cursor = upto
+            return
+        try:
+            stored = await self.read(self.id, w.cursor, upto)
+        except Exception as exc:
+            log.warning("relayed table %s: events after %s unreadable: %s", self.id, w.cursor, exc)
+            stored = None
+        if stored is None:  # no longer all stored: join again (a snapshot)
+            log.warning("relayed table %s: events %s..%s missing; connection %s joins again",
+                        self.id, w.cursor + 1, upto, w.conn.id)
+            self._join_again(w, since=None)
+            return
+        for seq, data in stored:
+            rec = record_from_data(seq, data)
+            frame = self.fanout.frame(rec, view_key(rec, w.viewer), False)
+            w.conn.send(cast(Data, frame))
+        w.cursor = upto
+
+    # -- replies ---------------------------------------------------------------
+    async def _out(self, message: list[Any]) -> None:
+        _, _, conn_id, after, blobs, member, join = message
+        w = self.watches.get(conn_id)
+        if w is None:  # not watching (it left, or never joined): no order to keep
+            self.direct(conn_id, blobs)
+            return
+        if w.pending:
+            for blob in blobs:
+                frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+                if frame.get("type") in ("ok", "error", "snapshot") and "re" in frame:
+                    w.pending.pop(frame["re"], None)
+        if join is not None:
+            w.viewer = join[0]
+            w.cursor = after
+            self._push(w, blobs)
+            for seq, views in self.recent:
+                if seq == w.cursor + 1:
+                    blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                    if blob is not None:
+                        w.conn.push(to_codec(w.conn, blob, {}, seq))
+                    w.cursor = seq
+        elif w.cursor is not None and w.cursor < after:
+            if not w.held:
+                w.held_since = asyncio.get_running_loop().time()
+            w.held.append((after, blobs))
+        else:
+            self._push(w, blobs)
+        if member is False:
+            self.watches.pop(conn_id, None)
+            w.conn.tables.discard(self.id)
+        w.conn.flush()
+
+    def _push(self, w: Watch, frames: list[bytes]) -> None:
+        for blob in frames:
+            w.conn.push(to_codec(w.conn, blob))
+
+    def _release(self, w: Watch) -> None:
+        while w.held and w.cursor is not None and w.held[0][0] <= w.cursor:
+            self._push(w, w.held.popleft()[1])
+
+    async def _release_stale(self) -> None:
+        """Held replies whose events did not come within :data:`HOLD` seconds:
+        read the missing events from the stream, then release them."""
+        now = asyncio.get_running_loop().time()
+        for w in list(self.watches.values()):
+            if w.held and now - w.held_since > HOLD and w.cursor is not None:
+                await self._fill(w, w.held[-1][0])
+                self._release(w)
+                w.conn.flush()
+
+    # -- owner changes -----------------------------------------------------------
+    def _owner_changed(self) -> None:
+        self.fail_pending()
+        for w in list(self.watches.values()):
+            self._join_again(w, since=w.cursor)
+
+    def _join_again(self, w: Watch, since: int | None) -> None:
+        j = w.join
+        again = Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, since, None)
+        w.cursor = None
+        self.rejoin(self.id, again)

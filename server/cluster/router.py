@@ -1,0 +1,283 @@
+"""Routing between nodes: requests to a table's owner, its answers back.
+
+A request for a table this node does not serve goes to the owner's inbox
+(the owner found from the table's lease, cached until an owner change or a
+``moved`` answer); a stored table nobody holds is claimed here first. This
+node's connections watching a table owned elsewhere are followed by a
+:class:`~cardhall.server.cluster.relay.Relayed` per table (the channel's
+events, the owner's replies in order). When a table changes owner, its
+watchers join the new owner with ``since`` (:data:`~cardhall.server.table.inputs.REJOIN`),
+or subscribe here when this node is the new owner; requests it had not
+answered get ``unavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis import exceptions as rexc
+
+from cardhall.protocol.errors import ProtocolError
+from cardhall.server.cluster import wire
+from cardhall.server.cluster.host import NodeHost
+from cardhall.server.cluster.leases import Leases
+from cardhall.server.cluster.outbox import Outbox
+from cardhall.server.cluster.peers import RemotePeer
+from cardhall.server.cluster.relay import ReadEvents, Relayed, to_codec
+from cardhall.server.connection import Connection
+from cardhall.server.store.keys import Keys
+from cardhall.server.table.inputs import REJOIN, Join, Request
+
+log = logging.getLogger("cardhall.cluster")
+
+#: claims a stored table for this node; returns whether it is served here now
+Claim = Callable[[str], Awaitable[bool]]
+#: subscribes to / unsubscribes from a pub/sub channel
+Subscription = Callable[[str], Awaitable[None]]
+
+
+class Router:
+    """Requests to owners and the relayed tables of node ``node``."""
+
+    def __init__(self, host: NodeHost, node: str, keys: Keys, leases: Leases, outbox: Outbox,
+                 read: ReadEvents, claim: Claim, subscribe: Subscription, unsubscribe: Subscription) -> None:
+        self.host = host
+        self.node = node
+        self.keys = keys
+        self.leases = leases
+        self.outbox = outbox
+        self.read = read
+        self.claim = claim
+        self.subscribe = subscribe
+        self.unsubscribe = unsubscribe
+        self.relayed: dict[str, Relayed] = {}
+        self._owners: dict[str, str] = {}  # table -> owner node, until it changes
+
+    # -- owners ------------------------------------------------------------------
+    async def owner(self, table: str) -> str | None:
+        """The node holding ``table``'s lease; claims it here when it is
+        stored and free; None while it moves; ProtocolError ``unknown_table``
+        when it is not stored."""
+        cached = self._owners.get(table)
+        if cached is not None and (cached != self.node or table in self.host.tables):
+            return cached
+        for _ in range(3):
+            node = await self.leases.owner(table)
+            if node is not None:
+                if len(self._owners) > 100_000:
+                    self._owners.clear()
+                self._owners[table] = node
+                return node
+            if not await self.leases.stored(table):
+                raise ProtocolError("unknown_table", f"no open table {table!r}")
+            if await self.claim(table):
+                return self.node
+            await asyncio.sleep(0.01)
+        return None
+
+    def owned_here(self, table: str) -> None:
+        """This node claimed ``table``."""
+        self._owners[table] = self.node
+
+    def forget_owner(self, table: str) -> None:
+        """``table``'s owner changed (or a message came back ``moved``)."""
+        self._owners.pop(table, None)
+
+    def send(self, node: str, message: list[Any]) -> None:
+        """Queue ``message`` for ``node``'s inbox."""
+        self.outbox.send(self.keys.inbox(node), wire.pack(message))
+
+    # -- requests from this node's connections --------------------------------------
+    async def route(self, conn: Connection, table: str, request: Request) -> None:
+        """Send ``request`` from local ``conn`` to ``table``'s owner.
+        Raises ProtocolError ``unknown_table`` or ``unavailable``."""
+        try:
+            owner = await self.owner(table)
+        except (rexc.RedisError, OSError) as exc:
+            raise ProtocolError("unavailable", "the cluster cannot be reached right now; retry") from exc
+        if owner is None:
+            raise ProtocolError("unavailable", f"table {table} is moving between nodes; retry")
+        local = self.host.tables.get(table)
+        if owner == self.node and local is not None:
+            if isinstance(request, Join):
+                conn.tables.add(table)
+                self.host.joins[(conn.id, table)] = request
+            local.post(request)
+            return
+        if isinstance(request, Join):
+            self.host.joins[(conn.id, table)] = request
+            self.relay_join(conn, table, request, request.since, owner)
+            return
+        rt = self.relayed.get(table)
+        if rt is not None:
+            rt.sent(conn.id, request.re)
+        inp = dataclasses.replace(request, sub=wire.remote_key(self.node, conn.id), received=None)
+        self.send(owner, ["in", table, wire.pack_input(inp)])
+
+    def relay_join(self, conn: Connection, table: str, join: Join, since: int | None,
+                   owner: str | None = None) -> None:
+        """Watch ``table`` from here for ``conn`` and send its join to
+        ``owner`` (None: the server's own join, to the owner found now)."""
+        rt = self.relayed.get(table)
+        if rt is None:
+            rt = self.relayed[table] = Relayed(table, self.read, self.rejoin, self.deliver)
+            rt.start()
+            asyncio.get_running_loop().create_task(self.subscribe(self.keys.channel(table)))
+        remote = Join(wire.remote_key(self.node, conn.id), join.player, join.name,
+                      join.re if owner is not None else REJOIN, join.role, join.seat, join.seed, since, None)
+        rt.watch(conn, remote)
+        rt.sent(conn.id, remote.re)
+        conn.tables.add(table)
+        if owner is None:
+            self.rejoin(table, remote)
+        else:
+            self.send(owner, ["in", table, wire.pack_input(remote)])
+
+    def rejoin(self, table: str, join: Join) -> None:
+        """Send ``join`` (a remote key's) to ``table``'s owner, found now;
+        when that is this node, the connection subscribes here instead."""
+        async def send() -> None:
+            for _ in range(50):
+                try:
+                    owner = await self.owner(table)
+                except ProtocolError:
+                    return
+                except (rexc.RedisError, OSError):
+                    owner = None
+                if owner is not None:
+                    if owner == self.node and table in self.host.tables:
+                        self.localise(table, join)
+                    else:
+                        self.send(owner, ["in", table, wire.pack_input(join)])
+                    return
+                await asyncio.sleep(0.1)
+        asyncio.get_running_loop().create_task(send())
+
+    def adopt(self, table: str) -> None:
+        """This node now serves ``table``: its connections that watched it
+        through the relay subscribe here (with ``since``: their cursor)."""
+        rt = self.relayed.get(table)
+        if rt is None:
+            return
+        rt.fail_pending()
+        for w in list(rt.watches.values()):
+            j = w.join
+            self.localise(table, Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, w.cursor, None))
+        self.unrelay(table)
+
+    def localise(self, table: str, join: Join) -> None:
+        """``join`` of a connection of this node, for a table this node serves."""
+        parsed = wire.parse_key(join.sub)
+        local = self.host.tables.get(table)
+        if parsed is None or local is None:
+            return
+        conn_id = parsed[1]
+        rt = self.relayed.get(table)
+        if rt is not None:
+            rt.forget(conn_id)
+        local.post(Join(conn_id, join.player, join.name, REJOIN, join.role, join.seat, join.seed, join.since, None))
+
+    def disconnect(self, conn: Connection, table: str) -> None:
+        """Local ``conn`` closed while watching ``table`` owned elsewhere."""
+        rt = self.relayed.get(table)
+        if rt is None:
+            return
+        rt.forget(conn.id)
+        key = wire.remote_key(self.node, conn.id)
+
+        async def send() -> None:
+            try:
+                owner = await self.owner(table)
+            except (ProtocolError, rexc.RedisError, OSError):
+                return
+            if owner is not None and owner != self.node:
+                self.send(owner, ["in", table, ["d", key]])
+        asyncio.get_running_loop().create_task(send())
+        if not rt.watches:
+            self.unrelay(table)
+
+    def unrelay(self, table: str) -> None:
+        """Stop following ``table`` (no local watcher left)."""
+        rt = self.relayed.pop(table, None)
+        if rt is not None:
+            rt.stop()
+            asyncio.get_running_loop().create_task(self.unsubscribe(self.keys.channel(table)))
+
+    def tick(self) -> None:
+        """Periodic: relayed tables release replies held too long; unwatched ones end."""
+        for table, rt in list(self.relayed.items()):
+            if not rt.watches:
+                self.unrelay(table)
+            else:
+                rt.post(["tick"])
+
+    # -- messages from other nodes ---------------------------------------------------
+    def on_channel(self, table: str, data: list[Any]) -> None:
+        """A message on ``table``'s channel (events, or an owner change)."""
+        rt = self.relayed.get(table)
+        if rt is None:
+            return
+        if data[0] == "o":
+            self.forget_owner(table)
+            if data[1] == self.node:
+                return  # this node's own claim: its watchers were adopted
+        rt.post(data)
+
+    def on_input(self, table: str, packed: list[Any]) -> None:
+        """An input sent to this node as ``table``'s owner."""
+        local = self.host.tables.get(table)
+        inp = wire.unpack_input(packed)
+        if local is not None and local.token is not None:
+            local.post(inp)
+            return
+        parsed = wire.parse_key(getattr(inp, "sub", None))
+        if parsed is None:
+            return
+        node, conn = parsed
+        self.send(node, ["moved", table])  # the sender's idea of the owner is stale
+        if isinstance(inp, Join):
+            asyncio.get_running_loop().create_task(self._forward_join(table, inp))
+        elif hasattr(inp, "re"):
+            peer = RemotePeer(self.outbox, self.keys, table, node, conn)
+            peer.send(ProtocolError("unavailable", f"table {table} moved to another node; retry").frame(inp.re))
+            peer.flush()
+
+    async def _forward_join(self, table: str, join: Join) -> None:
+        """A join that reached a node that does not serve the table: on to its owner."""
+        await asyncio.sleep(0.05)
+        try:
+            owner = await self.owner(table)
+        except (ProtocolError, rexc.RedisError, OSError):
+            return
+        local = self.host.tables.get(table)
+        if owner == self.node and local is not None:
+            local.post(join)
+        elif owner is not None:
+            self.send(owner, ["in", table, wire.pack_input(join)])
+
+    def on_out(self, data: list[Any]) -> None:
+        """Frames from a table's owner for one of this node's connections."""
+        rt = self.relayed.get(data[1])
+        if rt is not None:
+            rt.post(data)
+        else:  # a reply to a connection not watching the table (an error): no order to keep
+            self.deliver(data[2], data[4])
+
+    def deliver(self, conn_id: int, blobs: list[bytes]) -> None:
+        """Frames (msgpack) for local connection ``conn_id``, now."""
+        conn = self.host.connections.get(conn_id)
+        if conn is None:
+            return
+        for blob in blobs:
+            conn.push(to_codec(conn, blob))
+        conn.flush()
+
+    def resync(self) -> None:
+        """Messages may have been lost (the subscription broke): every relayed
+        table's watchers join again with their cursor."""
+        for rt in self.relayed.values():
+            rt.post(["o", None])

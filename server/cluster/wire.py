@@ -1,0 +1,105 @@
+"""Messages between nodes, as msgpack (Redis pub/sub carries them).
+
+To a node's inbox (``Keys.inbox``):
+
+* ``["in", table, input]``: a request, a disconnect or a close for a table
+  the receiver owns; ``input`` is :func:`pack_input`'s list. A remote
+  subscriber's key is ``"<node>/<connection id>"`` (:func:`remote_key`).
+* ``["out", table, connection, after, frames, member]``: frames (each
+  already msgpack-encoded) for one of the receiver's connections; ``after``
+  the table's ``seq`` they follow (the node delivers them once it has
+  delivered that ``seq`` to that connection); ``member`` True/False when the
+  connection joined or left the table with them, else None; a join answer
+  also sets where the connection's events start (``after``).
+* ``["claim", table, released]``: take this table over (a handover);
+  ``released`` Unix seconds when the old owner released it.
+* ``["call", node, call id, op, args]`` / ``["ret", call id, ok, value]``:
+  a request to another node (``create``, ``close``) and its answer.
+
+On a table's channel (``Keys.channel``), published by its owner inside the
+commit script (so a stored event is never left unpublished):
+
+* ``["e", [seq, view, frame, view, frame, ...], ...]``: the committed events,
+  each encoded once per distinct view other nodes' subscribers have (``view``
+  a seat, or None for what spectators see).
+* ``["o", node]``: a new owner claimed the table (subscribers join it again).
+
+>>> j = unpack_input(pack_input(Join("n1/7", "p_1", "Ann", 3, "play", 2, None, 10, 1.0)))
+>>> j.sub, j.re, j.seat, j.since, j.received
+('n1/7', 3, 2, 10, None)
+>>> parse_key("n1/7"), remote_key("n1", 7)
+(('n1', 7), 'n1/7')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import msgpack
+
+from cardhall.server.table.inputs import Act, Close, Disconnect, Join, Leave
+
+#: inputs that travel to an owner
+Remote = Join | Act | Leave | Disconnect | Close
+
+
+def remote_key(node: str, conn: int) -> str:
+    """The subscriber key of connection ``conn`` of node ``node`` at a table owned elsewhere."""
+    return f"{node}/{conn}"
+
+
+def parse_key(key: Hashable) -> tuple[str, int] | None:
+    """``(node, connection id)`` of a remote subscriber key, None for a local one (an int)."""
+    if not isinstance(key, str):
+        return None
+    node, _, conn = key.rpartition("/")
+    try:
+        return node, int(conn)
+    except ValueError:
+        return None
+
+
+def pack_input(inp: Remote) -> list[Any]:
+    """``inp`` as a list (its ``received`` time is the sender's clock: dropped)."""
+    if isinstance(inp, Join):
+        return ["j", inp.sub, inp.player, inp.name, inp.re, inp.role, inp.seat, inp.seed, inp.since]
+    if isinstance(inp, Act):
+        return ["a", inp.sub, inp.player, inp.re, inp.action, inp.turn]
+    if isinstance(inp, Leave):
+        return ["l", inp.sub, inp.player, inp.re]
+    if isinstance(inp, Disconnect):
+        return ["d", inp.sub]
+    return ["c", inp.reason]
+
+
+def unpack_input(data: list[Any]) -> Remote:
+    """The input of :func:`pack_input`'s list; ValueError for anything else."""
+    kind, *f = data
+    if kind == "j" and len(f) == 8:
+        return Join(*f)
+    if kind == "a" and len(f) == 5:
+        return Act(*f)
+    if kind == "l" and len(f) == 3:
+        return Leave(*f)
+    if kind == "d" and len(f) == 1:
+        return Disconnect(f[0])
+    if kind == "c" and len(f) == 1:
+        return Close(f[0])
+    raise ValueError(f"not an input: {data!r:.80}")
+
+
+def pack(message: list[Any]) -> bytes:
+    """One message's bytes."""
+    return msgpack.packb(message, use_bin_type=True)
+
+
+def unpack(blob: bytes) -> list[Any]:
+    """A message's list; ValueError when it is not one."""
+    try:
+        data = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+    except Exception as exc:
+        raise ValueError(f"unreadable message: {exc}") from None
+    if not isinstance(data, list) or not data:
+        raise ValueError("a message is a non-empty list")
+    return data
