@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import gc
 import logging
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from starlette.applications import Starlette
 from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from uvicorn.config import LOGGING_CONFIG
 
 import cardhall.clients
 from cardhall.server.config import Settings
@@ -104,12 +106,31 @@ class CardhallServer(uvicorn.Server):
 
 
 def uvicorn_config(app: Starlette, settings: Settings, **extra: Any) -> uvicorn.Config:
-    """The uvicorn configuration the service runs with (see deploy/README.md)."""
-    return uvicorn.Config(
-        WebSocketFirst(app), host=settings.host, port=settings.port, log_level=settings.log_level,
+    """The uvicorn configuration the service runs with (see deploy/README.md);
+    ``extra`` (``uvicorn.Config`` keywords) overrides any of it.
+
+    Proxy headers: only a peer in ``settings.trusted_proxies`` (addresses or
+    networks such as ``10.0.0.0/8``) may set the client's address and scheme
+    with ``X-Forwarded-For`` and ``X-Forwarded-Proto``; uvicorn then rewrites
+    ``scope["client"]`` and ``scope["scheme"]`` of HTTP and websocket requests,
+    so per-address limits count the client, not the proxy. With no trusted
+    proxy the headers are ignored and the socket's peer counts (uvicorn's own
+    default would trust 127.0.0.1 and ``$FORWARDED_ALLOW_IPS``: any local
+    process could then claim any address). With ``settings.node_id`` every
+    uvicorn log line names the node (several nodes may share one log)."""
+    options: dict[str, Any] = dict(
+        host=settings.host, port=settings.port, log_level=settings.log_level,
         ws=CardhallWebSocketProtocol, ws_max_size=settings.ws_max_size, ws_per_message_deflate=False,
-        lifespan="on", access_log=False, timeout_graceful_shutdown=int(settings.shutdown_grace) + 1, **extra,
+        lifespan="on", access_log=False, timeout_graceful_shutdown=int(settings.shutdown_grace) + 1,
+        proxy_headers=bool(settings.trusted_proxies), forwarded_allow_ips=list(settings.trusted_proxies),
     )
+    if settings.node_id:
+        label = settings.node_id.replace("%", "%%")
+        log_config = copy.deepcopy(LOGGING_CONFIG)
+        for formatter in log_config["formatters"].values():
+            formatter["fmt"] = formatter["fmt"].replace("%(levelprefix)s", f"%(levelprefix)s [{label}]", 1)
+        options["log_config"] = log_config
+    return uvicorn.Config(WebSocketFirst(app), **{**options, **extra})
 
 
 def build_server(settings: Settings, store: Store | None = None) -> CardhallServer:
@@ -160,17 +181,41 @@ def tune_gc(thresholds: tuple[int, int, int]) -> None:
     gc.set_threshold(*thresholds)
 
 
-def run(settings: Settings, store: Store | None = None) -> None:
-    """Serve until SIGTERM/SIGINT (blocking)."""
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def run(settings: Settings, store: Store | None = None, *, sock: socket.socket | None = None,
+        on_started: Callable[[CardhallServer], None] | None = None) -> None:
+    """Serve until SIGTERM/SIGINT (blocking), on ``settings.host:port`` or,
+    given ``sock``, on that listening TCP socket (bound, inherited from a
+    supervisor or a service manager; ``settings.port`` then becomes its port).
+    ``on_started(server)`` is called in the event loop once the server
+    accepts connections. With ``settings.node_id`` every log line names the
+    node. Raises ``SystemExit`` (status 3) when the app fails to start, as
+    uvicorn does, and what building the server raised (e.g. ``ValueError``
+    for a malformed Redis URL)."""
+    node = f" [{settings.node_id.replace('%', '%%')}]" if settings.node_id else ""
+    logging.basicConfig(level=settings.log_level.upper(),
+                        format=f"%(asctime)s %(levelname)s{node} %(name)s: %(message)s")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        settings = dataclasses.replace(settings, port=sock.getsockname()[1])
     server = build_server(settings, store)
     tune_gc(settings.gc_thresholds)
+
+    async def serve() -> None:
+        if sock is not None:
+            log.info("serving on the inherited socket %s", sock.getsockname())
+        task = asyncio.get_running_loop().create_task(server.serve(sockets=None if sock is None else [sock]))
+        if on_started is not None:
+            while not server.started and not task.done():
+                await asyncio.sleep(0.02)
+            if server.started:
+                on_started(server)
+        await task
+
     try:
         try:
             import uvloop
         except ImportError:
-            asyncio.run(server.serve())
+            asyncio.run(serve())
         else:
-            uvloop.run(server.serve())
+            uvloop.run(serve())
     except KeyboardInterrupt:  # uvicorn raises the captured Ctrl-C again once it has shut down cleanly
         pass

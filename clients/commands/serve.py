@@ -3,12 +3,31 @@
     cardhall serve [--host 127.0.0.1] [--port 8000] [--log-level info]
                    [--allow-origin URL ...] [--operator-key KEY]
                    [--redis redis://host:6379/0 [--redis-prefix cardhall]]
+                   [--node-id ID] [--advertise URL] [--lease-ttl 3] [--lease-renew 1]
+                   [--placement least_loaded|local] [--trusted-proxy ADDR ...]
+                   [--workers N]
 
 The operator key may also come from ``CARDHALL_OPERATOR_KEY``, the Redis URL
-from ``CARDHALL_REDIS_URL``. With Redis, tables, their events, hand histories
-and players are checkpointed there and recovered on start (server/STORAGE.md).
+from ``CARDHALL_REDIS_URL``, the node id from ``CARDHALL_NODE_ID``. With Redis,
+tables, their events, hand histories and players are checkpointed there and
+recovered on start (server/STORAGE.md), and the server is a node of a cluster:
+every node on the same Redis and prefix serves every table of it
+(deploy/README.md). ``--lease-ttl`` (0.5 to 300 s) is how long a dead node's
+tables wait before another node takes them; ``--lease-renew`` (more than 0, at
+most a third of ``--lease-ttl``) how often a node renews its leases.
+
+``--trusted-proxy ADDR`` (an address or a network such as ``10.0.0.0/8``,
+repeatable): a load balancer whose ``X-Forwarded-For`` names the client, so
+per-address limits count the client's address and not the balancer's; without
+one, forwarded headers are ignored and the socket's peer counts.
+
+``--workers N`` (1 to 64; N > 1 needs ``--redis``) runs N nodes on this
+machine on one port, the way uvicorn's ``--workers`` does: this process binds
+the port (``--port 0``: a free one, logged) and supervises N child processes,
+named ``<node id or host name>-w1`` .. ``-wN``, restarting one that dies
+(``cardhall.server.workers``). A wrong value is refused with exit status 2.
 SIGTERM stops the service gracefully (connections closed with 1001 so clients
-reconnect).
+reconnect); with ``--workers``, every node.
 """
 
 from __future__ import annotations
@@ -40,15 +59,67 @@ def register(subparsers: Any) -> None:
     p.add_argument("--redis", metavar="URL", default=os.environ.get("CARDHALL_REDIS_URL") or None,
                    help="keep tables, events, hands and players in this Redis and recover them on start "
                         "(default: $CARDHALL_REDIS_URL; unset: in memory, nothing survives a restart)")
-    p.add_argument("--redis-prefix", default="cardhall", help="prefix of every Redis key (one server per prefix)")
+    p.add_argument("--redis-prefix", default="cardhall", help="prefix of every Redis key (the servers on one Redis and prefix form one cluster)")
     p.add_argument("--redis-stream-bound", type=int, default=1024, metavar="N",
                    help="events kept per table in Redis for clients resuming with since (default 1024)")
+    p.add_argument("--node-id", default=os.environ.get("CARDHALL_NODE_ID") or None, metavar="ID",
+                   help="this node's name in the cluster (default: $CARDHALL_NODE_ID, else host-pid-random); "
+                        "a node restarted with its id takes its tables back at once: never run two with one id")
+    p.add_argument("--advertise", default=None, metavar="URL",
+                   help="the URL /api/cluster shows for this node (default http://HOST:PORT)")
+    p.add_argument("--lease-ttl", type=float, default=3.0, metavar="S",
+                   help="seconds a table's lease lasts unrenewed: a dead node's tables move after it (default 3)")
+    p.add_argument("--lease-renew", type=float, default=1.0, metavar="S",
+                   help="seconds between lease renewals and heartbeats (default 1; at most a third of --lease-ttl)")
+    p.add_argument("--placement", choices=["least_loaded", "local"], default="least_loaded",
+                   help="where a new table goes: the live node with the fewest tables, or the node asked")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
+                   help="a load balancer's address whose X-Forwarded-For names the client (repeatable; "
+                        "per-address limits then count the client, not the proxy)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="start N nodes on this machine sharing the port (N > 1 needs --redis)")
+    p.add_argument("--fd", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from cardhall.server.app import run
+    """Serve (blocking) and return the exit status: 0, or 2 with a message on stderr when an
+    argument is wrong (the way argparse refuses one), or the supervisor's status with ``--workers``."""
+    import ipaddress
+    import socket
+    import sys
+
     from cardhall.server.config import Settings
+
+    def refuse(message: str) -> int:
+        print(f"cardhall serve: error: {message}", file=sys.stderr)
+        return 2
+
+    if not 1 <= args.workers <= 64:
+        return refuse(f"--workers must be between 1 and 64 (got {args.workers})")
+    if args.workers > 1 and not args.redis:
+        return refuse(f"--workers {args.workers}: N > 1 needs --redis: nodes share tables through Redis")
+    if args.workers > 1 and args.fd is not None:
+        return refuse("--fd serves one node on an inherited socket: it does not go with --workers")
+    if not 0.5 <= args.lease_ttl <= 300:
+        return refuse(f"--lease-ttl must be between 0.5 and 300 seconds (got {args.lease_ttl:g})")
+    if not (args.lease_renew > 0 and args.lease_renew * 3 <= args.lease_ttl):
+        return refuse(f"--lease-renew must be more than 0 and at most a third of --lease-ttl "
+                      f"({args.lease_ttl:g} / 3 = {args.lease_ttl / 3:.3g} s; got {args.lease_renew:g})")
+    for proxy in args.trusted_proxy:
+        try:  # as uvicorn reads them: an address, or a network without host bits
+            if "/" in proxy:
+                ipaddress.ip_network(proxy)
+            else:
+                ipaddress.ip_address(proxy)
+        except ValueError as exc:
+            return refuse(f"--trusted-proxy {proxy}: not an IP address or network ({exc})")
+    sock = None
+    if args.fd is not None:
+        try:
+            sock = socket.socket(fileno=args.fd)
+        except OSError as exc:
+            return refuse(f"--fd {args.fd}: not an open socket ({exc.strerror})")
 
     settings = Settings(
         host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),
@@ -56,7 +127,15 @@ def main(args: argparse.Namespace) -> int:
         send_queue=args.send_queue, max_tables_per_player=args.max_tables_per_player,
         max_tables_per_address=args.max_tables_per_address, max_frame=args.max_frame, rate=args.rate,
         burst=args.burst, redis_url=args.redis, redis_prefix=args.redis_prefix,
-        stream_bound=args.redis_stream_bound,
+        stream_bound=args.redis_stream_bound, node_id=args.node_id or None, advertise=args.advertise or None,
+        lease_ttl=args.lease_ttl, lease_renew=args.lease_renew, placement=args.placement,
+        trusted_proxies=tuple(args.trusted_proxy),
     )
-    run(settings)
+    if args.workers > 1:
+        from cardhall.server.workers import supervise
+
+        return supervise(settings, args.workers)
+    from cardhall.server.app import run
+
+    run(settings, sock=sock)
     return 0
