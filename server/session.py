@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+import secrets
 import time
 from typing import Any
 
@@ -28,7 +29,9 @@ from cardhall.server.ws_protocol import ABORT, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
 
-_ids = itertools.count(1)
+#: connection ids: subscriber keys here, and "<node>/<id>" on other nodes of a cluster. They start
+#: at a random point, so a node restarted with its id never reuses an id an owner still remembers.
+_ids = itertools.count(secrets.randbits(40))
 
 #: what a table id looks like ("t_" and 12 hex digits); others are unknown without asking Redis
 TABLE_ID = re.compile(r"t_[0-9a-f]{1,32}")

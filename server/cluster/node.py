@@ -50,7 +50,7 @@ from cardhall.server.cluster.router import Router
 from cardhall.server.connection import Connection
 from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
-from cardhall.server.table.inputs import Request
+from cardhall.server.table.inputs import Disconnect, Request
 
 if TYPE_CHECKING:
     from cardhall.server.table.actor import TableActor
@@ -98,6 +98,7 @@ class ClusterNode:
         self._tasks: list[asyncio.Task[Any]] = []
         self._claiming: set[str] = set()
         self._infos: dict[str, bytes] = {}
+        self._beats = 0
 
     @property
     def live(self) -> dict[str, Data]:
@@ -165,8 +166,28 @@ class ClusterNode:
                 "stopping": self.stopping, "started": round(host.started, 3)}
 
     async def heartbeat(self) -> None:
-        """Write this node's heartbeat and read the live nodes (:attr:`live`)."""
+        """Write this node's heartbeat and read the live nodes (:attr:`live`);
+        when a node left, forget its connections at this node's tables."""
+        before = set(self.registry.live)
         await self.registry.beat(self.heartbeat_info())
+        self._beats += 1
+        if before - set(self.registry.live) or self._beats % 10 == 0:
+            self.prune()
+
+    def prune(self) -> None:
+        """Subscribers of this node's tables whose node is not live are
+        disconnected (their node died: no disconnect will come), and the
+        handles on remote subscribers that left are dropped."""
+        live = set(self.registry.live) | {self.id}
+        for table in list(self.host.tables.values()):
+            for key in list(table.machine.subscribers.viewers):
+                parsed = wire.parse_key(key)
+                if parsed is not None and parsed[0] not in live:
+                    table.post(Disconnect(key))
+        for table_id, key in list(self.peers):
+            held = self.host.tables.get(table_id)
+            if (held is None or key not in held.machine.subscribers) and self.peers[(table_id, key)].idle:
+                del self.peers[(table_id, key)]
 
     def place(self) -> str:
         """The node a new table goes to (``placement``; this one while stopping)."""

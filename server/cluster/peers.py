@@ -73,6 +73,11 @@ class RemotePeer:
         events start after the ``seq`` set by :meth:`follows`."""
         self._join = (viewer,)
 
+    @property
+    def idle(self) -> bool:
+        """Nothing queued for it (no frames, no membership change to send)."""
+        return not self._frames and self.tables.member is None
+
     def push(self, payload: Any) -> None:
         """Not used: events reach other nodes through the table's channel."""
 

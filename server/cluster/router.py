@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from redis import exceptions as rexc
@@ -37,7 +37,7 @@ log = logging.getLogger("cardhall.cluster")
 #: claims a stored table for this node; returns whether it is served here now
 Claim = Callable[[str], Awaitable[bool]]
 #: subscribes to / unsubscribes from a pub/sub channel
-Subscription = Callable[[str], Awaitable[None]]
+Subscription = Callable[[str], Coroutine[Any, Any, None]]
 
 
 class Router:
