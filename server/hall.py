@@ -7,6 +7,11 @@ it is a :class:`~cardhall.server.table.actor.TableHost`: the committer, the
 store's stream, the connections by id, the metrics, and the notices of
 closed, broken and stalled tables.
 
+With the Redis store the hall is one node of a cluster
+(:class:`~cardhall.server.cluster.node.ClusterNode`): it serves the tables it
+holds the lease of, sends requests for the others to their owners, and hands
+its tables over when it stops (``server/STORAGE.md``, "Cluster").
+
 Durability (``server/STORAGE.md``): on start it recovers every stored
 table that is not closed (an unreadable one is quarantined: logged, set aside,
 the others load). When a commit fails because the store is unreachable, the
@@ -77,7 +82,7 @@ class Hall:
         self.store_error: str | None = None  # why the store is unavailable, while it is
         self.recovery: dict[str, Any] = {}
         self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections), lambda: len(self.stalled))
-        self.committer = GroupCommitter(self.store, self.metrics.committed, self._store_failed)
+        self.committer = GroupCommitter(self.store, self.metrics.committed, self.store_failed)
         self.accepting = True
         self.started = time.time()
         #: the join that made each (local connection id, table id) watch a table
@@ -361,7 +366,7 @@ class Hall:
     def table_stalled(self, table: TableActor, exc: StoreUnavailable) -> None:
         """Called by a table whose checkpoint could not be written."""
         self.stalled.add(table)
-        self._store_failed(exc)
+        self.store_failed(exc)
 
     def table_unstalled(self, table: TableActor) -> None:
         """Called by a stalled table once everything it held is written."""
@@ -372,7 +377,7 @@ class Hall:
         """False from a failed commit until the store answers again."""
         return self.store_error is None
 
-    def _store_failed(self, exc: BaseException) -> None:
+    def store_failed(self, exc: BaseException) -> None:
         """A commit failed: if the store is unreachable, block the committer
         and watch the store until it answers."""
         if not isinstance(exc, StoreUnavailable) or self.store_error is not None:

@@ -39,5 +39,8 @@ class NodeHost(Protocol):
                           address: str | None = None) -> TableActor:
         """Create a table on this node (raises ProtocolError)."""
 
+    def store_failed(self, exc: BaseException) -> None:
+        """The store cannot be written (or lost its data): stall and watch it."""
+
     def close_table(self, table_id: str, reason: str) -> None:
         """Ask a table of this node to close (raises ProtocolError ``unknown_table``)."""

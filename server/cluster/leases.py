@@ -74,6 +74,11 @@ class Leases:
                                        self.node if takeover else "")
         return [i.decode() for i in found]
 
+    async def current(self, table: str) -> str | None:
+        """``table``'s lease token now (None: free)."""
+        token = await self.client.get(self.keys.lease(table))
+        return None if token is None else str(token.decode())
+
     async def owner(self, table: str) -> str | None:
         """The node holding ``table``'s lease, or None."""
         return token_node(await self.client.get(self.keys.lease(table)))

@@ -28,6 +28,7 @@ key prefix form a cluster (``deploy/README.md``, "On several machines").
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -48,7 +49,7 @@ from cardhall.server.cluster.peers import RemotePeer, publication, remote_viewer
 from cardhall.server.cluster.registry import Registry
 from cardhall.server.cluster.router import Router
 from cardhall.server.connection import Connection
-from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
+from cardhall.server.store.base import Checkpoint, LeaseLost, StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.table.inputs import Disconnect, Request
 
@@ -99,6 +100,7 @@ class ClusterNode:
         self._claiming: set[str] = set()
         self._infos: dict[str, bytes] = {}
         self._beats = 0
+        self._reclaims: dict[str, asyncio.Lock] = {}
 
     @property
     def live(self) -> dict[str, Data]:
@@ -108,19 +110,23 @@ class ClusterNode:
     # -- life ------------------------------------------------------------------
     async def start(self) -> None:
         """Join the cluster: move legacy keys, subscribe the inbox, heartbeat,
-        take back this id's tables and the orphans, start the loops."""
+        take back this id's tables and the orphans, start the loops. Raises
+        RedisError/OSError/StoreUnavailable when Redis cannot be reached (the
+        hall waits and calls it again: nothing runs until it succeeds)."""
         await self.store.migrate_keys()
         if not await self.store.probe():
             await self.store.rewrite([])  # a new Redis: mark it as holding cardhall data
-        self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-        await self._pubsub.subscribe(self.keys.inbox(self.id))
-        self.outbox.start()
-        loop = asyncio.get_running_loop()
-        self._tasks.append(loop.create_task(self._listen(), name="cluster listener"))
+        if self._pubsub is None:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            await pubsub.subscribe(self.keys.inbox(self.id))
+            self._pubsub = pubsub
         await self.heartbeat()
         await self._scan(takeover=True)
+        self.outbox.start()
+        loop = asyncio.get_running_loop()
         every = self.renew_every
-        self._tasks += [loop.create_task(self._loop(self.heartbeat, lambda: every), name="cluster heartbeat"),
+        self._tasks += [loop.create_task(self._listen(), name="cluster listener"),
+                        loop.create_task(self._loop(self.heartbeat, lambda: every), name="cluster heartbeat"),
                         loop.create_task(self._loop(self._renew, lambda: every), name="cluster leases"),
                         loop.create_task(self._loop(self._scan, lambda: jittered(every / 2)), name="cluster scan"),
                         loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick")]
@@ -236,7 +242,11 @@ class ClusterNode:
         for index in lost:
             table = owned[index]
             if self.host.tables.get(table.id) is table:
-                await self.reclaim_or_drop(table)
+                try:
+                    await self.reclaim_or_drop(table)
+                except StoreEmpty as exc:  # every table is written again (the hall's watcher), leases first
+                    self.host.store_failed(exc)
+                    return
 
     async def reclaim_or_drop(self, table: TableActor) -> bool:
         """``table``'s lease is not its token any more. If it is free and its
@@ -245,13 +255,19 @@ class ClusterNode:
         so this node's state is the newest. Otherwise drop it. Returns True
         when the table is this node's again; raises StoreUnavailable when
         Redis cannot be asked (the table stalls and asks again later)."""
-        token = table.token
-        if token is None:
-            return False
-        try:
-            again = await self.leases.claim(table.id, expected_epoch=token_epoch(token))
-        except (rexc.RedisError, OSError) as exc:
-            raise StoreUnavailable(f"redis: {exc}") from None
+        lock = self._reclaims.setdefault(table.id, asyncio.Lock())
+        async with lock:  # the renewal and a refused commit may both ask
+            token = table.token
+            if token is None or self.host.tables.get(table.id) is not table:
+                return False
+            try:
+                if await self.leases.current(table.id) == token:
+                    return True  # claimed again meanwhile
+                if not await self.store.probe():  # Redis lost its data: the hall writes every table again
+                    raise StoreEmpty("the store holds no cardhall data")
+                again = await self.leases.claim(table.id, expected_epoch=token_epoch(token))
+            except (rexc.RedisError, OSError) as exc:
+                raise StoreUnavailable(f"redis: {exc}") from None
         if again is not None:
             table.token = again
             log.warning("table %s: lease expired unowned; claimed again", table.id)
@@ -326,6 +342,7 @@ class ClusterNode:
         for pair in [p for p in self.peers if p[0] == table]:
             del self.peers[pair]
         self._infos.pop(table, None)
+        self._reclaims.pop(table, None)
 
     # -- requests and connections --------------------------------------------------------
     async def route(self, conn: Connection, table: str, request: Request) -> None:
@@ -391,16 +408,24 @@ class ClusterNode:
                 log.exception("cluster listener: a message could not be handled")
 
     async def _resubscribe(self) -> None:
+        """A new subscription (inbox and relayed tables' channels), retried
+        until Redis answers; then every relayed table's watchers join again
+        from their cursor (messages may have been lost meanwhile)."""
         try:
             await self._pubsub.aclose()
         except Exception:
             pass
-        self._pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-        try:
-            await self._pubsub.subscribe(self.keys.inbox(self.id),
-                                         *[self.keys.channel(t) for t in self.router.relayed])
-        except (rexc.RedisError, OSError):
-            return
+        while True:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.keys.inbox(self.id), *[self.keys.channel(t) for t in self.router.relayed])
+            except (rexc.RedisError, OSError):
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                await asyncio.sleep(0.5)
+                continue
+            self._pubsub = pubsub
+            break
         self.router.resync()
 
     def _inbox(self, data: list[Any]) -> None:

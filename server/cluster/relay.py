@@ -46,6 +46,10 @@ MSGPACK_CODEC = CODECS[MSGPACK]
 RECENT = 512
 #: seconds a held reply waits for its events before the missing ones are read from the stream
 HOLD = 0.5
+#: seconds the server's own join may go unanswered before it is sent again (pub/sub may lose it)
+ASK_AGAIN = 2.0
+#: seconds a request may go unanswered before it gets ``unavailable`` (lost with an owner or Redis)
+ANSWER_WITHIN = 5.0
 
 #: reads stored events ``seq < s <= upto`` of a table (the store's ``events_since``)
 ReadEvents = Callable[[str, int, int], Awaitable[list[tuple[int, Data]] | None]]
@@ -60,10 +64,12 @@ class Watch:
     conn: Connection
     join: Join  # the join that made it watch (sent again after an owner change)
     viewer: int | None = None
-    cursor: int | None = None  # None until its join is answered
+    cursor: int | None = None  # the last seq delivered to it (an event's, or a snapshot's)
+    waiting: bool = True  # a join of it is not answered yet: events wait in the recent ones
+    asked: float | None = None  # when the server's own join was sent (sent again if unanswered)
     held: deque[tuple[int, list[bytes]]] = field(default_factory=deque)
     held_since: float = 0.0
-    pending: dict[Any, None] = field(default_factory=dict)  # ``id`` of requests sent and not answered
+    pending: dict[Any, float] = field(default_factory=dict)  # ``id`` of requests not answered -> when sent
 
 
 def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None, key: int = -1) -> Any:
@@ -107,24 +113,28 @@ class Relayed:
         """``conn`` sent ``join`` to the owner: it watches once the answer comes."""
         old = self.watches.get(conn.id)
         self.watches[conn.id] = Watch(conn, join, cursor=old.cursor if old else None,
-                                      viewer=old.viewer if old else None)
+                                      viewer=old.viewer if old else None, pending=old.pending if old else {})
 
     def sent(self, conn_id: int, re: Any) -> None:
         """Connection ``conn_id`` sent request ``re`` to the owner: if the
         owner changes before it answers, the request gets ``unavailable``."""
         w = self.watches.get(conn_id)
         if w is not None and re is not None and re != REJOIN:
-            w.pending[re] = None
+            w.pending[re] = asyncio.get_running_loop().time()
 
-    def fail_pending(self) -> None:
-        """Every request not answered gets ``unavailable`` (the owner changed:
-        it may not have been applied; sending it again is safe, SPEC "Errors")."""
+    def fail_pending(self, older_than: float | None = None) -> None:
+        """Every request not answered (sent more than ``older_than`` seconds
+        ago) gets ``unavailable``: the owner changed or the message was lost;
+        it may not have been applied, and sending it again is safe (an ``act``
+        that was applied gets ``stale_turn``)."""
+        now = asyncio.get_running_loop().time()
         for w in self.watches.values():
-            if not w.pending:
+            late = [re for re, at in w.pending.items() if older_than is None or now - at > older_than]
+            if not late:
                 continue
-            for re in w.pending:
+            for re in late:
+                del w.pending[re]
                 w.conn.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
-            w.pending.clear()
             w.conn.flush()
 
     def forget(self, conn_id: int) -> None:
@@ -160,11 +170,11 @@ class Relayed:
             self.recent.append((seq, views))
             cache: dict[tuple[int, str], Any] = {}
             for w in list(self.watches.values()):
-                if w.cursor is None or seq <= w.cursor:
+                if w.waiting or w.cursor is None or seq <= w.cursor:
                     continue
                 if seq > w.cursor + 1:
                     await self._fill(w, seq - 1)
-                    if w.cursor is None or seq != w.cursor + 1:
+                    if w.waiting or w.cursor is None or seq != w.cursor + 1:
                         continue
                 blob = views.get(w.viewer) if w.viewer in views else views.get(None)
                 if blob is None:
@@ -192,19 +202,33 @@ class Relayed:
             return
         try:
             stored = await self.read(self.id, w.cursor, upto)
-        except Exception as exc:
-            log.warning("relayed table %s: events after %s unreadable: %s", self.id, w.cursor, exc)
-            stored = None
+        except Exception as exc:  # Redis away: tried again at the next event or tick
+            log.warning("relayed table %s: events after %s unreadable now: %s", self.id, w.cursor, exc)
+            return
         if stored is None:  # no longer all stored: join again (a snapshot)
             log.warning("relayed table %s: events %s..%s missing; connection %s joins again",
                         self.id, w.cursor + 1, upto, w.conn.id)
-            self._join_again(w, since=None)
+            self._join_again(w, since=None)  # its answer is a snapshot (seq >= the cursor)
             return
         for seq, data in stored:
             rec = record_from_data(seq, data)
             frame = self.fanout.frame(rec, view_key(rec, w.viewer), False)
             w.conn.send(cast(Data, frame))
         w.cursor = upto
+
+    async def _catch_up(self, w: Watch) -> None:
+        """Deliver to ``w`` every event up to the newest one received."""
+        assert w.cursor is not None
+        newest, views = self.recent[-1]
+        if newest > w.cursor + 1:
+            await self._fill(w, newest - 1)
+        if w.cursor == newest - 1 and not w.waiting:
+            blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+            if blob is not None:
+                w.conn.push(to_codec(w.conn, blob))
+            w.cursor = newest
+        self._release(w)
+        w.conn.flush()
 
     # -- replies ---------------------------------------------------------------
     async def _out(self, message: list[Any]) -> None:
@@ -220,8 +244,10 @@ class Relayed:
                     w.pending.pop(frame["re"], None)
         if join is not None:
             w.viewer = join[0]
-            w.cursor = after
-            self._push(w, blobs)
+            self._push(w, self._fresh(w, blobs))
+            w.cursor = after if w.cursor is None else max(w.cursor, after)
+            w.waiting = False
+            w.asked = None
             for seq, views in self.recent:
                 if seq == w.cursor + 1:
                     blob = views.get(w.viewer) if w.viewer in views else views.get(None)
@@ -239,6 +265,22 @@ class Relayed:
             w.conn.tables.discard(self.id)
         w.conn.flush()
 
+    @staticmethod
+    def _fresh(w: Watch, blobs: list[bytes]) -> list[bytes]:
+        """A join answer's frames without what ``w`` already has: events up to
+        its cursor and an older snapshot (an answer of an earlier owner may
+        come after a later one's)."""
+        if w.cursor is None:
+            return blobs
+        out = []
+        for blob in blobs:
+            frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+            kind = frame.get("type")
+            if (kind == "event" and frame["seq"] <= w.cursor) or (kind == "snapshot" and frame["seq"] < w.cursor):
+                continue
+            out.append(blob)
+        return out
+
     def _push(self, w: Watch, frames: list[bytes]) -> None:
         for blob in frames:
             w.conn.push(to_codec(w.conn, blob))
@@ -249,10 +291,17 @@ class Relayed:
 
     async def _release_stale(self) -> None:
         """Held replies whose events did not come within :data:`HOLD` seconds:
-        read the missing events from the stream, then release them."""
+        read the missing events from the stream, then release them. The
+        server's own joins unanswered for :data:`ASK_AGAIN` seconds are sent
+        again; requests unanswered for :data:`ANSWER_WITHIN` get ``unavailable``."""
         now = asyncio.get_running_loop().time()
+        self.fail_pending(older_than=ANSWER_WITHIN)
         for w in list(self.watches.values()):
-            if w.held and now - w.held_since > HOLD and w.cursor is not None:
+            if w.waiting and w.asked is not None and now - w.asked > ASK_AGAIN:
+                self._join_again(w, since=w.cursor)
+            if not w.waiting and w.cursor is not None and self.recent and self.recent[-1][0] > w.cursor:
+                await self._catch_up(w)  # behind the newest event (a fill that failed): deliver up to it
+            if w.held and now - w.held_since > HOLD and w.cursor is not None and not w.waiting:
                 await self._fill(w, w.held[-1][0])
                 self._release(w)
                 w.conn.flush()
@@ -266,5 +315,6 @@ class Relayed:
     def _join_again(self, w: Watch, since: int | None) -> None:
         j = w.join
         again = Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, since, None)
-        w.cursor = None
+        w.waiting = True
+        w.asked = asyncio.get_running_loop().time()
         self.rejoin(self.id, again)
