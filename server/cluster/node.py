@@ -37,7 +37,6 @@ import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from redis import exceptions as rexc
 
 from cardhall.server.cluster import wire
@@ -45,7 +44,7 @@ from cardhall.server.cluster.calls import Calls
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch
 from cardhall.server.cluster.outbox import Outbox
-from cardhall.server.cluster.peers import RemotePeer, publication, remote_viewers
+from cardhall.server.cluster.peers import Owned, RemotePeer
 from cardhall.server.cluster.registry import Registry
 from cardhall.server.cluster.router import Router
 from cardhall.server.connection import Connection
@@ -91,14 +90,13 @@ class ClusterNode:
         self.outbox = Outbox(self.client)
         self.router = Router(host, self.id, self.keys, self.leases, self.outbox, store.events_since,
                              self._claimed, self._subscribe, self._unsubscribe)
-        self.peers: dict[tuple[str, Hashable], RemotePeer] = {}
+        self.owned = Owned(self.outbox, self.keys)
         self.stopping = False
         self.claims = 0
         self.calls = Calls(host, self.id, self.router.send)
         self._pubsub: Any = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._claiming: set[str] = set()
-        self._infos: dict[str, bytes] = {}
         self._beats = 0
         self._reclaims: dict[str, asyncio.Lock] = {}
 
@@ -190,10 +188,7 @@ class ClusterNode:
                 parsed = wire.parse_key(key)
                 if parsed is not None and parsed[0] not in live:
                     table.post(Disconnect(key))
-        for table_id, key in list(self.peers):
-            held = self.host.tables.get(table_id)
-            if (held is None or key not in held.machine.subscribers) and self.peers[(table_id, key)].idle:
-                del self.peers[(table_id, key)]
+        self.owned.prune(self.host.tables)
 
     def place(self) -> str:
         """The node a new table goes to (``placement``; this one while stopping)."""
@@ -284,7 +279,6 @@ class ClusterNode:
             return
         table.drop()
         self.host.tables.pop(table.id, None)
-        self._infos.pop(table.id, None)
         self.forget_peers(table.id)
         self.router.forget_owner(table.id)
         for key in list(table.machine.subscribers.viewers):
@@ -314,34 +308,16 @@ class ClusterNode:
 
     # -- the owner's side -----------------------------------------------------------
     def dress(self, table: TableActor, cp: Checkpoint, records: list[EventRecord]) -> None:
-        """Give ``table``'s checkpoint its fencing token, the publication of
-        its events to other nodes' viewers and its public info when changed."""
-        cp.token = table.token
-        viewers = remote_viewers(table.machine.subscribers.viewers)
-        if viewers:
-            message = publication(table.fanout, records, viewers)
-            if message is not None:
-                cp.publish = (self.keys.channel(table.id), message)
-        info = orjson.dumps(table.machine.info(), option=orjson.OPT_NON_STR_KEYS)
-        if self._infos.get(table.id) != info:
-            self._infos[table.id] = info
-            cp.info = info
+        """The cluster's part of ``table``'s checkpoint (:meth:`Owned.dress`)."""
+        self.owned.dress(table, cp, records)
 
     def peer(self, table: str, key: Hashable) -> RemotePeer | None:
         """The owner's handle on remote subscriber ``key`` of ``table``."""
-        parsed = wire.parse_key(key)
-        if parsed is None:
-            return None
-        peer = self.peers.get((table, key))
-        if peer is None:
-            peer = self.peers[(table, key)] = RemotePeer(self.outbox, self.keys, table, *parsed)
-        return peer
+        return self.owned.peer(table, key)
 
     def forget_peers(self, table: str) -> None:
-        """``table`` closed or left this node: its remote subscribers' handles go."""
-        for pair in [p for p in self.peers if p[0] == table]:
-            del self.peers[pair]
-        self._infos.pop(table, None)
+        """``table`` closed or left this node: what this node kept for it goes."""
+        self.owned.forget(table)
         self._reclaims.pop(table, None)
 
     # -- requests and connections --------------------------------------------------------

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+import orjson
+
 from cardhall.protocol.codec import CODECS, MSGPACK
 from cardhall.server.cluster import wire
 from cardhall.server.cluster.outbox import Outbox
@@ -121,3 +123,54 @@ def publication(fanout: Fanout, records: Sequence[EventRecord], viewers: Iterabl
 def remote_viewers(viewers: Mapping[Hashable, int | None]) -> set[int | None]:
     """The viewers of the subscribers that are on other nodes (string keys)."""
     return {v for k, v in viewers.items() if isinstance(k, str)}
+
+
+class Owned:
+    """What this node keeps about its tables' subscribers on other nodes:
+    a :class:`RemotePeer` per (table, key), and each table's public info as
+    last written (the lobby entry is written only when it changed)."""
+
+    def __init__(self, outbox: Outbox, keys: Keys) -> None:
+        self.outbox = outbox
+        self.keys = keys
+        self.peers: dict[tuple[str, Hashable], RemotePeer] = {}
+        self._infos: dict[str, bytes] = {}
+
+    def peer(self, table: str, key: Hashable) -> RemotePeer | None:
+        """The handle on remote subscriber ``key`` of ``table`` (None: ``key`` is a local one)."""
+        parsed = wire.parse_key(key)
+        if parsed is None:
+            return None
+        peer = self.peers.get((table, key))
+        if peer is None:
+            peer = self.peers[(table, key)] = RemotePeer(self.outbox, self.keys, table, *parsed)
+        return peer
+
+    def dress(self, table: Any, cp: Any, records: Sequence[EventRecord]) -> None:
+        """Give ``table``'s (a TableActor's) checkpoint ``cp`` its fencing token,
+        the publication of ``records`` to the viewers on other nodes and its
+        public info (JSON) when it changed."""
+        cp.token = table.token
+        machine = table.machine
+        viewers = remote_viewers(machine.subscribers.viewers)
+        if viewers:
+            message = publication(table.fanout, records, viewers)
+            if message is not None:
+                cp.publish = (self.keys.channel(table.id), message)
+        info = orjson.dumps(machine.info(), option=orjson.OPT_NON_STR_KEYS)
+        if self._infos.get(table.id) != info:
+            self._infos[table.id] = info
+            cp.info = info
+
+    def forget(self, table: str) -> None:
+        """``table`` is not this node's any more."""
+        for pair in [p for p in self.peers if p[0] == table]:
+            del self.peers[pair]
+        self._infos.pop(table, None)
+
+    def prune(self, tables: Mapping[str, Any]) -> None:
+        """Drop the idle handles of subscribers no longer at their table (``tables``: id -> TableActor)."""
+        for table_id, key in list(self.peers):
+            held = tables.get(table_id)
+            if (held is None or key not in held.machine.subscribers) and self.peers[(table_id, key)].idle:
+                del self.peers[(table_id, key)]
