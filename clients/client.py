@@ -180,6 +180,8 @@ class Client:
         self.joined: dict[str, str] = {}
         self.gaps = 0
         self.reconnects = 0
+        #: the close code of every websocket this client had, in order (None: dropped without a close frame)
+        self.close_codes: list[int | None] = []
         self.error: BaseException | None = None
         self.closed: asyncio.Future[tuple[int | None, str]] | None = None
         self._ids = itertools.count(1)
@@ -203,7 +205,7 @@ class Client:
         await self._open()
         return self
 
-    async def _open(self) -> None:
+    async def _open(self, ready: bool = True) -> None:
         kwargs: dict[str, Any] = {"subprotocols": [self.subprotocol], "max_size": 2**24, "compression": None}
         if self.origin is not None:
             kwargs["origin"] = self.origin
@@ -213,8 +215,19 @@ class Client:
         self.ws = ws
         loop = asyncio.get_running_loop()
         self.closed = loop.create_future()
+        self.closed.add_done_callback(self._closed)
         self._reader = loop.create_task(self._read(ws, self.closed))
-        self._ready.set()
+        if ready:  # a reconnect is ready only once it has resumed its tables
+            self._ready.set()
+
+    def _closed(self, fut: asyncio.Future[tuple[int | None, str]]) -> None:
+        if not fut.cancelled() and fut.exception() is None:
+            self.close_codes.append(fut.result()[0])
+
+    @property
+    def resuming(self) -> bool:
+        """A reconnect is under way (its tables are not resumed yet)."""
+        return self._reconnecting is not None and not self._reconnecting.done()
 
     async def __aenter__(self) -> Client:
         return await self.connect()
@@ -337,15 +350,15 @@ class Client:
     async def _reconnect(self) -> None:
         """Reconnect with backoff (0.05 s doubling to 2 s) for up to
         :attr:`reconnect_for` seconds: ``hello`` with the token, then ``join``
-        every table with ``since``. A table that is gone is dropped from
-        :attr:`joined` (its ``unknown_table`` error goes to the inbox)."""
+        every table with ``since`` (retried while it is ``unavailable``). A
+        table that is gone is dropped from :attr:`joined` (its
+        ``unknown_table`` error goes to the inbox)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.reconnect_for
         delay = 0.05
         while not self._closing:
             try:
-                await self._open()
-                self._ready.clear()  # only the resume requests until it is done
+                await self._open(ready=False)  # only the resume requests until it is done
                 if self.token is not None:
                     await self._request({"type": "hello", "name": self.name or "player", "token": self.token,
                                          "batch": self.batch})
@@ -354,7 +367,7 @@ class Client:
                     if table in self.seqs:
                         msg["since"] = self.seqs[table]
                     try:
-                        reply = await self._request(msg)
+                        reply = await self._resume(msg)
                     except ServerError as exc:
                         self.joined.pop(table, None)
                         self.inbox.put_nowait(exc.frame)
@@ -376,6 +389,19 @@ class Client:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
         self._end()
+
+    async def _resume(self, join: Frame, tries: int = 20) -> Frame:
+        """Send a resuming ``join``; ``unavailable`` (the table is moving between
+        the service's nodes, or its store is down) is retried every 0.25 s
+        up to ``tries`` times (SPEC "Errors")."""
+        for _ in range(tries - 1):
+            try:
+                return await self._request(join)
+            except ServerError as exc:
+                if exc.code != "unavailable":
+                    raise
+                await asyncio.sleep(0.25)
+        return await self._request(join)
 
     # -- requests -----------------------------------------------------------
     async def send(self, message: Frame) -> None:

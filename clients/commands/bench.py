@@ -14,7 +14,7 @@ from typing import Any
 from cardhall.clients.cli import register_modules
 
 #: benchmark modules, in the order ``cardhall bench --help`` lists them.
-BENCHES = ["cardhall.clients.bench.engine", "cardhall.clients.bench.server"]
+BENCHES = ["cardhall.clients.bench.engine", "cardhall.clients.bench.server", "cardhall.clients.bench.cluster"]
 
 
 def register(subparsers: Any) -> None:

@@ -1,0 +1,412 @@
+"""``cardhall bench cluster``: a cluster of ``cardhall serve --redis`` nodes under load (a benchmark, not a test).
+
+For each size of ``--nodes`` (default 1, 2, 3) the benchmark starts that many
+nodes ``b1..bN`` (``--placement least_loaded``, a fresh key prefix) on one
+private ``redis-server`` it starts itself (a free port, nothing persisted,
+shut down at the end; :mod:`.cluster_procs`), creates ``--tables`` tables of
+6 server bots (think ``--think`` s: a fixed offered load of ~5 actions/s per
+table, the same for every N), and a load process (:mod:`.cluster_load`) opens
+``--spectators`` spectators per table, spread over the nodes round-robin (with
+N > 1 most of them watch a table owned by another node, whose events cross
+Redis: the "cross-node hop"). After ``--warmup`` s it measures ``--duration`` s:
+
+* ``actions_per_s`` (the nodes' ``cardhall_actions_total``), ``events_per_s``
+  (delivered to the spectators), ``p50_ms``/``p95_ms``/``p99_ms`` action-to-event
+  latency (arrival minus the event's ``ts``, same host clock), ``seq_gaps`` (must
+  be 0), ``errors`` (code -> count);
+* ``hop``: the same latency for spectators connected to the table's owner and
+  for those connected to another node (owners from ``/api/cluster``), and the
+  difference (ms);
+* ``cpu``: CPU seconds (user + system, ``/proc/<pid>/stat``) of the nodes, of
+  Redis and of the load over the window, ``actions_per_node_cpu_s`` and its
+  ``ratio`` to N=1 (work per CPU-second: the machine has few cores, so at a fixed
+  offered load throughput cannot scale, but the cost of each action can be
+  compared; target: N=2 keeps >= 0.8);
+* ``processes``: pid, the CPUs each process was seen on (samples of field 39
+  every 0.1 s) and its affinity; ``machine``: the core count; ``cpu.others_s``:
+  CPU seconds the rest of the machine used meanwhile (other jobs: noise);
+* ``server_p99_le_ms``: each node's own ``cardhall_action_latency_seconds`` and
+  ``cardhall_commit_seconds`` p99 (bucket bounds).
+
+Tables are created one per node in turn, every node's view of the others'
+table counts refreshed before each round (:meth:`.cluster_procs.Cluster.create_tables`):
+``least_loaded`` reads heartbeats up to two ``lease_renew`` old and would put a
+burst of new tables on one node.
+
+Then, on the largest N (N >= 2), ``failover``: the node owning the most tables
+is killed with SIGKILL; per table, the time from the kill to the first event
+after it (``ts`` later than the kill) reaching a spectator on a surviving node
+(p50/max, seconds; the lease TTL is ``--lease-ttl``: a lease expires between
+TTL - lease_renew and TTL after the kill, the survivors scan every lease_renew/2
+or so, each claiming its share per scan). And ``handover``, on a
+fresh cluster of that size: the node owning the most tables gets SIGTERM; the
+receiving nodes' ``cardhall_handover_seconds`` (count, mean, p99 as a bucket
+bound; target p99 < 500 ms) and the clients' view: per handed-over table the
+longest wait between two consecutive events (next to the same for the other
+tables). ``--json`` prints one JSON object; ``--logs DIR`` keeps the nodes' logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from cardhall.clients.bench.cluster_procs import Placement, Redis, Session, affinity, cpu_seconds, machine_busy_seconds, session
+from cardhall.clients.bench.server import pick_game
+from cardhall.clients.load.histogram import LatencyHistogram
+from cardhall.clients.load.probe import histogram_quantile, labelled, metric
+
+SEATS = 6  # bots per table, as ``bench server``
+
+
+def register(subparsers: Any) -> None:
+    """Add ``bench cluster``."""
+    p = subparsers.add_parser("cluster", help="a cluster of nodes on one Redis: throughput, cross-node hop, "
+                                             "work per CPU-second, failover, handover")
+    p.add_argument("--nodes", default="1,2,3", help="cluster sizes measured, comma-separated (default 1,2,3)")
+    p.add_argument("--tables", type=int, default=200, help="bot tables (default 200)")
+    p.add_argument("--spectators", type=int, default=2, help="websocket spectators per table (default 2)")
+    p.add_argument("--think", type=float, default=0.2, help="bots' think time, seconds (default 0.2: ~5 actions/s per table)")
+    p.add_argument("--game", default=None, help="game (default no_limit_holdem)")
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring (default 3)")
+    p.add_argument("--duration", type=float, default=10.0, help="seconds measured per cluster size (default 10)")
+    p.add_argument("--lease-ttl", type=float, default=3.0, help="the nodes' --lease-ttl, seconds (default 3)")
+    p.add_argument("--skip-failover", action="store_true", help="do not kill a node")
+    p.add_argument("--skip-handover", action="store_true", help="do not SIGTERM a node")
+    p.add_argument("--logs", metavar="DIR", default=None, help="keep the node and Redis logs in DIR (default: removed)")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.set_defaults(func=main)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"1,2,3"`` -> ``[1, 2, 3]`` (SystemExit on anything else).
+
+    >>> parse_sizes("3, 1")
+    [3, 1]
+    """
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise SystemExit(f"bench cluster: --nodes wants sizes such as 1,2,3 (got {text!r})")
+    return sizes
+
+
+def quantile(values: list[float], q: float) -> float | None:
+    """The nearest-rank quantile ``q`` of ``values`` (None when empty).
+
+    >>> quantile([3.0, 1.0, 2.0], 0.5), quantile([], 0.5)
+    (2.0, None)
+    """
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 2)
+
+
+def open_session(args: argparse.Namespace, redis: Redis, size: int, workdir: Path) -> contextlib.AbstractContextManager[Session]:
+    """:func:`~.cluster_procs.session` of ``size`` nodes with this run's tables and spectators."""
+    options = {"pause": 0, "bot_think": args.think, "close_after": 3600, "auto_rematch": True}
+    body = {"game": pick_game(args.game), "seats": SEATS, "bots": ["random"] * SEATS, "options": options}
+    return session(redis, size, workdir, args.lease_ttl, args.tables, body, args.spectators)
+
+
+def _gaps(figures: dict[str, Any] | None) -> int:
+    """``seq`` gaps plus reorderings in a load reply (both spectator groups)."""
+    return sum(g["gaps"] + g["reorders"] for k, g in (figures or {}).items() if k in ("owner", "other"))
+
+
+def _errors(*dicts: dict[str, int]) -> dict[str, int]:
+    out: Counter[str] = Counter()
+    for d in dicts:
+        out.update({k: v for k, v in d.items() if v})
+    return dict(out)
+
+
+def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
+    """The figures of one measuring window on ``s`` (see the module docstring)."""
+    c = s.cluster
+    pids = {**{n.id: n.pid for n in c.nodes}, "redis": c.redis.pid, "load": s.load.pid, "bench": os.getpid()}
+    start = time.time() + args.warmup
+    end = start + args.duration
+    s.load.send("window", start, end)
+    time.sleep(max(0.0, start - time.time()))
+    cpu0 = {k: cpu_seconds(p) or 0.0 for k, p in pids.items()}
+    busy0 = machine_busy_seconds()
+    m0 = c.scrape()
+    with Placement(list(pids.values())) as where:
+        time.sleep(max(0.0, end - time.time()))
+    cpu1 = {k: cpu_seconds(p) or 0.0 for k, p in pids.items()}
+    busy = machine_busy_seconds() - busy0
+    m1 = c.scrape()
+    got = s.load.receive("window", 60 + args.duration)
+    window = got["window_s"]
+    cpu = {k: round(cpu1[k] - cpu0[k], 3) for k in pids}
+    actions = sum(metric(m1[n], "cardhall_actions_total") - metric(m0[n], "cardhall_actions_total") for n in m1)
+    node_s = sum(cpu[n.id] for n in c.nodes)
+    groups = {g: got[g] for g in ("owner", "other")}
+    hist = LatencyHistogram()
+    for g in groups.values():
+        hist.merge(g["latency"])
+    server_errors: dict[str, int] = {}
+    for n in m1:
+        e0, e1 = labelled(m0[n], "cardhall_errors_total", "code"), labelled(m1[n], "cardhall_errors_total", "code")
+        server_errors = _errors(server_errors, {k: int(v - e0.get(k, 0.0)) for k, v in e1.items()})
+    lost = sum(g["lost"] for g in groups.values())
+    hop = {g: {"connections": v["connections"], "events": v["events"], "p50_ms": _ms(v["latency"].quantile(0.5)),
+               "p99_ms": _ms(v["latency"].quantile(0.99))} if v["latency"].count else {"connections": v["connections"]}
+           for g, v in groups.items()}
+    if "p50_ms" in hop["owner"] and "p50_ms" in hop["other"]:
+        hop["extra_p50_ms"] = round(hop["other"]["p50_ms"] - hop["owner"]["p50_ms"], 2)
+        hop["extra_p99_ms"] = round(hop["other"]["p99_ms"] - hop["owner"]["p99_ms"], 2)
+    after = c.owners()
+    return {
+        "nodes": len(c.nodes), "tables_per_node": dict(sorted(Counter(s.owners.values()).items())),
+        "owner_changes": sum(1 for t, o in s.owners.items() if after.get(t) not in (o, None)),
+        "connections": s.load.ready["connections"] - lost, "connect_failures": s.load.ready["failed"],
+        "duration_s": round(window, 2), "actions_per_s": round(actions / window, 1),
+        "events_per_s": round(sum(g["events"] for g in groups.values()) / window, 1),
+        "p50_ms": _ms(hist.quantile(0.5)), "p95_ms": _ms(hist.quantile(0.95)), "p99_ms": _ms(hist.quantile(0.99)),
+        "max_ms": _ms(hist.quantile(1.0)), "seq_gaps": _gaps(got),
+        "errors": _errors(*(g["errors"] for g in groups.values()), {"connection_lost": lost,
+                                                                     "connect_failed": s.load.ready["failed"]}),
+        "server_errors": server_errors, "hop": hop,
+        "server_p99_le_ms": {n: {k: _ms(histogram_quantile(m0[n], m1[n], f"cardhall_{k}_seconds", 0.99))
+                                 for k in ("action_latency", "commit")} for n in m1},
+        "cpu": {"nodes_s": round(node_s, 3), "redis_s": cpu["redis"], "load_s": cpu["load"],
+                "nodes_cores": round(node_s / window, 2), "machine_busy_s": round(busy, 2),
+                "others_s": round(max(0.0, busy - sum(cpu.values())), 2),  # ticks are sampled: ~0 reads as 0
+                "actions_per_node_cpu_s": round(actions / node_s, 1) if node_s else None,
+                "actions_per_cpu_s_with_redis": round(actions / (node_s + cpu["redis"]), 1) if node_s else None},
+        "processes": [{"name": k, "pid": p, "cpu_s": cpu[k], "cpus": dict(sorted(where.seen[p].items())),
+                       "affinity": affinity(p)} for k, p in pids.items()],
+    }
+
+
+def _resumed(s: Session, tables: set[str], survivors: set[int], timeout: float) -> dict[str, Any]:
+    """Probe the load until each of ``tables`` watched from a node of
+    ``survivors`` had an event after the instant given (or ``timeout``);
+    returns the last probe reduced to those nodes: table -> [first, longest wait]."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = s.load.ask("probe")
+        mine = {t: [v for node, v in by_node.items() if node in survivors] for t, by_node in seen.items()}
+        out = {t: [min((v[0] for v in vs if v[0] is not None), default=None),
+                   max((v[1] for v in vs if v[1] is not None), default=None)] for t, vs in mine.items() if vs}
+        if all(out[t][0] is not None for t in tables if t in out) or time.monotonic() > deadline:
+            return out
+        time.sleep(0.1)
+
+
+def _victim(s: Session) -> tuple[Any, set[str], set[int]]:
+    """The node owning the most tables now, its tables, the other nodes' indices."""
+    owners = s.cluster.owners()
+    victim = s.cluster.node(Counter(owners.values()).most_common(1)[0][0])
+    return (victim, {t for t, o in owners.items() if o == victim.id},
+            {i for i, n in enumerate(s.cluster.nodes) if n is not victim})
+
+
+def _new_owners(s: Session, tables: set[str], gone: str, timeout: float = 10.0) -> dict[str, int]:
+    """node -> how many of ``tables`` it serves, once none is shown on ``gone`` (heartbeats lag)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        owners = s.cluster.owners()
+        placed = Counter(owners[t] for t in tables if t in owners)
+        if (not placed.get(gone) and sum(placed.values()) == len(tables)) or time.monotonic() > deadline:
+            return dict(sorted(placed.items()))
+        time.sleep(0.2)
+
+
+def failover(args: argparse.Namespace, s: Session) -> dict[str, Any]:
+    """SIGKILL the node owning the most tables; per table, kill -> first event after it on a surviving node."""
+    victim, tables, survivors = _victim(s)
+    s.load.ask("track")
+    killed = time.time()
+    victim.kill()
+    s.load.ask("after", killed)
+    seen = _resumed(s, tables, survivors, args.lease_ttl + 30)
+    times = [seen[t][0] - killed for t in tables if t in seen and seen[t][0] is not None]
+    return {"node": victim.id, "tables": len(tables), "observed": sum(1 for t in tables if t in seen),
+            "resumed": len(times), "p50_s": _round(quantile(times, 0.5)), "max_s": _round(max(times, default=None)),
+            "lease_ttl_s": s.cluster.lease_ttl, "lease_renew_s": round(s.cluster.lease_renew, 3),
+            "claimed_by": _new_owners(s, tables, victim.id)}
+
+
+def _round(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def _histogram(text: str, name: str) -> tuple[dict[float, float], float, float]:
+    """A Prometheus histogram's cumulative buckets (le -> count), count and sum."""
+    buckets = {float("inf") if le == "+Inf" else float(le): float(v)
+               for le, v in re.findall(rf'^{name}_bucket{{le="([^"]+)"}} ([0-9.e+-]+)$', text, re.M)}
+    return buckets, metric(text, f"{name}_count"), metric(text, f"{name}_sum")
+
+
+def handover(args: argparse.Namespace, redis: Redis, size: int, workdir: Path) -> dict[str, Any]:
+    """A fresh cluster of ``size``; SIGTERM the node owning the most tables; the
+    receivers' ``cardhall_handover_seconds`` and the clients' longest waits."""
+    name = "cardhall_handover_seconds"
+    with open_session(args, redis, size, workdir) as s:
+        time.sleep(args.warmup)
+        victim, tables, survivors = _victim(s)
+        receivers = [n for n in s.cluster.nodes if n is not victim]
+        m0 = s.cluster.scrape(receivers)
+        s.load.ask("track")
+        signalled = time.time()
+        victim.terminate()
+        s.load.ask("after", signalled)
+        exited = victim.wait(30)
+        exit_s = time.time() - signalled
+        seen = _resumed(s, tables, survivors, 30)
+        m1 = s.cluster.scrape(receivers)
+        placed = _new_owners(s, tables, victim.id)
+    buckets: Counter[float] = Counter()
+    count = total = 0.0
+    received = {}
+    for n in m1:
+        b1, c1, s1 = _histogram(m1[n], name)
+        b0, c0, s0 = _histogram(m0.get(n, ""), name)
+        buckets.update({le: v - b0.get(le, 0.0) for le, v in b1.items()})
+        count, total, received[n] = count + c1 - c0, total + s1 - s0, int(c1 - c0)
+    p99 = next((le for le in sorted(buckets) if buckets[le] >= 0.99 * count), None) if count else None
+    handed = [seen[t][1] for t in tables if t in seen and seen[t][1] is not None]
+    others = [v[1] for t, v in seen.items() if t not in tables and v[1] is not None]
+    firsts = [seen[t][0] - signalled for t in tables if t in seen and seen[t][0] is not None]
+    return {"node": victim.id, "tables": len(tables), "exited": exited, "exit_s": round(exit_s, 3),
+            "claimed_by": placed, "histogram": {"count": int(count), "received_by": received,
+                                                "mean_ms": _ms(total / count) if count else None,
+                                                "p99_le_ms": _ms(p99) if p99 != float("inf") else "+Inf"},
+            "clients": {"observed": len(handed), "resumed": len(firsts),
+                        "longest_wait_p50_ms": _ms(quantile(handed, 0.5)),
+                        "longest_wait_p99_ms": _ms(quantile(handed, 0.99)), "longest_wait_max_ms": _ms(max(handed, default=None)),
+                        "first_event_after_sigterm_p50_ms": _ms(quantile(firsts, 0.5)),
+                        "first_event_after_sigterm_max_ms": _ms(max(firsts, default=None)),
+                        "other_tables_longest_wait_p50_ms": _ms(quantile(others, 0.5)),
+                        "other_tables_longest_wait_max_ms": _ms(max(others, default=None))},
+            "seq_gaps": _gaps(s.totals)}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the benchmark; returns the figures (see the module docstring)."""
+    sizes = parse_sizes(args.nodes)
+    workdir = Path(args.logs) if args.logs else Path(tempfile.mkdtemp(prefix="cardhall-bench-cluster-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
+                    "load_average": [round(x, 2) for x in os.getloadavg()]},
+        "game": pick_game(args.game), "tables": args.tables, "seats": SEATS, "think_s": args.think,
+        "spectators_per_table": args.spectators, "warmup_s": args.warmup, "duration_s": args.duration,
+        "lease_ttl_s": args.lease_ttl, "runs": [], "failover": None, "handover": None}
+    redis = Redis(workdir)
+    try:
+        largest = max(sizes)
+        for size in sizes:
+            with open_session(args, redis, size, workdir) as s:
+                figures = measure(args, s)
+                if size == largest and size >= 2 and not args.skip_failover:
+                    out["failover"] = failover(args, s)
+            out["runs"].append(figures)
+            if out["failover"] is not None and size == largest:  # the gaps counted after the window
+                out["failover"]["seq_gaps"] = _gaps(s.totals) - figures["seq_gaps"]
+                out["failover"]["connections_lost"] = sum((s.totals or {}).get("lost_by_node", {}).values())
+        if largest >= 2 and not args.skip_handover:
+            out["handover"] = handover(args, redis, largest, workdir)
+    finally:
+        redis.close()
+        if not args.logs:
+            shutil.rmtree(workdir, ignore_errors=True)
+    out["redis_pid"] = redis.pid
+    base = next((r["cpu"]["actions_per_node_cpu_s"] for r in out["runs"] if r["nodes"] == 1), None)
+    for r in out["runs"]:
+        per = r["cpu"]["actions_per_node_cpu_s"]
+        r["cpu"]["ratio_to_1"] = round(per / base, 3) if base and per else None
+    return out
+
+
+def main(args: argparse.Namespace) -> int:
+    out = run(args)
+    print(json.dumps(out) if args.json else report(out))
+    return 0
+
+
+def _where(p: dict[str, Any]) -> str:
+    samples = sum(p["cpus"].values()) or 1
+    cpus = " ".join(f"CPU{cpu} {100 * n // samples}%" for cpu, n in p["cpus"].items()) or "not seen"
+    return f"{p['name']} pid {p['pid']}: {p['cpu_s']} CPU s, on {cpus} (may run on {p['affinity']})"
+
+
+def report(out: dict[str, Any]) -> str:
+    """The figures of :func:`run` as text."""
+    m = out["machine"]
+    lines = [f"game {out['game']}: {out['tables']} tables x {out['seats']} bots, think {out['think_s']} s, "
+             f"{out['spectators_per_table']} spectators per table spread over the nodes; {out['duration_s']} s "
+             f"measured after {out['warmup_s']} s; one private redis-server; machine: {m['cpus']} CPUs "
+             f"({m['usable_cpus']} usable), load average {m['load_average']}"]
+    for r in out["runs"]:
+        hop, cpu = r["hop"], r["cpu"]
+        lines += [f"-- {r['nodes']} node(s): tables per node {r['tables_per_node']}",
+                  f"  actions/s          {r['actions_per_s']:>10}",
+                  f"  events delivered/s {r['events_per_s']:>10}   ({r['connections']} spectators held)",
+                  f"  latency ms         p50 {r['p50_ms']}  p95 {r['p95_ms']}  p99 {r['p99_ms']}  max {r['max_ms']}",
+                  f"  errors {r['errors'] or 'none'}  server errors {r['server_errors'] or 'none'}  "
+                  f"seq gaps {r['seq_gaps']}  owner changes {r['owner_changes']}",
+                  "  server side p99 <= (bucket bounds, ms): " + ", ".join(
+                      f"{n} action {v['action_latency']} commit {v['commit']}" for n, v in r["server_p99_le_ms"].items())]
+        for g, label in (("owner", "on the owner"), ("other", "on another node")):
+            h = hop[g]
+            if "p50_ms" in h:
+                lines.append(f"  spectators {label:<16} p50 {h['p50_ms']} ms  p99 {h['p99_ms']} ms  "
+                             f"({h['connections']} connections)")
+        if "extra_p50_ms" in hop:
+            lines.append(f"  cross-node hop     {hop['extra_p50_ms']:+} ms at p50, {hop['extra_p99_ms']:+} ms at p99")
+        lines += [f"  CPU s              nodes {cpu['nodes_s']} ({cpu['nodes_cores']} cores), redis {cpu['redis_s']}, "
+                  f"load {cpu['load_s']}; the machine was busy {cpu['machine_busy_s']} CPU s "
+                  f"({cpu['others_s']} of them other processes)",
+                  f"  actions per node CPU-second {cpu['actions_per_node_cpu_s']} "
+                  f"({cpu['actions_per_cpu_s_with_redis']} counting Redis); ratio to 1 node {cpu['ratio_to_1']}"]
+        lines += [f"  {_where(p)}" for p in r["processes"]]
+    lines.append("-- work per CPU-second at the same offered load (target: 2 nodes keep >= 0.8 of 1 node)")
+    lines.append("  nodes  actions/s  node CPU s  redis CPU s  actions/node-CPU-s  ratio")
+    for r in out["runs"]:
+        c = r["cpu"]
+        lines.append(f"  {r['nodes']:>5}  {r['actions_per_s']:>9}  {c['nodes_s']:>10}  {c['redis_s']:>11}  "
+                     f"{c['actions_per_node_cpu_s']!s:>18}  {c['ratio_to_1']}")
+    f = out["failover"]
+    if f is not None:
+        lines += [f"-- failover: kill -9 of {f['node']} ({f['tables']} tables), lease TTL {f['lease_ttl_s']} s "
+                  f"(renewed every {f['lease_renew_s']} s)",
+                  f"  kill -> first event on a surviving node: p50 {f['p50_s']} s, max {f['max_s']} s "
+                  f"({f['resumed']} of {f['observed']} watched tables resumed)",
+                  f"  claimed by {f['claimed_by']}; seq gaps {f.get('seq_gaps')}; "
+                  f"{f.get('connections_lost')} spectators lost (those connected to {f['node']})"]
+    h = out["handover"]
+    if h is not None:
+        hist, cl = h["histogram"], h["clients"]
+        lines += [f"-- handover: SIGTERM of {h['node']} ({h['tables']} tables); it exited after {h['exit_s']} s; "
+                  f"claimed by {h['claimed_by']}",
+                  f"  cardhall_handover_seconds on the receivers: {hist['count']} tables {hist['received_by']}, "
+                  f"mean {hist['mean_ms']} ms, p99 <= {hist['p99_le_ms']} ms (target < 500 ms)",
+                  f"  clients: longest wait between two events of a handed-over table p50 {cl['longest_wait_p50_ms']} ms, "
+                  f"p99 {cl['longest_wait_p99_ms']} ms, max {cl['longest_wait_max_ms']} ms "
+                  f"({cl['resumed']} of {cl['observed']} watched tables resumed)",
+                  f"  (the other tables, same interval: p50 {cl['other_tables_longest_wait_p50_ms']} ms, "
+                  f"max {cl['other_tables_longest_wait_max_ms']} ms); SIGTERM -> first event after it p50 "
+                  f"{cl['first_event_after_sigterm_p50_ms']} ms, max {cl['first_event_after_sigterm_max_ms']} ms; "
+                  f"seq gaps {h['seq_gaps']}"]
+    return "\n".join(lines)

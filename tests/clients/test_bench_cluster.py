@@ -1,0 +1,65 @@
+"""``cardhall bench cluster`` at a tiny size (the figures themselves are a
+benchmark, deploy/README.md): it runs end to end, failover and handover
+included, and every figure is there and sane. Nothing here is timed."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from cardhall.clients.bench import cluster
+from cardhall.clients.bench.cluster import parse_sizes
+from cardhall.clients.cli import build_parser
+from tests.conftest import require
+
+ARGS = ["--nodes", "1,2", "--tables", "4", "--spectators", "2", "--duration", "2", "--warmup", "1", "--lease-ttl", "1"]
+
+
+def test_a_tiny_cluster_benchmark_reports_every_figure():
+    require(shutil.which("redis-server") is not None, "redis-server is not installed (apt-get install redis-server)")
+    done = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "bench", "cluster", *ARGS, "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["machine"]["cpus"] >= 1 and out["lease_ttl_s"] == 1.0
+    assert [r["nodes"] for r in out["runs"]] == [1, 2]
+    for r in out["runs"]:
+        assert r["seq_gaps"] == 0 and r["errors"] == {} and r["owner_changes"] == 0
+        assert r["actions_per_s"] > 0 and r["events_per_s"] > 0 and r["connections"] == 8
+        assert 0 < r["p50_ms"] <= r["p95_ms"] <= r["p99_ms"] <= r["max_ms"]
+        assert sum(r["tables_per_node"].values()) == 4 and len(r["tables_per_node"]) == r["nodes"]
+        assert r["cpu"]["nodes_s"] >= 0 and r["cpu"]["redis_s"] >= 0 and "ratio_to_1" in r["cpu"]
+        names = {p["name"] for p in r["processes"]}
+        assert names == {*(f"b{i}" for i in range(1, r["nodes"] + 1)), "redis", "load", "bench"}
+        assert all(isinstance(p["pid"], int) and p["affinity"] for p in r["processes"])
+    one, two = out["runs"]
+    assert one["cpu"]["ratio_to_1"] == 1.0
+    assert one["hop"]["owner"]["connections"] == 8 and one["hop"]["other"]["connections"] == 0
+    # two nodes, two spectators per table spread round-robin: one on the owner, one on the other node
+    assert two["hop"]["owner"]["connections"] == two["hop"]["other"]["connections"] == 4
+    assert "extra_p50_ms" in two["hop"] and "extra_p99_ms" in two["hop"]
+    failover = out["failover"]
+    assert failover["node"] in ("b1", "b2") and failover["tables"] >= 1 and failover["seq_gaps"] == 0
+    assert failover["resumed"] == failover["observed"] == failover["tables"]
+    assert failover["max_s"] > 0 and failover["lease_ttl_s"] == 1.0
+    assert sum(failover["claimed_by"].values()) == failover["tables"] and failover["node"] not in failover["claimed_by"]
+    handover = out["handover"]
+    assert handover["exited"] and handover["seq_gaps"] == 0 and handover["tables"] >= 1
+    assert handover["histogram"]["count"] == handover["tables"] and handover["histogram"]["p99_le_ms"] is not None
+    assert handover["clients"]["resumed"] == handover["clients"]["observed"] == handover["tables"]
+    assert handover["clients"]["longest_wait_max_ms"] > 0
+
+
+def test_the_command_line():
+    args = build_parser().parse_args(["bench", "cluster", "--nodes", "2,3", "--skip-failover", "--json"])
+    assert args.func.__module__ == "cardhall.clients.bench.cluster"
+    assert args.skip_failover and not args.skip_handover and args.json and args.lease_ttl == 3.0
+    assert parse_sizes(args.nodes) == [2, 3]
+    with pytest.raises(SystemExit):
+        parse_sizes("0,x")
+    assert doctest.testmod(cluster).failed == 0
