@@ -423,8 +423,16 @@ class Hall:
     async def _rewrite(self) -> None:
         tables = [t for t in self.tables.values() if t.machine.status != CLOSED]
         started = time.perf_counter()
-        await self.store.rewrite([t.full_checkpoint() for t in tables])
+        await self.store.rewrite([self._full_checkpoint(t) for t in tables])
         log.warning("wrote %d tables again in %.3f s", len(tables), time.perf_counter() - started)
+
+    def _full_checkpoint(self, table: TableActor) -> Checkpoint:
+        """Everything ``table`` holds (to fill a store that lost its data), with
+        its lease token and, in a cluster, its lobby entry."""
+        checkpoint = table.full_checkpoint()
+        if self.cluster is not None:
+            self.cluster.rewriting(table, checkpoint)
+        return checkpoint
 
     async def _sweep(self) -> None:
         """G-9: close finished (or never started, unseated) tables nobody watches after ``close_after``."""

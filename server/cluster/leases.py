@@ -20,7 +20,8 @@ FREE, TAKEOVER, NEW = "0", "1", "n"
 
 
 def token_node(token: bytes | str | None) -> str | None:
-    """The node id in a fencing token (None for no token)."""
+    """The node id in a fencing token (None for no token); for a lease
+    reserved by a handover (``node|handover|epoch``), the node it goes to."""
     if token is None:
         return None
     text = token.decode() if isinstance(token, bytes) else token
@@ -63,9 +64,12 @@ class Leases:
         lost = await self.client.eval(scripts.RENEW, len(keys), *keys, self.ttl_ms, *[tok for _, tok in held])
         return [int(i) - 1 for i in lost]
 
-    async def release(self, table: str, token: str) -> bool:
-        """Free ``table``'s lease if it is ``token``; True when it was."""
-        return bool(await self.client.eval(scripts.RELEASE, 1, self.keys.lease(table), token))
+    async def release(self, table: str, token: str, to: str | None = None) -> bool:
+        """Free ``table``'s lease if it is ``token`` (True when it was); with
+        ``to``, reserve it for that node for one TTL (a handover: nobody else
+        claims it meanwhile)."""
+        args = [token] if to is None else [token, to, self.ttl_ms]
+        return bool(await self.client.eval(scripts.RELEASE, 1, self.keys.lease(table), *args))
 
     async def orphans(self, takeover: bool = False, limit: int = 10_000) -> list[str]:
         """Stored tables nobody holds (and with ``takeover``, those an earlier

@@ -99,6 +99,7 @@ class ClusterNode:
         self._claiming: set[str] = set()
         self._beats = 0
         self._reclaims: dict[str, asyncio.Lock] = {}
+        self._handovers: dict[str, float] = {}  # table -> when its old owner released it (Unix s)
 
     @property
     def live(self) -> dict[str, Data]:
@@ -210,8 +211,11 @@ class ClusterNode:
             self.claims += 1
             self.router.owned_here(table)
             actor = await self.host.restore(table, token)
+            released = self._handovers.pop(table, None)
             if actor is not None:
                 self.router.adopt(table)
+                if released is not None:  # handed over: the pause, release to serving here
+                    self.host.metrics.handover(max(0.0, time.time() - released))
             return actor
         finally:
             self._claiming.discard(table)
@@ -310,6 +314,12 @@ class ClusterNode:
     def dress(self, table: TableActor, cp: Checkpoint, records: list[EventRecord]) -> None:
         """The cluster's part of ``table``'s checkpoint (:meth:`Owned.dress`)."""
         self.owned.dress(table, cp, records)
+
+    def rewriting(self, table: TableActor, cp: Checkpoint) -> None:
+        """``table`` is written again into a Redis that lost its data: its
+        token and its lobby entry go with it (nothing to publish)."""
+        self.owned.forget_info(table.id)
+        self.owned.dress(table, cp, [])
 
     def peer(self, table: str, key: Hashable) -> RemotePeer | None:
         """The owner's handle on remote subscriber ``key`` of ``table``."""
@@ -421,8 +431,8 @@ class ClusterNode:
 
     # -- handover ---------------------------------------------------------------------------
     async def _take_over(self, table: str, released: float) -> None:
-        if await self.claim(table) is not None:
-            self.host.metrics.handover(max(0.0, time.time() - released))
+        self._handovers[table] = released
+        await self.claim(table)
 
     async def hand_over(self, timeout: float) -> int:
         """Hand every table of this node to other live nodes (SIGTERM): its
@@ -444,23 +454,24 @@ class ClusterNode:
         for table in list(self.host.tables.values()):
             if time.monotonic() > deadline:
                 break
+            target = min(others, key=lambda n: loads[n])
             try:
-                released = await self.release(table)
+                released = await self.release(table, to=target)
             except (StoreUnavailable, LeaseLost, rexc.RedisError, OSError) as exc:
                 log.warning("table %s not handed over: %s", table.id, exc)
                 continue
-            if released and others:
-                target = min(others, key=lambda n: loads[n])
+            if released:
                 loads[target] += 1
                 self.router.send(target, ["claim", table.id, time.time()])
                 handed += 1
         await self.outbox.drain()
         return handed
 
-    async def release(self, table: TableActor) -> bool:
+    async def release(self, table: TableActor, to: str | None = None) -> bool:
         """Stop serving ``table`` here: wait for what it is doing (at most
         ~1 s), end its actor, write its state now (clocks as time left now)
-        and release its lease. False when it was not this node's to release.
+        and release its lease (reserved for node ``to``, the handover's
+        target). False when it was not this node's to release.
         Raises StoreUnavailable or LeaseLost when the state cannot be written."""
         for _ in range(100):
             if table.quiet:
@@ -480,7 +491,7 @@ class ClusterNode:
             if checkpoint.error is not None:
                 raise checkpoint.error
         table.token = None
-        return await self.leases.release(table.id, token)
+        return await self.leases.release(table.id, token, to)
 
     async def release_lease(self, table: TableActor) -> bool:
         """Release ``table``'s lease as it is (the service stops); False when it was not ours."""

@@ -162,6 +162,10 @@ class Owned:
             self._infos[table.id] = info
             cp.info = info
 
+    def forget_info(self, table: str) -> None:
+        """Write ``table``'s info with its next checkpoint (Redis lost it)."""
+        self._infos.pop(table, None)
+
     def forget(self, table: str) -> None:
         """``table`` is not this node's any more."""
         for pair in [p for p in self.peers if p[0] == table]:

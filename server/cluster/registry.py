@@ -57,7 +57,8 @@ class Registry:
     def place(self, own_load: int, policy: str) -> str:
         """The node a new table goes to: ``policy`` "least_loaded", the
         serving node with the fewest tables (this one on a tie, counting
-        ``own_load`` for it); "local": this node."""
+        ``own_load`` for it; a table placed on another node counts there at
+        once, not at its next heartbeat); "local": this node."""
         if policy == "local":
             return self.node
         best, load = self.node, own_load
@@ -65,6 +66,8 @@ class Registry:
             tables = self.live[node].get("tables", 0)
             if node != self.node and tables < load:
                 best, load = node, tables
+        if best != self.node:  # counted until its next heartbeat, so a burst spreads out
+            self.live[best]["tables"] = load + 1
         return best
 
     async def infos(self) -> dict[str, Data]:

@@ -237,6 +237,8 @@ class Relayed:
         if w is None:  # not watching (it left, or never joined): no order to keep
             self.direct(conn_id, blobs)
             return
+        if join is None and any(_answers_rejoin(b) for b in blobs):
+            blobs = [b for b in blobs if not _answers_rejoin(b)]  # the server's own join: asked again later
         if w.pending:
             for blob in blobs:
                 frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
@@ -245,7 +247,7 @@ class Relayed:
         if join is not None:
             w.viewer = join[0]
             self._push(w, self._fresh(w, blobs))
-            w.cursor = after if w.cursor is None else max(w.cursor, after)
+            w.cursor = after if w.cursor is None else max(w.cursor, after)  # an ok's seq, after its events
             w.waiting = False
             w.asked = None
             for seq, views in self.recent:
@@ -267,17 +269,22 @@ class Relayed:
 
     @staticmethod
     def _fresh(w: Watch, blobs: list[bytes]) -> list[bytes]:
-        """A join answer's frames without what ``w`` already has: events up to
-        its cursor and an older snapshot (an answer of an earlier owner may
-        come after a later one's)."""
-        if w.cursor is None:
-            return blobs
+        """A join answer's frames, each event only as the next ``seq`` for
+        ``w`` (an answer of an earlier owner may come after a later one's, and
+        repeat events already delivered), a snapshot only if not older than
+        what ``w`` has; advances ``w.cursor`` over what it keeps."""
         out = []
         for blob in blobs:
             frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
             kind = frame.get("type")
-            if (kind == "event" and frame["seq"] <= w.cursor) or (kind == "snapshot" and frame["seq"] < w.cursor):
-                continue
+            if kind == "event":
+                if w.cursor is not None and frame["seq"] != w.cursor + 1:
+                    continue
+                w.cursor = frame["seq"]
+            elif kind == "snapshot":
+                if w.cursor is not None and frame["seq"] < w.cursor:
+                    continue
+                w.cursor = frame["seq"]
             out.append(blob)
         return out
 
@@ -307,10 +314,29 @@ class Relayed:
                 w.conn.flush()
 
     # -- owner changes -----------------------------------------------------------
-    def _owner_changed(self) -> None:
-        self.fail_pending()
+    def hand_back(self) -> list[tuple[Watch, Join]]:
+        """The joins that make every watcher subscribe at a new owner: a
+        client's own join not answered yet goes again as it was (its ``re``
+        and ``since``: the client still waits for its answer); the others
+        join with :data:`REJOIN` from their cursor. Every other request not
+        answered gets ``unavailable``."""
+        out: list[tuple[Watch, Join]] = []
+        now = asyncio.get_running_loop().time()
         for w in list(self.watches.values()):
-            self._join_again(w, since=w.cursor)
+            j = w.join
+            if w.waiting and j.re != REJOIN:
+                w.pending.pop(j.re, None)
+                out.append((w, j))
+            else:
+                out.append((w, Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, w.cursor, None)))
+            w.waiting = True
+            w.asked = now
+        self.fail_pending()
+        return out
+
+    def _owner_changed(self) -> None:
+        for _, join in self.hand_back():
+            self.rejoin(self.id, join)
 
     def _join_again(self, w: Watch, since: int | None) -> None:
         j = w.join
@@ -318,3 +344,8 @@ class Relayed:
         w.waiting = True
         w.asked = asyncio.get_running_loop().time()
         self.rejoin(self.id, again)
+
+
+def _answers_rejoin(blob: bytes) -> bool:
+    """Is ``blob`` (a msgpack frame) a reply to the server's own join?"""
+    return REJOIN.encode() in blob and msgpack.unpackb(blob, raw=False, strict_map_key=False).get("re") == REJOIN

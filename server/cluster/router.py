@@ -163,10 +163,8 @@ class Router:
         rt = self.relayed.get(table)
         if rt is None:
             return
-        rt.fail_pending()
-        for w in list(rt.watches.values()):
-            j = w.join
-            self.localise(table, Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, w.cursor, None))
+        for _, join in rt.hand_back():
+            self.localise(table, join)
         self.unrelay(table)
 
     def localise(self, table: str, join: Join) -> None:
@@ -179,7 +177,7 @@ class Router:
         rt = self.relayed.get(table)
         if rt is not None:
             rt.forget(conn_id)
-        local.post(Join(conn_id, join.player, join.name, REJOIN, join.role, join.seat, join.seed, join.since, None))
+        local.post(Join(conn_id, join.player, join.name, join.re, join.role, join.seat, join.seed, join.since, None))
 
     def disconnect(self, conn: Connection, table: str) -> None:
         """Local ``conn`` closed while watching ``table`` owned elsewhere."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 #: Claim a table. KEYS: lease, epoch, tables. ARGV: table id, node, nonce,
 #: ttl ms, mode ("0"; "1": a lease held under this node id by an earlier
 #: process is taken too; "n": a new table, not stored yet), channel,
-#: expected epoch ("": any). Returns the new
+#: expected epoch ("": any). A lease reserved for this node by a handover
+#: (``node|handover|epoch``) counts as free for it. Returns the new
 #: token, or false when the table is not stored, the lease is held, or the
 #: epoch moved on since ``expected`` (someone else owned it meanwhile).
 #: Publishes ``o`` (owner changed) on the table's channel.
@@ -22,7 +23,9 @@ CLAIM = """
 if ARGV[5] ~= 'n' and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 then return false end
 local current = redis.call('GET', KEYS[1])
 if current then
-  if ARGV[5] ~= '1' or string.sub(current, 1, #ARGV[2] + 1) ~= ARGV[2] .. '|' then return false end
+  local reserved = string.sub(current, 1, #ARGV[2] + 10) == ARGV[2] .. '|handover|'
+  local mine = ARGV[5] == '1' and string.sub(current, 1, #ARGV[2] + 1) == ARGV[2] .. '|'
+  if not (reserved or mine) then return false end
 end
 if ARGV[7] ~= '' and tonumber(redis.call('GET', KEYS[2]) or '0') ~= tonumber(ARGV[7]) then return false end
 local epoch = redis.call('INCR', KEYS[2])
@@ -46,14 +49,19 @@ end
 return lost
 """
 
-#: Release a lease (handover, shutdown). KEYS: lease. ARGV: token. Returns 1
-#: when it was this token's and is now free.
+#: Release a lease (handover, shutdown). KEYS: lease. ARGV: token, and for a
+#: handover the node it goes to and how long it is reserved for it (ms): the
+#: lease then holds ``node|handover|epoch`` (no token of that node: the old
+#: owner and every other node are fenced out, and only that node may claim it
+#: until the reservation expires). Returns 1 when it was this token's.
 RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] and ARGV[2] ~= '' then
+  redis.call('SET', KEYS[1], ARGV[2] .. '|handover|' .. string.match(ARGV[1], '(%d+)$'), 'PX', ARGV[3])
+else
   redis.call('DEL', KEYS[1])
-  return 1
 end
-return 0
+return 1
 """
 
 #: A node's heartbeat. KEYS: nodes hash, seen sorted set. ARGV: node id, its

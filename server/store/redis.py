@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -209,6 +210,8 @@ class RedisStore(Store):
             retry=Retry(NoBackoff(), 1), health_check_interval=0,
         )
         self.run_id: str | None = None
+        #: the marker's generation this store saw (a new one means Redis lost its data meanwhile)
+        self.generation: bytes | None = None
         self.keys = Keys(prefix)
         self._meta = self.keys.meta
         self._tables = self.keys.tables
@@ -408,16 +411,28 @@ class RedisStore(Store):
         return {k.decode(): v.decode(errors="replace") for k, v in raw.items()}
 
     async def probe(self) -> bool:
+        """Also False when the marker's ``generation`` is not the one this
+        store saw before: Redis lost its data and another node of the cluster
+        has already written the marker again (this node must write its own
+        tables again too)."""
         client = self.client
 
-        async def run() -> tuple[Any, Any]:
+        async def run() -> tuple[Any, Any, Any]:
             info = await client.info("server")
-            return info.get("run_id"), await client.exists(self._meta)
-        run_id, marked = await self._call(run)
+            generation = await client.hget(self._meta, "generation")
+            if generation is None and await client.exists(self._meta):  # a marker from before generations
+                await client.hsetnx(self._meta, "generation", secrets.token_hex(8))
+                generation = await client.hget(self._meta, "generation")
+            return info.get("run_id"), generation is not None, generation
+        run_id, marked, generation = await self._call(run)
         if self.run_id is not None and run_id != self.run_id:
             log.warning("redis %s restarted (run_id %s -> %s)", redact_url(self.url), self.run_id, run_id)
         self.run_id = run_id
-        return bool(marked)
+        if not marked:
+            return False
+        if self.generation is None:
+            self.generation = generation
+        return generation == self.generation
 
     async def rewrite(self, batch: Sequence[Checkpoint]) -> None:
         """One MULTI/EXEC: every table of ``batch`` (script calls of
@@ -434,8 +449,11 @@ class RedisStore(Store):
                 if players:
                     pipe.hset(self._players, mapping=players)
                 pipe.hset(self._meta, mapping=self._marker())
+                pipe.hsetnx(self._meta, "generation", secrets.token_hex(8))  # the first node after a loss sets it
+                pipe.hget(self._meta, "generation")
                 return await pipe.execute()
         results = await self._call(run)
+        self.generation = results[-1]
         for result in results[:len(calls)]:
             self._refused(batch, result)
 
@@ -453,7 +471,13 @@ class RedisStore(Store):
         return {"format": FORMAT_VERSION, "marked": f"{time.time():.3f}"}
 
     async def _mark(self) -> None:
-        await self._call(lambda: self.client.hset(self._meta, mapping=self._marker()))
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.hset(self._meta, mapping=self._marker())
+                pipe.hsetnx(self._meta, "generation", secrets.token_hex(8))
+                pipe.hget(self._meta, "generation")
+                return await pipe.execute()
+        self.generation = (await self._call(run))[-1]
 
     async def raw_state(self, table: str) -> bytes | None:
         """The stored state bytes of ``table`` (tests, operators)."""

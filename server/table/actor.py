@@ -289,6 +289,8 @@ class TableActor:
         if timer is not None:
             self._set_timer(timer if isinstance(timer, Timer) else None)
         for reply in effects.immediate:
+            if reply.frame.get("re") == REJOIN:  # the server's own join: it asks again by itself
+                continue
             peer = self._peer(reply.sub)
             if peer is not None:
                 peer.send(reply.frame)

@@ -1,0 +1,525 @@
+"""Drives and checks a live cluster (tests/cluster/harness.py) for tests/cluster/test_cluster.py.
+
+* :class:`TimedClient`: the protocol client, recording every frame, the time
+  each event arrived and the close code of each websocket it had.
+* :class:`Member`: one participant of one table on its own connection, a
+  seated player (``seat``) or a spectator (``seat`` None).
+* :class:`Driver`: creates tables and seats members through nginx (or
+  straight to a node), plays the seated ones (random legal actions from the
+  protocol's ``legal`` list, a few ms of thinking; retried on
+  ``unavailable`` and dropped connections, as SPEC "Errors" allows), and
+  checks the cluster's outcome: one owner per table, every client's stream
+  gap-free from its join, every event and acknowledgement in the stored
+  history (:func:`tests.server.test_recovery_kill.check_history`), every
+  table's live state equal to its checkpoint, the lobby on every node.
+
+Times are seconds of ``time.monotonic()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import redis.asyncio as aioredis
+
+from cardhall.clients.client import Client, ServerError
+from cardhall.engine.bots.random_bot import RandomBot
+from cardhall.engine.rng import FairRandom
+from cardhall.server.cluster.leases import token_node
+from cardhall.server.store.keys import Keys
+from tests.cluster.harness import Cluster, Node
+from tests.server.test_recovery_kill import _diff, _without_clocks, check_history, stored_history
+
+Frame = dict[str, Any]
+
+#: error codes a retried act may rightly get (the first attempt was applied, or the match moved on)
+RETRY_OUTCOMES = frozenset({"stale_turn", "not_your_turn", "bad_state"})
+
+
+class TimedClient(Client):
+    """A recording :class:`Client` that also keeps ``(arrival, table, seq)``
+    of every event frame (:attr:`arrivals`)."""
+
+    def __init__(self, url: str, **kw: Any) -> None:
+        super().__init__(url, record=True, **kw)
+        self.arrivals: list[tuple[float, str, int]] = []
+
+    def dispatch(self, frame: Frame) -> None:
+        if frame.get("type") == "event":
+            self.arrivals.append((time.monotonic(), frame["table"], frame["seq"]))
+        super().dispatch(frame)
+
+
+@dataclass(eq=False)
+class Member:
+    """One participant of ``table`` on its own connection."""
+
+    name: str
+    table: str
+    seat: int | None
+    client: TimedClient
+    rng: FairRandom
+    node: str | None = None  # the node its first connection landed on, when asked
+    first_seq: int = 0  # the seq of its join's snapshot
+    acks: list[tuple[int, int]] = field(default_factory=list)  # (turn, last seq before the ok)
+    failures: list[str] = field(default_factory=list)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # saw match_ended
+    task: asyncio.Task[None] | None = None
+    acting: bool = True
+
+    @property
+    def events(self) -> list[Frame]:
+        return [f for f in self.client.frames if f.get("type") == "event" and f.get("table") == self.table]
+
+    @property
+    def last_seq(self) -> int:
+        return self.client.seqs.get(self.table, self.first_seq)
+
+
+def histogram(text: str, name: str) -> tuple[list[tuple[float, float]], float, float]:
+    """``(buckets, sum, count)`` of Prometheus histogram ``name`` in exposition
+    ``text``: buckets as ``(upper bound, cumulative count)``, +Inf last."""
+    buckets: list[tuple[float, float]] = []
+    total = count = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "_bucket{"):
+            le = re.search(r'le="([^"]+)"', line)
+            assert le is not None, line
+            buckets.append((float(le.group(1)), float(line.rsplit(" ", 1)[1])))
+        elif line.startswith(name + "_sum "):
+            total = float(line.split()[1])
+        elif line.startswith(name + "_count "):
+            count = float(line.split()[1])
+    return sorted(buckets), total, count
+
+
+def quantile(q: float, buckets: list[tuple[float, float]]) -> float:
+    """The ``q`` quantile estimated from cumulative ``buckets`` as Prometheus's
+    ``histogram_quantile`` does (linear within the bucket; the highest finite
+    bound when it falls in +Inf); 0.0 for no observations."""
+    if not buckets or buckets[-1][1] == 0:
+        return 0.0
+    rank = q * buckets[-1][1]
+    lower, below = 0.0, 0.0
+    for bound, cumulative in buckets:
+        if cumulative >= rank:
+            if bound == float("inf"):
+                return lower
+            inside = cumulative - below
+            return lower + (bound - lower) * ((rank - below) / inside if inside else 1.0)
+        lower, below = bound, cumulative
+    return lower
+
+
+def add_histograms(parts: Iterable[tuple[list[tuple[float, float]], float, float]]
+                   ) -> tuple[list[tuple[float, float]], float, float]:
+    """Histograms of several processes (same buckets) added up."""
+    merged: dict[float, float] = {}
+    total = count = 0.0
+    for buckets, s, c in parts:
+        for bound, cumulative in buckets:
+            merged[bound] = merged.get(bound, 0.0) + cumulative
+        total += s
+        count += c
+    return sorted(merged.items()), total, count
+
+
+class Driver:
+    """Tables and members on ``cluster``; ``seed`` makes the players' choices reproducible."""
+
+    def __init__(self, cluster: Cluster, seed: bytes) -> None:
+        self.cluster = cluster
+        self.rng = FairRandom(seed)
+        self.keys = Keys(cluster.prefix)
+        self.ops = {"X-Operator-Key": cluster.operator_key}
+        self.http = httpx.AsyncClient(timeout=5.0)
+        self.db = aioredis.Redis.from_url(cluster.redis.url)
+        self.tables: dict[str, str] = {}  # table -> game
+        self.members: list[Member] = []
+        self.stopping = False
+        #: seat 1 of a human table asks for the rematch when a match ends
+        self.rematch = True
+        #: where the HTTP API is asked (nginx; a node of the test's choice while another is paused)
+        self.api = cluster.nginx.http
+
+    # -- tables and members ---------------------------------------------------------
+    async def create(self, game: str, seats: int, bots: int, options: Frame, node: Node | None = None) -> str:
+        """A table created by a player of its own through nginx (or straight
+        to ``node``), placed by the cluster's policy."""
+        async with TimedClient(node.ws if node is not None else self.cluster.nginx.ws) as owner:
+            await owner.hello(f"owner-{game}")
+            table = await owner.create_table(game, seats=seats, bots=bots, options=options)
+        self.tables[table] = game
+        return table
+
+    async def seat(self, table: str, seat: int | None, *, node: Node | None = None, locate: bool = False) -> Member:
+        """Connect one member of ``table`` (through nginx, or straight to
+        ``node``) with reconnect, say hello, join (``seat`` None: as a
+        spectator) and start following it. ``locate``: find which node the
+        connection landed on (from every node's connection count: connect
+        one at a time)."""
+        url = node.ws if node is not None else self.cluster.nginx.ws
+        name = f"{self.tables[table]}-{'watch' if seat is None else seat}-{len(self.members)}"
+        client = TimedClient(url, reconnect=True, reconnect_for=60.0)
+        before = await self.connections() if locate else {}
+        await client.connect()
+        await client.hello(name)
+        member = Member(name, table, seat, client, self.rng.spawn(name))
+        if node is not None:
+            member.node = node.node_id
+        elif locate:
+            member.node = await self.landed(before)
+        role = "spectator" if seat is None else "player"
+        snapshot = await client.join(table, role=role, seat=seat, seed=name if seat is not None else None)
+        assert snapshot["type"] == "snapshot", snapshot
+        member.first_seq = snapshot["seq"]
+        self.members.append(member)
+        member.task = asyncio.get_running_loop().create_task(self._follow(member, snapshot))
+        return member
+
+    async def connections(self) -> dict[str, int]:
+        """Every running node's open websocket count (its ``/healthz``)."""
+        out = {}
+        for n in self.cluster.nodes:
+            if n.alive and not n.paused:
+                out[n.node_id] = (await self.http.get(f"{n.http}/healthz")).json()["connections"]
+        return out
+
+    async def landed(self, before: dict[str, int]) -> str:
+        """The node whose connection count went up by one since ``before``."""
+        for _ in range(100):
+            now = await self.connections()
+            up = [n for n, c in now.items() if c == before.get(n, 0) + 1]
+            if len(up) == 1 and sum(now.values()) == sum(before.values()) + 1:
+                return up[0]
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"cannot tell where a connection landed: {before} -> {now}")
+
+    # -- playing ---------------------------------------------------------------------
+    async def _follow(self, m: Member, snapshot: Frame) -> None:
+        try:
+            await self._play(m, snapshot)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not self.stopping:
+                m.failures.append(f"{m.name}: {exc!r}")
+
+    async def _play(self, m: Member, snapshot: Frame) -> None:
+        """Read ``m``'s frames; a seated member acts on its turns and asks for
+        the rematch (seat 1) when a match ends."""
+        client = m.client
+        bot = RandomBot(m.rng)
+        answered: set[int] = set()
+        pending: Frame | None = snapshot if snapshot.get("legal") else None
+        while not self.stopping:
+            if pending is not None:
+                frame, pending = pending, None
+            else:
+                try:
+                    frame = await client.next_frame(timeout=1.0)
+                except TimeoutError:
+                    continue
+                kind = frame.get("type")
+                if kind == "snapshot":  # the stream started afresh: its missed events were not replayed
+                    m.failures.append(f"{m.name}: an unrequested snapshot at seq {frame['seq']}")
+                    continue
+                if kind == "error":  # an error no request of the driver's awaited (the client's own resume)
+                    m.failures.append(f"{m.name}: an error outside a request: {frame}")
+                    continue
+                if kind != "event" or frame.get("table") != m.table:
+                    continue
+                if frame["event"]["type"] == "match_ended":
+                    m.ended.set()
+                    if m.seat == 1 and m.acting and self.rematch:
+                        await self.request(m, {"type": "rematch"}, None)
+            if m.seat is None or not m.acting or "legal" not in frame:
+                continue
+            turn = frame["turn"]["id"]
+            if turn in answered:
+                continue
+            answered.add(turn)
+            await asyncio.sleep(m.rng.randbelow(20) / 1000)  # think 0..19 ms
+            if m.acting and not self.stopping:
+                await self.request(m, bot.choose({}, frame["legal"]), turn)
+
+    async def request(self, m: Member, action: Frame, turn: int | None) -> None:
+        """``act``, sent again after ``unavailable`` or a dropped connection;
+        an acknowledged turn is recorded in ``m.acks``."""
+        client = m.client
+        deadline = time.monotonic() + 30.0
+        attempt = -1
+        while time.monotonic() < deadline:
+            attempt += 1
+            try:
+                await client.wait_ready(30.0)
+            except (ConnectionError, TimeoutError):
+                m.failures.append(f"{m.name}: the connection was not resumed")
+                return
+            try:
+                reply = await client.act(m.table, action, turn=turn)
+            except ServerError as exc:
+                if exc.code == "unavailable":
+                    await asyncio.sleep(0.1)
+                    continue
+                if exc.code == "stale_turn" or (turn is None or attempt > 0) and exc.code in RETRY_OUTCOMES:
+                    return
+                m.failures.append(f"{m.name}: act {action} on turn {turn}: {exc.frame}")
+                return
+            except TimeoutError:  # SPEC: a request whose owner went away is answered `unavailable`
+                m.failures.append(f"{m.name}: act on turn {turn} not answered within 10 s")
+                continue
+            except ConnectionError:  # dropped before the answer: sent again once resumed
+                if self.stopping:
+                    return
+                continue
+            if turn is not None:
+                frames = client.frames
+                at = max(i for i in range(len(frames)) if frames[i] is reply)
+                before = [f["seq"] for f in frames[:at] if f.get("type") == "event" and f.get("table") == m.table]
+                m.acks.append((turn, before[-1] if before else 0))
+            return
+        m.failures.append(f"{m.name}: act on turn {turn} still unavailable after 30 s")
+
+    def hold(self) -> None:
+        """Seated members stop acting (their tables go quiet on a human's turn)."""
+        for m in self.members:
+            m.acting = False
+
+    async def close(self) -> None:
+        self.stopping = True
+        tasks = [m.task for m in self.members if m.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        await asyncio.gather(*(m.client.close() for m in self.members), return_exceptions=True)
+        await self.http.aclose()
+        await self.db.aclose()
+
+    # -- what the cluster says ------------------------------------------------------------
+    async def cluster_nodes(self) -> list[Frame]:
+        """``GET /api/cluster`` (at :attr:`api`): the live nodes."""
+        reply = await self.http.get(f"{self.api}/api/cluster", headers=self.ops)
+        assert reply.status_code == 200, reply.text
+        return reply.json()["nodes"]
+
+    async def lease_owners(self) -> dict[str, str | None]:
+        """Each table's lease holder, read from Redis."""
+        tokens = await self.db.mget([self.keys.lease(t) for t in self.tables])
+        return {t: token_node(tok) for t, tok in zip(self.tables, tokens)}
+
+    async def owners(self) -> dict[str, str]:
+        """Each table's owner: its lease holder, which lists it (alone) in
+        ``/api/cluster``'s ``table_ids``. AssertionError otherwise."""
+        listed: dict[str, str] = {}
+        for node in await self.cluster_nodes():
+            for t in node["table_ids"]:
+                if t in self.tables:
+                    assert t not in listed, f"{t} listed by {listed[t]} and {node['id']}"
+                    listed[t] = node["id"]
+        leases = await self.lease_owners()
+        for t in self.tables:
+            assert leases[t] is not None, f"{t}: no lease"
+            assert leases[t] == listed.get(t), f"{t}: lease held by {leases[t]}, listed by {listed.get(t)}"
+        return listed
+
+    async def settled(self, timeout: float = 15.0, live: int | None = None) -> dict[str, str]:
+        """:meth:`owners` once it holds (with ``live`` nodes in ``/api/cluster``
+        when given), retried for up to ``timeout``; returns the owners."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                owners = await self.owners()
+                if live is not None:
+                    nodes = await self.cluster_nodes()
+                    assert len(nodes) == live, f"{len(nodes)} live nodes, not {live}: {[n['id'] for n in nodes]}"
+                return owners
+            except (AssertionError, httpx.HTTPError):
+                if time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.1)
+
+    async def stored_seqs(self) -> dict[str, int]:
+        """Each table's stored ``seq``."""
+        return {t: (await stored_history(self.db, self.cluster.prefix, t))[0]["seq"] for t in self.tables}
+
+    async def progress(self, after: dict[str, int], since: float, timeout: float) -> dict[str, float]:
+        """Wait until some member of each table of ``after`` has received an
+        event beyond ``after[table]``; returns, per table, the arrival of the
+        first such event minus ``since``. AssertionError naming the tables
+        still stuck after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        first: dict[str, float] = {}
+        while True:
+            for table, seq in after.items():
+                if table in first:
+                    continue
+                times = [at for m in self.members if m.table == table
+                         for at, t, s in m.client.arrivals if t == table and s > seq]
+                if times:
+                    first[table] = min(times) - since
+            if len(first) == len(after):
+                return first
+            if time.monotonic() > deadline:
+                stuck = sorted(set(after) - set(first))
+                raise AssertionError(f"no new event within {timeout} s at {stuck}")
+            await asyncio.sleep(0.02)
+
+    def arrivals(self, table: str) -> list[tuple[int, float]]:
+        """``(seq, first arrival at any member)`` of ``table``'s events, by seq."""
+        first: dict[int, float] = {}
+        for m in self.members:
+            if m.table == table:
+                for at, t, s in m.client.arrivals:
+                    if t == table and (s not in first or at < first[s]):
+                        first[s] = at
+        return sorted(first.items())
+
+    async def reconnected(self, timeout: float = 30.0) -> None:
+        """Wait until every member's connection is up and no reconnect is under way."""
+        deadline = time.monotonic() + timeout
+        while any(m.client.resuming for m in self.members):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still reconnecting: {[m.name for m in self.members if m.client.resuming]}")
+            await asyncio.sleep(0.05)
+        await asyncio.gather(*(m.client.wait_ready(timeout) for m in self.members))
+
+    async def routed_to(self, node: Node, timeout: float = 10.0) -> float:
+        """Wait until nginx passes requests to ``node`` again (after it was
+        away: nginx leaves a node that failed out for its ``fail_timeout``).
+        A plain ``GET /healthz`` through nginx goes to the node with the
+        fewest open connections that nginx counts as up: a node just started
+        has none. Returns the seconds waited."""
+        started = time.monotonic()
+        while True:
+            try:
+                reply = await self.http.get(f"{self.cluster.nginx.http}/healthz")
+                if reply.status_code == 200 and reply.json()["cluster"]["node"] == node.node_id:
+                    return time.monotonic() - started
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"nginx does not pass requests to {node.node_id}")
+            await asyncio.sleep(0.1)
+
+    # -- the checks -----------------------------------------------------------------------
+    def failures(self) -> list[str]:
+        return [f for m in self.members for f in m.failures]
+
+    def check_streams(self) -> None:
+        """Every member's frames of its table: its join's snapshot, then events
+        with consecutive ``seq`` from there (across reconnects: a resumed
+        connection's first event is ``since + 1``), no other snapshot, and
+        the client counted no gap. AssertionError naming every member that
+        fails (its first wrong frame)."""
+        problems = []
+        for m in self.members:
+            frames = [f for f in m.client.frames if f.get("table") == m.table and f.get("type") in ("event", "snapshot")]
+            if not frames or frames[0]["type"] != "snapshot":
+                problems.append(f"{m.name}: no snapshot first")
+                continue
+            expected = frames[0]["seq"] + 1
+            for f in frames[1:]:
+                if f["type"] != "event" or f["seq"] != expected:
+                    problems.append(f"{m.name}: {f['type']} at seq {f['seq']} where event {expected} was due "
+                                    f"(reconnects {m.client.reconnects})")
+                    break
+                expected += 1
+            if m.client.gaps:
+                problems.append(f"{m.name}: client counted {m.client.gaps} gaps")
+        assert not problems, problems
+
+    async def check_histories(self, stored_only: bool = False) -> dict[str, dict[str, Any]]:
+        """:func:`check_history` of every table with all its members; returns
+        the stored states. ``stored_only``: only what the stream still holds
+        is compared (a Redis that lost its data was written again from the
+        nodes' memory: the events they keep, not the whole history)."""
+        states = {}
+        for table in self.tables:
+            members = [m for m in self.members if m.table == table]
+            if stored_only:
+                _, events = await stored_history(self.db, self.cluster.prefix, table)
+                first = events[0][0]
+                watchers = [(m.name, m.seat, [f for f in m.events if f["seq"] >= first],
+                             [(turn, seq) for turn, seq in m.acks if seq >= first]) for m in members]
+            else:
+                watchers = [(m.name, m.seat, m.events, m.acks) for m in members]
+            states[table] = await check_history(self.db, self.cluster.prefix, table, watchers)
+        return states
+
+    async def reopen_db(self) -> None:
+        """A new Redis client for the checks (after Redis was restarted)."""
+        await self.db.aclose()
+        self.db = aioredis.Redis.from_url(self.cluster.redis.url)
+
+    async def check_live_states(self, owners: dict[str, str], tries: int = 40) -> int:
+        """Each table's state on its owner (``GET /api/ops/tables/{id}`` there)
+        equals its last checkpoint, clocks and a re-armed bot's generator aside
+        (:func:`_without_clocks`). A table that moves on between the two reads
+        is read again (up to ``tries`` times). Returns the number compared."""
+        compared = 0
+        for table, owner in owners.items():
+            node = self.cluster.node(owner)
+            for _ in range(tries):
+                reply = await self.http.get(f"{node.http}/api/ops/tables/{table}", headers=self.ops)
+                assert reply.status_code == 200, reply.text
+                body = reply.json()
+                assert body["node"] == owner and "checkpoint" not in body, (table, owner, body.get("node"))
+                stored, _ = await stored_history(self.db, self.cluster.prefix, table)
+                live = body["state"]
+                if live["seq"] == stored["seq"]:
+                    assert _without_clocks(live) == _without_clocks(stored), (table, _diff(live, stored))
+                    compared += 1
+                    break
+                await asyncio.sleep(0.03)
+            else:
+                raise AssertionError(f"{table}: live and stored seq never met in {tries} reads")
+        return compared
+
+    async def check_lobbies(self) -> None:
+        """Every running node's lobby (``GET /api/tables``) lists every table,
+        and ``GET /api/tables/{id}`` answers for each."""
+        for n in self.cluster.nodes:
+            if not n.alive or n.paused:
+                continue
+            listed = {e["id"] for e in (await self.http.get(f"{n.http}/api/tables")).json()}
+            assert set(self.tables) <= listed, (n.node_id, set(self.tables) - listed)
+            for table, game in self.tables.items():
+                info = await self.http.get(f"{n.http}/api/tables/{table}")
+                assert info.status_code == 200 and info.json()["game"] == game, (n.node_id, table, info.text)
+
+    async def check_all(self, live: int | None = None, stored_only: bool = False,
+                        live_states: bool = False) -> dict[str, str]:
+        """The checks after a disruption, once the cluster settled: no failure
+        in any member, one owner per table, streams gap-free, histories
+        (``stored_only``: :meth:`check_histories`), the lobby, and with
+        ``live_states`` :meth:`check_live_states`. Every check runs; one
+        AssertionError lists what each that failed found. Returns the owners."""
+        problems: list[str] = [f"member: {f}" for f in self.failures()]
+        owners: dict[str, str] = {}
+
+        async def run(name: str, check: Callable[[], Awaitable[Any]]) -> Any:
+            try:
+                return await check()
+            except Exception as exc:
+                problems.append(f"{name}: {exc!r}")
+                return None
+
+        async def streams() -> None:
+            self.check_streams()
+
+        owners = await run("one owner", lambda: self.settled(live=live)) or {}
+        await run("streams", streams)
+        await run("history", lambda: self.check_histories(stored_only))
+        await run("lobby", self.check_lobbies)
+        if live_states and owners:
+            await run("live state", lambda: self.check_live_states(owners))
+        assert not problems, "\n".join(problems)
+        return owners
