@@ -129,7 +129,7 @@ class Metrics:
         self.commit_size = HotHistogram("cardhall_commit_tables", "tables per group commit",
                                         (1, 2, 5, 10, 20, 50, 100, 200, 500))
         self.handovers = HotHistogram("cardhall_handover_seconds",
-                                      "tables handed to this node: from the old owner's release to the claim here",
+                                      "tables handed to this node: from the old owner stopping it to serving it here",
                                       LATENCY_BUCKETS)
         r.register(_HotCollector([self.actions, self.events, self.frames, self.messages, self.latency,
                                   self.commit_seconds, self.commit_size, self.handovers]))
@@ -147,7 +147,7 @@ class Metrics:
                                       registry=r)
 
     def handover(self, seconds: float) -> None:
-        """A table handed to this node was claimed ``seconds`` after its old owner released it."""
+        """A table handed to this node serves again ``seconds`` after its old owner stopped it."""
         self.handovers.observe(seconds)
 
     def error(self, code: str) -> None:

@@ -60,6 +60,12 @@ log = logging.getLogger("cardhall.cluster")
 
 Data = dict[str, Any]
 
+#: tables released at once in a handover: one at a time, each table pausing
+#: only for its own final commit, release and claim (released side by side,
+#: their claims and restores pile up on the receiving node and every pause grows)
+HANDOVER_BATCH = 1
+
+
 def default_node_id() -> str:
     """``<host>-<pid>-<4 hex>``: unique among running processes."""
     return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
@@ -214,7 +220,7 @@ class ClusterNode:
             released = self._handovers.pop(table, None)
             if actor is not None:
                 self.router.adopt(table)
-                if released is not None:  # handed over: the pause, release to serving here
+                if released is not None:  # handed over: the pause, from stopping there to serving here
                     self.host.metrics.handover(max(0.0, time.time() - released))
             return actor
         finally:
@@ -430,8 +436,8 @@ class ClusterNode:
             self.calls.returned(data[1], data[2], data[3])
 
     # -- handover ---------------------------------------------------------------------------
-    async def _take_over(self, table: str, released: float) -> None:
-        self._handovers[table] = released
+    async def _take_over(self, table: str, stopped: float) -> None:
+        self._handovers[table] = stopped
         await self.claim(table)
 
     async def hand_over(self, timeout: float) -> int:
@@ -449,36 +455,47 @@ class ClusterNode:
         if not others:  # the last node: it stops as a lone server does (its leases freed at the end)
             return 0
         loads = {n: self.live[n].get("tables", 0) for n in others}
-        handed = 0
-        deadline = time.monotonic() + timeout
+        plan: list[tuple[TableActor, str]] = []
         for table in list(self.host.tables.values()):
-            if time.monotonic() > deadline:
-                break
             target = min(others, key=lambda n: loads[n])
+            loads[target] += 1
+            plan.append((table, target))
+
+        async def hand(table: TableActor, target: str) -> bool:
             try:
-                released = await self.release(table, to=target)
+                stopped = await self.release(table, to=target)
             except (StoreUnavailable, LeaseLost, rexc.RedisError, OSError) as exc:
                 log.warning("table %s not handed over: %s", table.id, exc)
-                continue
-            if released:
-                loads[target] += 1
-                self.router.send(target, ["claim", table.id, time.time()])
-                handed += 1
+                return False
+            if stopped is None:
+                return False
+            self.router.send(target, ["claim", table.id, stopped])
+            return True
+
+        handed = 0
+        deadline = time.monotonic() + timeout
+        for start in range(0, len(plan), HANDOVER_BATCH):
+            if time.monotonic() > deadline:
+                break
+            done = await asyncio.gather(*(hand(t, n) for t, n in plan[start:start + HANDOVER_BATCH]))
+            handed += sum(done)
         await self.outbox.drain()
         return handed
 
-    async def release(self, table: TableActor, to: str | None = None) -> bool:
+    async def release(self, table: TableActor, to: str | None = None) -> float | None:
         """Stop serving ``table`` here: wait for what it is doing (at most
         ~1 s), end its actor, write its state now (clocks as time left now)
         and release its lease (reserved for node ``to``, the handover's
-        target). False when it was not this node's to release.
+        target). Returns when the table stopped (Unix seconds: its pause
+        starts there), or None when it was not this node's to release.
         Raises StoreUnavailable or LeaseLost when the state cannot be written."""
         for _ in range(100):
             if table.quiet:
                 break
             await asyncio.sleep(0.01)
         if self.host.tables.get(table.id) is not table or table.token is None:
-            return False
+            return None
+        stopped = time.time()
         table.drop()
         self.host.tables.pop(table.id, None)
         self.forget_peers(table.id)
@@ -491,7 +508,7 @@ class ClusterNode:
             if checkpoint.error is not None:
                 raise checkpoint.error
         table.token = None
-        return await self.leases.release(table.id, token, to)
+        return stopped if await self.leases.release(table.id, token, to) else None
 
     async def release_lease(self, table: TableActor) -> bool:
         """Release ``table``'s lease as it is (the service stops); False when it was not ours."""

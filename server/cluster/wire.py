@@ -11,8 +11,8 @@ To a node's inbox (``Keys.inbox``):
   delivered that ``seq`` to that connection); ``member`` True/False when the
   connection joined or left the table with them, else None; a join answer
   also sets where the connection's events start (``after``).
-* ``["claim", table, released]``: take this table over (a handover);
-  ``released`` Unix seconds when the old owner released it.
+* ``["claim", table, stopped]``: take this table over (a handover);
+  ``stopped`` Unix seconds when the old owner stopped it (the pause starts).
 * ``["call", node, call id, op, args]`` / ``["ret", call id, ok, value]``:
   a request to another node (``create``, ``close``) and its answer.
 
