@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Any, Protocol, cast
 
 from cardhall.protocol import frames
-from cardhall.protocol.codec import Codec
+from cardhall.protocol.codec import MSGPACK, Codec
 from cardhall.protocol.frames import EventFrame
 from cardhall.server.table.records import EventRecord, carries_turn, legal_for
 
@@ -65,11 +65,15 @@ class Fanout:
     """Publishing one table's events: ``table_id`` names the frames,
     ``resolve`` finds a subscriber's connection."""
 
-    __slots__ = ("resolve", "table_id")
+    __slots__ = ("primed", "resolve", "table_id")
 
     def __init__(self, table_id: str, resolve: Resolve) -> None:
         self.table_id = table_id
         self.resolve = resolve
+        #: ``(seq, view key) -> msgpack frame`` already encoded for this step's
+        #: events (by the cluster's publication): :meth:`publish` uses them
+        #: for msgpack subscribers instead of encoding again, then forgets them
+        self.primed: dict[tuple[int, int | None], bytes] = {}
 
     def frame(self, rec: EventRecord, key: int | None, with_legal: bool) -> EventFrame:
         """The ``event`` frame of ``rec`` as ``key`` (a seat or None) sees it;
@@ -89,8 +93,13 @@ class Fanout:
             if peers:
                 members.append((viewer, peers))
         sent = 0
+        primed = self.primed
         for rec in records:
             cache: dict[tuple[int | None, str], Any] = {}
+            if primed:
+                for (seq, key), blob in primed.items():
+                    if seq == rec.seq:
+                        cache[(key, MSGPACK)] = blob
             for viewer, peers in members:
                 key = view_key(rec, viewer)
                 for peer in peers:
@@ -104,6 +113,7 @@ class Fanout:
         for _, peers in members:
             for peer in peers:
                 peer.flush()
+        primed.clear()
         return sent
 
     def replay(self, peer: Peer, viewer: int | None, records: Iterable[EventRecord], current_turn: int | None) -> None:

@@ -380,7 +380,7 @@ class ClusterNode:
         skip = len(self.keys.prefix) + 2  # "P:{"
         while True:
             try:
-                message = await self._pubsub.get_message(timeout=1.0)
+                message = await self._pubsub.get_message(timeout=None)  # blocks: no timer per message
             except asyncio.CancelledError:
                 raise
             except (rexc.RedisError, OSError) as exc:
@@ -391,7 +391,12 @@ class ClusterNode:
             if message is None or message.get("type") != "message":
                 continue
             try:
-                data = wire.unpack(message["data"])
+                blob = message["data"]
+                if blob[:1] == b"E":  # the events of one commit's tables for this node's viewers
+                    for item in wire.unpack_events(blob):
+                        self.router.on_events(item)
+                    continue
+                data = wire.unpack(blob)
                 if message["channel"] == inbox:
                     self._inbox(data)
                 else:

@@ -27,6 +27,12 @@ Data = dict[str, Any]
 
 MSGPACK_CODEC = CODECS[MSGPACK]
 
+#: the table's events after which its public info (seats, presence, status,
+#: match, commitment, result) may differ (SPEC "Events and seq"); otherwise
+#: only the spectators' count can change it
+INFO_EVENTS = frozenset({"seated", "left", "presence", "match_started", "match_ended", "rematch", "sat_out",
+                         "sat_in", "paused", "resumed", "closed", "broken"})
+
 
 class Membership:
     """What a :class:`RemotePeer` has for ``tables``: it records whether the
@@ -103,26 +109,39 @@ class RemotePeer:
 
 
 def publication(fanout: Fanout, records: Sequence[EventRecord], viewers: Iterable[int | None]) -> bytes | None:
-    """The ``e`` message of ``records`` for the distinct views of ``viewers``
+    """The ``e`` message of ``records`` (``["e", table, [seq, view, frame,
+    ...], ...]``) for the distinct views of ``viewers``
     (the viewers of the table's subscribers on other nodes), or None when
-    there are none: each event's frame once per distinct view, msgpack."""
+    there are none: each event's frame once per distinct view, msgpack (the
+    same bytes are left in ``fanout.primed`` for this node's own subscribers)."""
     wanted = set(viewers)
     if not wanted or not records:
         return None
     encode = MSGPACK_CODEC.encode
-    out: list[Any] = ["e"]
+    primed = fanout.primed
+    out: list[Any] = ["e", fanout.table_id]
     for rec in records:
         item: list[Any] = [rec.seq]
         views: set[int | None] = {view_key(rec, v) for v in wanted}
         for key in views:
-            item += (key, encode(cast(Data, fanout.frame(rec, key, True))))
+            blob = primed[(rec.seq, key)] = cast(bytes, encode(cast(Data, fanout.frame(rec, key, True))))
+            item += (key, blob)
         out.append(item)
     return wire.pack(out)
 
 
-def remote_viewers(viewers: Mapping[Hashable, int | None]) -> set[int | None]:
-    """The viewers of the subscribers that are on other nodes (string keys)."""
-    return {v for k, v in viewers.items() if isinstance(k, str)}
+def remote_viewers(viewers: Mapping[Hashable, int | None]) -> tuple[set[int | None], set[str]]:
+    """The viewers of the subscribers that are on other nodes (string keys),
+    and those nodes."""
+    seen: set[int | None] = set()
+    nodes: set[str] = set()
+    for key, viewer in viewers.items():
+        if isinstance(key, str):
+            seen.add(viewer)
+            parsed = wire.parse_key(key)
+            if parsed is not None:
+                nodes.add(parsed[0])
+    return seen, nodes
 
 
 class Owned:
@@ -134,7 +153,7 @@ class Owned:
         self.outbox = outbox
         self.keys = keys
         self.peers: dict[tuple[str, Hashable], RemotePeer] = {}
-        self._infos: dict[str, bytes] = {}
+        self._infos: dict[str, tuple[int, bytes]] = {}  # table -> (spectators, info) as last written
 
     def peer(self, table: str, key: Hashable) -> RemotePeer | None:
         """The handle on remote subscriber ``key`` of ``table`` (None: ``key`` is a local one)."""
@@ -152,15 +171,20 @@ class Owned:
         public info (JSON) when it changed."""
         cp.token = table.token
         machine = table.machine
-        viewers = remote_viewers(machine.subscribers.viewers)
+        viewers, nodes = remote_viewers(machine.subscribers.viewers)
         if viewers:
             message = publication(table.fanout, records, viewers)
             if message is not None:
-                cp.publish = (self.keys.channel(table.id), message)
+                cp.publish = (",".join(sorted(nodes)), message)
+        spectators = machine.subscribers.spectators
+        known = self._infos.get(table.id)
+        if (known is not None and known[0] == spectators
+                and not any(rec.event.data["type"] in INFO_EVENTS for rec in records)):
+            return  # nothing the public info shows changed
         info = orjson.dumps(machine.info(), option=orjson.OPT_NON_STR_KEYS)
-        if self._infos.get(table.id) != info:
-            self._infos[table.id] = info
+        if known is None or known[1] != info:
             cp.info = info
+        self._infos[table.id] = (spectators, info)
 
     def forget_info(self, table: str) -> None:
         """Write ``table``'s info with its next checkpoint (Redis lost it)."""

@@ -101,6 +101,7 @@ class Relayed:
         self.fanout = Fanout(table, lambda key: None)
         self.task: asyncio.Task[None] | None = None
         self.delivered = 0
+        self._busy = False  # the task is handling messages: new ones queue behind them
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"relay {self.id}")
@@ -141,12 +142,46 @@ class Relayed:
         self.watches.pop(conn_id, None)
 
     def post(self, message: list[Any]) -> None:
-        """A message for this table (``e``, ``out``, ``o``), handled in order."""
+        """A message for this table (``e``, ``out``, ``o``), handled in order:
+        events that need no gap filling are delivered at once when nothing
+        waits before them, the rest by the table's task."""
+        if not self._busy and message[0] == "e" and self.mailbox.empty() and self._deliver_now(message[1:]):
+            return
         self.mailbox.post(message)
+
+    def _deliver_now(self, items: list[Any]) -> bool:
+        """Deliver ``items`` (``[seq, view, frame, ...]``) if every watcher is
+        at the first one's ``seq`` or past it (no gap to fill); False, having
+        done nothing, otherwise."""
+        first = items[0][0]
+        for w in self.watches.values():
+            if not w.waiting and w.cursor is not None and w.cursor < first - 1:
+                return False
+        flush: set[Watch] = set()
+        for item in items:
+            seq, flat = item[0], item[1:]
+            views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+            self.recent.append((seq, views))
+            cache: dict[tuple[int, str], Any] = {}
+            for w in self.watches.values():
+                if w.waiting or w.cursor is None or seq != w.cursor + 1:
+                    continue
+                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                if blob is not None:
+                    w.conn.push(to_codec(w.conn, blob, cache, seq))
+                    self.delivered += 1
+                w.cursor = seq
+                flush.add(w)
+        for w in flush:
+            self._release(w)
+            w.conn.flush()
+        return True
 
     async def _run(self) -> None:
         while True:
-            for message in await self.mailbox.take():
+            messages = await self.mailbox.take()
+            self._busy = True
+            for message in messages:
                 try:
                     kind = message[0]
                     if kind == "e":
@@ -160,6 +195,7 @@ class Relayed:
                 except Exception:
                     log.exception("relayed table %s: a message could not be delivered", self.id)
             await self._release_stale()
+            self._busy = not self.mailbox.empty()
 
     # -- events --------------------------------------------------------------
     async def _events(self, items: list[Any]) -> None:

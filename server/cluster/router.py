@@ -225,6 +225,12 @@ class Router:
                 return  # this node's own claim: its watchers were adopted
         rt.post(data)
 
+    def on_events(self, message: list[Any]) -> None:
+        """A table's committed events (``["e", table, items...]``) for this node's watchers."""
+        rt = self.relayed.get(message[1])
+        if rt is not None:
+            rt.post(["e", *message[2:]])
+
     def on_input(self, table: str, packed: list[Any]) -> None:
         """An input sent to this node as ``table``'s owner."""
         local = self.host.tables.get(table)

@@ -16,12 +16,15 @@ To a node's inbox (``Keys.inbox``):
 * ``["call", node, call id, op, args]`` / ``["ret", call id, ok, value]``:
   a request to another node (``create``, ``close``) and its answer.
 
-On a table's channel (``Keys.channel``), published by its owner inside the
-commit script (so a stored event is never left unpublished):
+* ``E`` + msgpack list of ``["e", table, [seq, view, frame, view, frame,
+  ...], ...]``: the committed events of the tables of one commit that have
+  viewers on the receiving node, each event encoded once per distinct view
+  those viewers have (``view`` a seat, or None for what spectators see);
+  published by the owner inside its commit script, so a stored event is
+  never left unpublished.
 
-* ``["e", [seq, view, frame, view, frame, ...], ...]``: the committed events,
-  each encoded once per distinct view other nodes' subscribers have (``view``
-  a seat, or None for what spectators see).
+On a table's channel (``Keys.channel``), published by the claim script:
+
 * ``["o", node]``: a new owner claimed the table (subscribers join it again).
 
 >>> j = unpack_input(pack_input(Join("n1/7", "p_1", "Ann", 3, "play", 2, None, 10, 1.0)))
@@ -92,6 +95,19 @@ def unpack_input(data: list[Any]) -> Remote:
 def pack(message: list[Any]) -> bytes:
     """One message's bytes."""
     return msgpack.packb(message, use_bin_type=True)
+
+
+def unpack_events(blob: bytes) -> list[list[Any]]:
+    """The tables' ``e`` messages in an ``E`` message (``b"E"`` then a msgpack
+    list of each table's packed ``e`` message, as the commit script builds it);
+    ValueError when it is not one."""
+    try:
+        parts = msgpack.unpackb(blob[1:], raw=True)
+    except Exception as exc:
+        raise ValueError(f"unreadable events: {exc}") from None
+    if not isinstance(parts, list):
+        raise ValueError("an E message holds a list")
+    return [unpack(part) for part in parts]
 
 
 def unpack(blob: bytes) -> list[Any]:

@@ -56,24 +56,29 @@ EVENT_FIELD = str(EVENT_VERSION).encode()
 
 #: KEYS: meta, tables, lobby, then per table: state, events, hands, handseq,
 #: lease, epoch. ARGV: mode ("c": commit, refused without the marker; "r":
-#: rewrite), stream bound, lease TTL (ms), then per table (in KEYS order): id,
-#: fencing token ("" without a cluster), state (msgpack bytes as they are
-#: stored), one msgpack list ``[seq, record, seq, record, ..., [seq, hand,
-#: ...]]`` of its new events and hands (records and hands are msgpack bytes
-#: themselves), the channel and message to publish ("" for none), and the
-#: table's public info ("" when unchanged). The state travels as its own
-#: argument: Redis then copies it once, instead of unpacking it from a larger
-#: message. Returns the ids of the tables refused because their token is not
-#: the current lease; in rewrite mode a free lease is taken with the token
-#: (and the epoch counter raised to the token's) before writing.
+#: rewrite), stream bound, lease TTL (ms), the channel prefix of node inboxes,
+#: then per table (in KEYS order): id, fencing token ("" without a cluster),
+#: state (msgpack bytes as they are stored), one msgpack list ``[seq, record,
+#: seq, record, ..., [seq, hand, ...]]`` of its new events and hands (records
+#: and hands are msgpack bytes themselves), the nodes to publish its events to
+#: (comma-separated, "" for none) and the message (its events as those nodes'
+#: viewers see them), and the table's public info ("" when unchanged). The
+#: state travels as its own argument: Redis then copies it once, instead of
+#: unpacking it from a larger message. The messages of the tables written go
+#: to each node's inbox as one ``E`` message (``"E"`` then a msgpack list of
+#: the tables' messages), so a node gets one message per commit, not one per
+#: table. Returns the ids of the tables refused because their token is not the
+#: current lease; in rewrite mode a free lease is taken with the token (and the
+#: epoch counter raised to the token's) before writing.
 COMMIT_SCRIPT = f"""
 if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('{EMPTY} the store holds no cardhall data')
 end
-local bound, ttl = ARGV[2], ARGV[3]
+local bound, ttl, inbox = ARGV[2], ARGV[3], ARGV[4]
 local k = 4
 local refused = {{}}
-for a = 4, #ARGV, 7 do
+local outgoing = {{}}
+for a = 5, #ARGV, 7 do
   local id, token = ARGV[a], ARGV[a + 1]
   local skey, ekey, hkey, hskey, lkey, epkey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   k = k + 6
@@ -117,10 +122,19 @@ for a = 4, #ARGV, 7 do
     end
     redis.call('SADD', KEYS[2], id)
     if ARGV[a + 6] ~= '' then redis.call('HSET', KEYS[3], id, ARGV[a + 6]) end
-    if ARGV[a + 4] ~= '' then redis.call('PUBLISH', ARGV[a + 4], ARGV[a + 5]) end
+    if ARGV[a + 4] ~= '' then
+      for node in string.gmatch(ARGV[a + 4], '[^,]+') do
+        local list = outgoing[node]
+        if not list then list = {{}}; outgoing[node] = list end
+        list[#list + 1] = ARGV[a + 5]
+      end
+    end
   else
     refused[#refused + 1] = id
   end
+end
+for node, list in pairs(outgoing) do
+  redis.call('PUBLISH', inbox .. node, 'E' .. cmsgpack.pack(list))
 end
 return refused
 """
@@ -258,7 +272,7 @@ class RedisStore(Store):
         packed gets its ``error`` and is left out."""
         k = self.keys
         keys = [k.meta, k.tables, k.lobby]
-        args: list[Any] = [mode, self.stream_bound, self.lease_ms]
+        args: list[Any] = [mode, self.stream_bound, self.lease_ms, k.inbox("")]
         packb = msgpack.packb
         for cp in batch:
             try:
@@ -272,14 +286,14 @@ class RedisStore(Store):
                 continue
             t = cp.table
             keys += (k.state(t), k.events(t), k.hands(t), k.handseq(t), k.lease(t), k.epoch(t))
-            channel, message = cp.publish or ("", b"")
-            args += (t, cp.token or "", state, extra, channel, message, cp.info or b"")
+            nodes, message = cp.publish or ("", b"")
+            args += (t, cp.token or "", state, extra, nodes, message, cp.info or b"")
         return keys, args
 
     # -- the Store interface ------------------------------------------------
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
         keys, args = self._pack(batch, "c")
-        if len(args) > 3:
+        if len(args) > 4:
             self._refused(batch, await self._script(keys, args))
 
     @staticmethod
@@ -438,7 +452,7 @@ class RedisStore(Store):
         """One MULTI/EXEC: every table of ``batch`` (script calls of
         :data:`REWRITE_CHUNK` tables), the cached players, then the marker."""
         calls = [self._pack(batch[i:i + REWRITE_CHUNK], "r") for i in range(0, len(batch), REWRITE_CHUNK)]
-        calls = [(keys, args) for keys, args in calls if len(args) > 3]
+        calls = [(keys, args) for keys, args in calls if len(args) > 4]
         players = {h: msgpack.packb([p, n]) for h, (p, n) in self._player_cache.items()}
 
         async def run() -> Any:

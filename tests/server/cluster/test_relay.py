@@ -81,11 +81,11 @@ async def test_each_connection_gets_its_view_in_order_and_replies_after_their_ev
     seat, spectator = Captured(1), Captured(2, JSON)
     rt.watch(seat.conn, _join(1))
     rt.watch(spectator.conn, _join(2))
-    rt.post(["e", *_events([_record(1)], {2, None})[1:]])  # before any join answer: kept, not delivered
+    rt.post(["e", *_events([_record(1)], {2, None})[2:]])  # before any join answer: kept, not delivered
     rt.post(_out(1, 1, [frames.snapshot(TABLE, 1, 2, {}, None, 1)], join=2))
     rt.post(_out(2, 0, [frames.snapshot(TABLE, 0, None, {}, None, 1)], join=None))
     rt.post(_out(1, 3, [frames.ok(7)]))  # the ok follows seq 3: held until it is delivered
-    rt.post(["e", *_events([_record(2, private_seat=2), _record(3)], {2, None})[1:]])
+    rt.post(["e", *_events([_record(2, private_seat=2), _record(3)], {2, None})[2:]])
     await _settle()
     assert seat.seqs() == [2, 3] and spectator.seqs() == [1, 2, 3]
     assert [m["type"] for m in seat.messages] == ["snapshot", "event", "event", "ok"]
@@ -104,7 +104,7 @@ async def test_a_gap_is_filled_from_the_stream_before_later_events():
     viewer = Captured(1)
     rt.watch(viewer.conn, _join(1))
     rt.post(_out(1, 1, [frames.snapshot(TABLE, 1, None, {}, None, 1)], join=None))
-    rt.post(["e", *_events([records[4]], {None})[1:]])  # 2..4 were lost on the channel
+    rt.post(["e", *_events([records[4]], {None})[2:]])  # 2..4 were lost on the channel
     await _settle()
     assert viewer.seqs() == [2, 3, 4, 5]
     rt.stop()
