@@ -32,7 +32,6 @@ import contextlib
 import logging
 import os
 import secrets
-import socket
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -41,14 +40,16 @@ from redis import exceptions as rexc
 
 from cardhall.server.cluster import wire
 from cardhall.server.cluster.calls import Calls
+from cardhall.server.cluster.handover import Parts, hand_over
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch
+from cardhall.server.cluster.naming import default_node_id, jittered, meant_for
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import Owned, RemotePeer
 from cardhall.server.cluster.registry import Registry
 from cardhall.server.cluster.router import Router
 from cardhall.server.connection import Connection
-from cardhall.server.store.base import Checkpoint, LeaseLost, StoreEmpty, StoreUnavailable
+from cardhall.server.store.base import Checkpoint, StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.table.inputs import Disconnect, Request
 
@@ -60,20 +61,8 @@ log = logging.getLogger("cardhall.cluster")
 
 Data = dict[str, Any]
 
-#: tables released at once in a handover: one at a time, each table pausing
-#: only for its own final commit, release and claim (released side by side,
-#: their claims and restores pile up on the receiving node and every pause grows)
-HANDOVER_BATCH = 1
-
-
-def default_node_id() -> str:
-    """``<host>-<pid>-<4 hex>``: unique among running processes."""
-    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
-
-
-def jittered(seconds: float) -> float:
-    """``seconds`` times a factor in [0.5, 1.5) (from the OS's CSPRNG), so nodes do not scan in step."""
-    return seconds * (0.5 + secrets.randbelow(1000) / 1000)
+#: orphaned tables claimed at once in a scan
+CLAIM_BATCH = 16
 
 
 class ClusterNode:
@@ -105,7 +94,9 @@ class ClusterNode:
         self._claiming: set[str] = set()
         self._beats = 0
         self._reclaims: dict[str, asyncio.Lock] = {}
-        self._handovers: dict[str, float] = {}  # table -> when its old owner released it (Unix s)
+        self._handovers: dict[str, float] = {}
+        self._orphans: dict[str, float] = {}
+        self._missing: dict[str, float] = {}  # node no longer live -> since when (monotonic s)  # orphaned table -> when this node first saw it (monotonic s)  # table -> when its old owner released it (Unix s)
 
     @property
     def live(self) -> dict[str, Data]:
@@ -182,19 +173,32 @@ class ClusterNode:
         before = set(self.registry.live)
         await self.registry.beat(self.heartbeat_info())
         self._beats += 1
-        if before - set(self.registry.live) or self._beats % 10 == 0:
+        live = set(self.registry.live)
+        now = time.monotonic()
+        for node in before - live:
+            self._missing.setdefault(node, now)
+        for node in live:
+            self._missing.pop(node, None)
+        # a node missing for a whole TTL is gone (right after Redis lost its data every node is
+        # missing until its next heartbeat: that is no reason to forget its connections)
+        if any(now - at > self.registry.ttl_ms / 1000 for at in self._missing.values()) or self._beats % 10 == 0:
             self.prune()
 
     def prune(self) -> None:
-        """Subscribers of this node's tables whose node is not live are
-        disconnected (their node died: no disconnect will come), and the
-        handles on remote subscribers that left are dropped."""
-        live = set(self.registry.live) | {self.id}
+        """Subscribers of this node's tables whose node has been missing from
+        the registry for a TTL are disconnected (their node died: no
+        disconnect will come), and the handles on remote subscribers that left
+        are dropped."""
+        now = time.monotonic()
+        gone = {n for n, at in self._missing.items() if now - at > self.registry.ttl_ms / 1000}
         for table in list(self.host.tables.values()):
             for key in list(table.machine.subscribers.viewers):
                 parsed = wire.parse_key(key)
-                if parsed is not None and parsed[0] not in live:
+                if parsed is not None and parsed[0] in gone:
                     table.post(Disconnect(key))
+        for node in gone:
+            if now - self._missing[node] > 60.0:
+                del self._missing[node]
         self.owned.prune(self.host.tables)
 
     def place(self) -> str:
@@ -299,20 +303,33 @@ class ClusterNode:
                     self.router.relay_join(conn, table.id, join, table.delivered)
 
     async def _scan(self, takeover: bool = False) -> None:
-        """Claim this node's share of the tables nobody holds (failover)."""
+        """Claim the tables nobody holds (failover). Each orphan is meant for
+        one live node (rendezvous hashing over the live nodes that did not
+        hold it), so a dead node's tables spread over the others and each
+        goes at its node's first scan; one still unclaimed a renewal period
+        after it was first seen is claimed by whoever sees it (its node may
+        be gone too). With ``takeover`` (at start) every one found is claimed."""
         if self.stopping:
             return
         ids = [t for t in await self.leases.orphans(takeover) if t not in self.host.tables]
         if not ids:
+            self._orphans.clear()
             return
-        ids.sort(key=lambda _: secrets.randbits(32))
-        nodes = max(1, len(self.registry.serving()))
-        share = len(ids) if takeover or nodes == 1 else -(-len(ids) // nodes)
+        mine = ids
+        if not takeover:
+            await self.heartbeat()  # who is alive now
+            found = set(ids)
+            # a node whose last heartbeat lists one of them lost it (its heartbeat may outlive its leases)
+            nodes = [n for n in self.registry.serving()
+                     if n == self.id or not found.intersection(self.live[n].get("table_ids", ()))] or [self.id]
+            now = time.monotonic()
+            self._orphans = {t: self._orphans.get(t, now) for t in ids}
+            mine = [t for t in ids if meant_for(t, nodes) == self.id or now - self._orphans[t] > self.renew_every]
         started = time.perf_counter()
         claimed = 0
-        for table in ids[:share]:
-            if await self.claim(table, takeover=takeover) is not None:
-                claimed += 1
+        for start in range(0, len(mine), CLAIM_BATCH):  # side by side: each claim is a few round trips
+            done = await asyncio.gather(*(self.claim(t, takeover=takeover) for t in mine[start:start + CLAIM_BATCH]))
+            claimed += sum(1 for actor in done if actor is not None)
         if claimed:
             log.info("node %s claimed %d tables in %.3f s", self.id, claimed, time.perf_counter() - started)
 
@@ -446,74 +463,19 @@ class ClusterNode:
         await self.claim(table)
 
     async def hand_over(self, timeout: float) -> int:
-        """Hand every table of this node to other live nodes (SIGTERM): its
-        final state written, its lease released, the least loaded live node
-        asked to claim it. Returns how many were handed over; with no other
-        live node, none (the service stops as a single server does and frees
-        the leases last, for the next node to start)."""
+        """Hand every table of this node to other live nodes (SIGTERM): see
+        :func:`~cardhall.server.cluster.handover.hand_over`."""
         self.stopping = True
         try:
             await self.heartbeat()
         except (rexc.RedisError, OSError):
             return 0
         others = [n for n in self.registry.serving() if n != self.id]
-        if not others:  # the last node: it stops as a lone server does (its leases freed at the end)
-            return 0
-        loads = {n: self.live[n].get("tables", 0) for n in others}
-        plan: list[tuple[TableActor, str]] = []
-        for table in list(self.host.tables.values()):
-            target = min(others, key=lambda n: loads[n])
-            loads[target] += 1
-            plan.append((table, target))
+        return await hand_over(self.handover_parts(), others, timeout)
 
-        async def hand(table: TableActor, target: str) -> bool:
-            try:
-                stopped = await self.release(table, to=target)
-            except (StoreUnavailable, LeaseLost, rexc.RedisError, OSError) as exc:
-                log.warning("table %s not handed over: %s", table.id, exc)
-                return False
-            if stopped is None:
-                return False
-            self.router.send(target, ["claim", table.id, stopped])
-            return True
-
-        handed = 0
-        deadline = time.monotonic() + timeout
-        for start in range(0, len(plan), HANDOVER_BATCH):
-            if time.monotonic() > deadline:
-                break
-            done = await asyncio.gather(*(hand(t, n) for t, n in plan[start:start + HANDOVER_BATCH]))
-            handed += sum(done)
-        await self.outbox.drain()
-        return handed
-
-    async def release(self, table: TableActor, to: str | None = None) -> float | None:
-        """Stop serving ``table`` here: wait for what it is doing (at most
-        ~1 s), end its actor, write its state now (clocks as time left now)
-        and release its lease (reserved for node ``to``, the handover's
-        target). Returns when the table stopped (Unix seconds: its pause
-        starts there), or None when it was not this node's to release.
-        Raises StoreUnavailable or LeaseLost when the state cannot be written."""
-        for _ in range(100):
-            if table.quiet:
-                break
-            await asyncio.sleep(0.01)
-        if self.host.tables.get(table.id) is not table or table.token is None:
-            return None
-        stopped = time.time()
-        table.drop()
-        self.host.tables.pop(table.id, None)
-        self.forget_peers(table.id)
-        self.router.forget_owner(table.id)
-        token = table.token
-        if not table.machine.stalled and not table.machine.pending.needs_commit:
-            checkpoint = Checkpoint(table.id, table.to_data())
-            checkpoint.token = token
-            await self.store.commit([checkpoint])
-            if checkpoint.error is not None:
-                raise checkpoint.error
-        table.token = None
-        return stopped if await self.leases.release(table.id, token, to) else None
+    def handover_parts(self) -> Parts:
+        """What a handover works with."""
+        return Parts(self.host, self.store, self.leases, self.router, self.live, self.forget_peers)
 
     async def release_lease(self, table: TableActor) -> bool:
         """Release ``table``'s lease as it is (the service stops); False when it was not ours."""

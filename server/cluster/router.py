@@ -139,15 +139,28 @@ class Router:
 
     def rejoin(self, table: str, join: Join) -> None:
         """Send ``join`` (a remote key's) to ``table``'s owner, found now;
-        when that is this node, the connection subscribes here instead."""
+        when that is this node, the connection subscribes here instead. Given
+        up when the connection no longer waits for it (answered by then, or
+        subscribed here: a later join took its place)."""
+        parsed = wire.parse_key(join.sub)
+
+        def wanted() -> bool:
+            rt = self.relayed.get(table)
+            w = rt.watches.get(parsed[1]) if rt is not None and parsed is not None else None
+            return w is not None and w.waiting
+
         async def send() -> None:
             for _ in range(50):
+                if not wanted():
+                    return
                 try:
                     owner = await self.owner(table)
                 except ProtocolError:
                     return
                 except (rexc.RedisError, OSError):
                     owner = None
+                if owner is not None and not wanted():
+                    return
                 if owner is not None:
                     if owner == self.node and table in self.host.tables:
                         self.localise(table, join)

@@ -19,7 +19,6 @@ Key layout and format: ``server/STORAGE.md``.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import secrets
 import time
@@ -42,143 +41,21 @@ from cardhall.server.store.base import (
     StoreEmpty,
     StoreUnavailable,
 )
-from cardhall.server.store.format import EVENT_VERSION, FORMAT_VERSION, CheckpointError, unpack_event, unpack_state
+from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, unpack_event, unpack_state
 from cardhall.server.store.keys import Keys
+from cardhall.server.store.scripts import (
+    COMMIT_SCRIPT,
+    COMMIT_SHA,
+    DELETE_SCRIPT,
+    EMPTY,
+    EVENT_FIELD,
+    MIGRATE_KEYS_SCRIPT,
+    QUARANTINE_SCRIPT,
+)
 
 log = logging.getLogger("cardhall.store")
 
 T = TypeVar("T")
-
-#: error prefix the commit script returns when the marker key is missing
-EMPTY = "CARDHALL_EMPTY"
-#: stream entry field holding an event record (named by the record's format version)
-EVENT_FIELD = str(EVENT_VERSION).encode()
-
-#: KEYS: meta, tables, lobby, then per table: state, events, hands, handseq,
-#: lease, epoch. ARGV: mode ("c": commit, refused without the marker; "r":
-#: rewrite), stream bound, lease TTL (ms), the channel prefix of node inboxes,
-#: then per table (in KEYS order): id, fencing token ("" without a cluster),
-#: state (msgpack bytes as they are stored), one msgpack list ``[seq, record,
-#: seq, record, ..., [seq, hand, ...]]`` of its new events and hands (records
-#: and hands are msgpack bytes themselves), the nodes to publish its events to
-#: (comma-separated, "" for none) and the message (its events as those nodes'
-#: viewers see them), and the table's public info ("" when unchanged). The
-#: state travels as its own argument: Redis then copies it once, instead of
-#: unpacking it from a larger message. The messages of the tables written go
-#: to each node's inbox as one ``E`` message (``"E"`` then a msgpack list of
-#: the tables' messages), so a node gets one message per commit, not one per
-#: table. Returns the ids of the tables refused because their token is not the
-#: current lease; in rewrite mode a free lease is taken with the token (and the
-#: epoch counter raised to the token's) before writing.
-COMMIT_SCRIPT = f"""
-if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
-  return redis.error_reply('{EMPTY} the store holds no cardhall data')
-end
-local bound, ttl, inbox = ARGV[2], ARGV[3], ARGV[4]
-local k = 4
-local refused = {{}}
-local outgoing = {{}}
-for a = 5, #ARGV, 7 do
-  local id, token = ARGV[a], ARGV[a + 1]
-  local skey, ekey, hkey, hskey, lkey, epkey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
-  k = k + 6
-  local owned = true
-  if token ~= '' then
-    local current = redis.call('GET', lkey)
-    if current ~= token then
-      if ARGV[1] == 'r' and not current then
-        redis.call('SET', lkey, token, 'PX', ttl)
-        local epoch = tonumber(string.match(token, '(%d+)$'))
-        if tonumber(redis.call('GET', epkey) or '0') < epoch then redis.call('SET', epkey, epoch) end
-      else
-        owned = false
-      end
-    end
-  end
-  if owned then
-    local rest = cmsgpack.unpack(ARGV[a + 3])
-    local hands = rest[#rest]
-    if #rest > 1 then
-      local last = 0
-      local top = redis.call('XREVRANGE', ekey, '+', '-', 'COUNT', 1)
-      if top[1] then last = tonumber(string.match(top[1][1], '^%d+')) end
-      for i = 1, #rest - 1, 2 do
-        local seq = rest[i]
-        if seq > last then
-          redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{EVENT_VERSION}', rest[i + 1])
-        end
-      end
-    end
-    redis.call('SET', skey, ARGV[a + 2])
-    if #hands > 0 then
-      local done = tonumber(redis.call('GET', hskey) or '0')
-      for i = 1, #hands, 2 do
-        if hands[i] > done then
-          redis.call('RPUSH', hkey, hands[i + 1])
-          done = hands[i]
-        end
-      end
-      redis.call('SET', hskey, string.format('%d', done))
-    end
-    redis.call('SADD', KEYS[2], id)
-    if ARGV[a + 6] ~= '' then redis.call('HSET', KEYS[3], id, ARGV[a + 6]) end
-    if ARGV[a + 4] ~= '' then
-      for node in string.gmatch(ARGV[a + 4], '[^,]+') do
-        local list = outgoing[node]
-        if not list then list = {{}}; outgoing[node] = list end
-        list[#list + 1] = ARGV[a + 5]
-      end
-    end
-  else
-    refused[#refused + 1] = id
-  end
-end
-for node, list in pairs(outgoing) do
-  redis.call('PUBLISH', inbox .. node, 'E' .. cmsgpack.pack(list))
-end
-return refused
-"""
-
-#: Forgets a closed table (its state, stream, lease, epoch, lobby entry; its
-#: hands stay), only while ``token`` is its lease (or with no token: no
-#: cluster). KEYS: tables, lobby, state, events, lease, epoch. ARGV: id,
-#: token. Returns 1, or 0 when refused.
-DELETE_SCRIPT = """
-if ARGV[2] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[2] then return 0 end
-redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
-redis.call('SREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1
-"""
-
-#: Sets an unreadable table aside (out of ``P:tables`` and the lobby, its
-#: reason in ``P:quarantine``, its keys untouched), only while ``token`` is its
-#: lease (or with no token). KEYS: tables, lobby, quarantine, lease. ARGV: id,
-#: note, token. Returns 1, or 0 when refused; the lease is released.
-QUARANTINE_SCRIPT = """
-if ARGV[3] ~= '' and redis.call('GET', KEYS[4]) ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-redis.call('SREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-if ARGV[3] ~= '' then redis.call('DEL', KEYS[4]) end
-return 1
-"""
-
-#: Moves the keys of one table stored before keys were hash-tagged
-#: (``P:t:{id}``, ``...:events``, ``...:hands``, ``...:handseq``) to their
-#: names now. KEYS: the four old names, then the four new ones. Returns the
-#: number of keys moved (0 when already moved).
-MIGRATE_KEYS_SCRIPT = """
-local moved = 0
-for i = 1, 4 do
-  if redis.call('EXISTS', KEYS[i]) == 1 and redis.call('EXISTS', KEYS[i + 4]) == 0 then
-    redis.call('RENAME', KEYS[i], KEYS[i + 4])
-    moved = moved + 1
-  end
-end
-return moved
-"""
-COMMIT_SHA = hashlib.sha1(COMMIT_SCRIPT.encode()).hexdigest()
 
 #: tables per script call when rewriting everything (bounds one command's size)
 REWRITE_CHUNK = 50

@@ -1,5 +1,5 @@
 """Leases and fencing against a real Redis (``server/cluster/leases.py``,
-``server/cluster/scripts.py``, the fenced scripts of ``server/store/redis.py``).
+``server/cluster/scripts.py``, the fenced scripts of ``server/store/scripts.py``).
 
 The guarantee under test: a write of a table's data lands only while the
 writer's token is the table's lease; a claim takes only a free lease and
