@@ -3,10 +3,14 @@
 One process uses one core (every table of a node shares its event loop), so
 to use a machine's cores ``--workers N`` runs N nodes there, the way
 uvicorn's and gunicorn's ``--workers`` do: this process, the supervisor,
-binds and listens on ``host:port`` once (port 0: a free one, logged), then
+binds and listens on ``host:port`` (port 0: a free one, logged) with one
+socket per child, all of them ``SO_REUSEPORT`` on the same port, then
 starts N children, each a complete node (its own event loop, hall, Redis
-connections and node id) accepting connections on that one inherited socket;
-the kernel gives each new connection to whichever child accepts it first.
+connections and node id) accepting connections on its inherited socket; the
+kernel spreads new connections over the sockets (by a hash of the client's
+address and port), so every node gets its share. (With one shared socket,
+the child that happens to be awake takes nearly every connection.) Where
+``SO_REUSEPORT`` is missing, the children share one socket.
 The nodes share their tables through Redis (they form one cluster with any
 other node on the same Redis and key prefix), which is why N > 1 needs
 ``--redis``.
@@ -88,12 +92,20 @@ def node_ids(settings: Settings, workers: int) -> list[str]:
     return [f"{base}-w{i}" for i in range(1, workers + 1)]
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (port 0: a free one) and listening;
-    IPv6 when ``host`` has a colon (IPv6 only, as uvicorn binds it).
-    Raises ``OSError`` when it cannot be bound."""
+def listen(host: str, port: int, count: int = 1) -> list[socket.socket]:
+    """``count`` TCP sockets bound to ``host:port`` (port 0: a free one, the
+    same for all) and listening, with ``SO_REUSEPORT`` when there are several
+    (one socket shared by all where the platform lacks it); IPv6 when ``host``
+    has a colon (IPv6 only, as uvicorn binds it). Raises ``OSError`` when they
+    cannot be bound."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family, backlog=BACKLOG)
+    reuse = count > 1 and hasattr(socket, "SO_REUSEPORT")
+    first = socket.create_server((host, port), family=family, backlog=BACKLOG, reuse_port=reuse)
+    if not reuse:
+        return [first] * count
+    port = first.getsockname()[1]
+    return [first] + [socket.create_server((host, port), family=family, backlog=BACKLOG, reuse_port=True)
+                      for _ in range(count - 1)]
 
 
 def describe(status: int) -> str:
@@ -143,7 +155,7 @@ class Supervisor:
         self.settings = settings
         self.workers = [Worker(i, node) for i, node in enumerate(node_ids(settings, workers), 1)]
         self.stop_timeout = 2 * settings.shutdown_grace + 10 if stop_timeout is None else stop_timeout
-        self.sock: socket.socket | None = None
+        self.socks: list[socket.socket] = []  # one per child (its index - 1)
         self.signals: list[int] = []
         #: set when a node failed to start MAX_START_FAILURES times in a row
         self.failed = False
@@ -154,11 +166,11 @@ class Supervisor:
         handlers = self._catch_signals()
         try:
             try:
-                self.sock = listen(self.settings.host, self.settings.port)
+                self.socks = listen(self.settings.host, self.settings.port, len(self.workers))
             except OSError as exc:
                 log.error("cannot listen on %s:%d: %s", self.settings.host, self.settings.port, exc)
                 return 1
-            host, port = self.sock.getsockname()[:2]
+            host, port = self.socks[0].getsockname()[:2]
             self.settings = dataclasses.replace(self.settings, port=port)
             shown = f"[{host}]" if ":" in host else host
             log.info("listening on http://%s:%d with %d nodes: %s (supervisor pid %d)", shown, port,
@@ -182,8 +194,8 @@ class Supervisor:
             for worker in self.workers:
                 if worker.control is not None:
                     worker.control.close()
-            if self.sock is not None:
-                self.sock.close()
+            for sock in set(self.socks):
+                sock.close()
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
 
@@ -218,9 +230,9 @@ class Supervisor:
     # -- one child ------------------------------------------------------------------------------------
     def _start(self, worker: Worker) -> None:
         """Start the child of ``worker``'s slot (a process that cannot be created counts as a failed start)."""
-        assert self.sock is not None
+        assert self.socks, "not listening"
         ours, theirs = socket.socketpair()
-        listen_fd, control_fd = self.sock.fileno(), theirs.fileno()
+        listen_fd, control_fd = self.socks[worker.slot - 1].fileno(), theirs.fileno()
         argv = [sys.executable, "-m", "cardhall.server.workers", "--listen-fd", str(listen_fd),
                 "--control-fd", str(control_fd), "--node-id", worker.node_id]
         try:

@@ -40,7 +40,7 @@ from typing import Any
 def register(subparsers: Any) -> None:
     """Add the ``serve`` subcommand."""
     p = subparsers.add_parser("serve", help="run the live service (websocket /ws, lobby /api/tables)",
-                              description="Run the cardhall service under uvicorn with an in-memory store.")
+                              description="Run the cardhall service under uvicorn: in memory by default; with --redis, one node of a cluster.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])

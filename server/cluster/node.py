@@ -32,6 +32,7 @@ import contextlib
 import logging
 import os
 import secrets
+import socket
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -112,6 +113,7 @@ class ClusterNode:
         await self.store.migrate_keys()
         if not await self.store.probe():
             await self.store.rewrite([])  # a new Redis: mark it as holding cardhall data
+        await self.registry.check_unique(self.nonce, self.renew_every)
         if self._pubsub is None:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             await pubsub.subscribe(self.keys.inbox(self.id))
@@ -163,7 +165,9 @@ class ClusterNode:
     def heartbeat_info(self) -> Data:
         """What this node says of itself: id, address, pid, tables, connections."""
         host = self.host
-        return {"id": self.id, "address": self.address, "pid": os.getpid(), "tables": len(host.tables),
+        return {"id": self.id, "nonce": self.nonce, "address": self.address, "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "tables": len(host.tables),
                 "connections": len(host.connections), "table_ids": sorted(host.tables)[:1000],
                 "stopping": self.stopping, "started": round(host.started, 3)}
 

@@ -8,6 +8,10 @@ than the lease TTL. Every method raises redis-py's ``RedisError`` (or
 
 from __future__ import annotations
 
+import asyncio
+import os
+import socket
+import time
 from typing import Any
 
 import orjson
@@ -16,6 +20,20 @@ from cardhall.server.cluster import scripts
 from cardhall.server.store.keys import Keys
 
 Data = dict[str, Any]
+
+
+def _may_run(info: Data) -> bool:
+    """Whether the process of heartbeat ``info`` may still run: False when it
+    was on this host and its pid is gone."""
+    if info.get("host") != socket.gethostname() or not isinstance(info.get("pid"), int):
+        return True
+    try:
+        os.kill(info["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Registry:
@@ -42,6 +60,41 @@ class Registry:
             except orjson.JSONDecodeError:
                 continue
         self.live = live
+
+    async def holder(self, node: str) -> tuple[Data, int] | None:
+        """The heartbeat registered under ``node`` and when it expires
+        (Redis ms), or None."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hget(self.keys.nodes, node)
+            pipe.zscore(self.keys.seen, node)
+            info, expires = await pipe.execute()
+        if info is None or expires is None:
+            return None
+        try:
+            return orjson.loads(info), int(expires)
+        except orjson.JSONDecodeError:
+            return None
+
+    async def check_unique(self, nonce: str, renew: float) -> None:
+        """RuntimeError when another running process heartbeats under this
+        node's id (two nodes with one id would take each other's tables).
+        ``nonce``: this process's. An earlier process of this node (killed,
+        its heartbeat not yet expired) is told apart by its process being
+        gone (same host) or its heartbeat not renewed within one and a half
+        renewal periods (``renew`` seconds)."""
+        held = await self.holder(self.node)
+        if held is None or held[0].get("nonce") == nonce or not _may_run(held[0]):
+            return
+        deadline = time.monotonic() + 1.5 * renew  # a running node renews within one period
+        while time.monotonic() < deadline:
+            await asyncio.sleep(min(0.2, renew / 2))
+            again = await self.holder(self.node)
+            if again is None:
+                return
+            if again[1] != held[1] and again[0].get("nonce") != nonce:
+                info = again[0]
+                raise RuntimeError(f"node id {self.node!r} is in use by a running node (pid {info.get('pid')} at "
+                                   f"{info.get('address')}): give every node its own --node-id")
 
     async def leave(self) -> None:
         """Remove this node's heartbeat (it stops)."""

@@ -2,9 +2,8 @@
 private ``redis-server`` and real sockets over loopback:
 
 * the supervisor binds one port (``--port 0``: a free one, logged) and starts N
-  children, each a node with its own pid and id (``<node-id>-w<i>``), each one
-  serving HTTP and websockets on that port by itself (the other one stopped with
-  SIGSTOP meanwhile);
+  children, each a node with its own pid and id (``<node-id>-w<i>``), and the
+  connections spread over them (a listening socket each, ``SO_REUSEPORT``);
 * a child killed with SIGKILL is started again, and the port answers all along;
 * SIGTERM stops everything within seconds with status 0; a supervisor killed
   with SIGKILL leaves no child serving orphaned;
@@ -172,14 +171,21 @@ async def test_two_nodes_share_the_port_restart_and_stop(redis_server: RedisServ
     assert len(kids) == 2, (kids, s.text())
     await _healthy(s.port, 6)
     await _websockets(s.port, 4)
-    # each node serves by itself: with the other one stopped, every new connection is its
-    for stopped in sorted(kids):
-        os.kill(stopped, signal.SIGSTOP)
-        try:
-            await _healthy(s.port, 4)
-            await _websockets(s.port, 2)
-        finally:
-            os.kill(stopped, signal.SIGCONT)
+    # the kernel spreads connections over the nodes (a socket each, SO_REUSEPORT): both serve a share
+    clients = [await Client(f"ws://127.0.0.1:{s.port}/ws").connect() for _ in range(20)]
+    try:
+        for i, c in enumerate(clients):
+            await c.hello(f"p{i}")
+        seen: dict[str, int] = {}
+        for _ in range(30):
+            status, body = await asyncio.to_thread(_get, f"http://127.0.0.1:{s.port}/healthz")
+            seen[body["cluster"]["node"]] = body["connections"]
+            if len(seen) == 2:
+                break
+        assert set(seen) == {"t-w1", "t-w2"} and min(seen.values()) >= 2, seen
+    finally:
+        for c in clients:
+            await c.close()
     # each node logs with its id
     log = s.text()
     assert "[t-w1]" in log and "[t-w2]" in log, log
