@@ -388,6 +388,42 @@ def test_compose_renders_the_nginx_file_as_the_harness_does(tmp_path: Path):
     assert (tmp_path / "nginx.conf").read_text() == expected
 
 
+def test_the_readme_fills_the_nginx_file_as_the_harness_does(tmp_path: Path):
+    """deploy/README.md's commands that fill the nginx file ("Behind nginx"),
+    run here with its paths moved into a temporary directory: the file they
+    write is what :func:`render_nginx_conf` writes for the three nodes, and
+    ``nginx -t`` accepts it."""
+    text = (DEPLOY / "README.md").read_text()
+    block = re.search(r"```sh\n(mkdir -p /run/cardhall-nginx\n.*?)```", text, re.S)
+    assert block is not None, "the README's nginx block"
+    script = block.group(1)
+    user = " ".join(_user_and_group_names())
+    moved = (script.replace("/run/cardhall-nginx", str(tmp_path / "run"))
+             .replace("/etc/cardhall/nginx.conf", str(tmp_path / "nginx.conf"))
+             .replace("/var/log/nginx", str(tmp_path / "logs")).replace("www-data www-data", user)
+             .replace("{{LISTEN}}/80/", "{{LISTEN}}/18099/"))
+    render, _, start = moved.rpartition("\nnginx -t")
+    (tmp_path / "logs").mkdir()
+    subprocess.run(["/bin/sh", "-c", render], check=True, timeout=30, cwd=ROOT)
+    expected = render_nginx_conf(NGINX_CONF.read_text(), user=user, prefix=str(tmp_path / "run"),
+                                 logs=str(tmp_path / "logs"), listen="18099",
+                                 nodes=[f"127.0.0.1:{p}" for p in (8081, 8082, 8083)])
+    assert (tmp_path / "nginx.conf").read_text() == expected
+    require_cluster_tools()
+    from tests.cluster.harness import NGINX
+    assert NGINX is not None
+    checked = subprocess.run([NGINX, "-t", "-p", str(tmp_path / "run"), "-c", str(tmp_path / "nginx.conf")],
+                             capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
+
+
+def _user_and_group_names() -> tuple[str, str]:
+    import grp
+
+    entry = pwd.getpwuid(os.getuid())
+    return entry.pw_name, grp.getgrgid(entry.pw_gid).gr_name
+
+
 # -- systemd ----------------------------------------------------------------------------
 def unit() -> configparser.RawConfigParser:
     parser = configparser.RawConfigParser(strict=False, interpolation=None, empty_lines_in_values=False)
