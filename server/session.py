@@ -33,7 +33,7 @@ log = logging.getLogger("cardhall.session")
 #: at a random point, so a node restarted with its id never reuses an id an owner still remembers.
 _ids = itertools.count(secrets.randbits(40))
 
-#: what a table id looks like ("t_" and 12 hex digits); others are unknown without asking Redis
+#: what a table id looks like ("t_" and hex digits); anything else is unknown without asking Redis
 TABLE_ID = re.compile(r"t_[0-9a-f]{1,32}")
 
 #: the client message types of protocol v1

@@ -19,7 +19,7 @@ key prefix form a cluster (``deploy/README.md``, "On several machines").
   id it had takes back the tables still leased under that id.
 * **Routing**: a request for a table owned elsewhere goes to its owner's
   inbox; the owner's replies come back marked with the ``seq`` they follow,
-  its events through the table's channel (:mod:`.relay`, :mod:`.peers`).
+  its events with each commit, in one message per receiving node (:mod:`.relay`, :mod:`.peers`).
 * **Handover** (SIGTERM): each table's last state is written, its lease
   released and another live node asked to claim it, before the websockets
   close with 1001.

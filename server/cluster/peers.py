@@ -3,7 +3,7 @@
 A table owned here may have subscribers whose connections are on other nodes
 (key ``"<node>/<connection id>"``). Their events do not go through this
 node's fan-out: the commit script publishes each committed event once per
-distinct view on the table's channel (:func:`publication`), and their node
+distinct view to their node's inbox (:func:`publication`), and their node
 delivers it. What is for one connection alone (replies, join answers,
 snapshots, replays) goes to its node's inbox as an ``out`` message
 (:class:`RemotePeer`), marked with the ``seq`` it follows.
@@ -87,7 +87,7 @@ class RemotePeer:
         return not self._frames and self.tables.member is None
 
     def push(self, payload: Any) -> None:
-        """Not used: events reach other nodes through the table's channel."""
+        """Not used: events reach other nodes with the commit (:func:`publication`)."""
 
     def send(self, message: Mapping[str, Any]) -> None:
         """Encode a frame (msgpack) and queue it."""

@@ -117,8 +117,8 @@ class TableHost(Protocol):
 
 
 class RelayedPeer(Peer, Protocol):
-    """A subscriber on another node: its events go through the table's
-    channel; what is for it alone is marked with the ``seq`` it follows."""
+    """A subscriber on another node: its events reach its node with the
+    commit; what is for it alone is marked with the ``seq`` it follows."""
 
     def follows(self, seq: int) -> None:
         """The frames sent next follow the table's ``seq``."""
