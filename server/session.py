@@ -52,8 +52,8 @@ def _own_origin(scope: dict[str, Any]) -> str | None:
     names it: ``http://`` or ``https://`` (``wss`` scope) and the request's own
     ``Host`` header, lowercase; None without a Host. A page loaded from this
     server is always allowed to connect, whatever ``allowed_origins`` lists
-    (deploy/README.md). Behind a TLS proxy the scheme is right only when
-    uvicorn trusts the proxy's ``X-Forwarded-Proto`` (``--forwarded-allow-ips``)."""
+    (deploy/README.md). Behind a TLS proxy the scheme is right only when the
+    proxy is a ``--trusted-proxy`` (its ``X-Forwarded-Proto`` is then believed)."""
     host = _header(scope, b"host")
     if not host:
         return None
