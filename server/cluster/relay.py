@@ -72,14 +72,16 @@ class Watch:
     pending: dict[Any, float] = field(default_factory=dict)  # ``id`` of requests not answered -> when sent
 
 
-def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None, key: int = -1) -> Any:
-    """``blob`` (a msgpack frame) in ``conn``'s codec; with a ``cache``, converted once per ``key``."""
+def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None) -> Any:
+    """``blob`` (a msgpack frame) in ``conn``'s codec; with a ``cache``, each
+    blob is converted once per codec (keyed by the blob itself: two views of
+    one event are two blobs, never one conversion)."""
     codec = conn.codec
     if codec is MSGPACK_CODEC:
         return blob
     if cache is None:
         return codec.encode(msgpack.unpackb(blob, raw=False, strict_map_key=False))
-    ck = (key, codec.name)
+    ck = (id(blob), codec.name)
     out = cache.get(ck)
     if out is None:
         out = cache[ck] = codec.encode(msgpack.unpackb(blob, raw=False, strict_map_key=False))
@@ -168,7 +170,7 @@ class Relayed:
                     continue
                 blob = views.get(w.viewer) if w.viewer in views else views.get(None)
                 if blob is not None:
-                    w.conn.push(to_codec(w.conn, blob, cache, seq))
+                    w.conn.push(to_codec(w.conn, blob, cache))
                     self.delivered += 1
                 w.cursor = seq
                 flush.add(w)
@@ -215,7 +217,7 @@ class Relayed:
                 blob = views.get(w.viewer) if w.viewer in views else views.get(None)
                 if blob is None:
                     continue
-                w.conn.push(to_codec(w.conn, blob, cache, seq))
+                w.conn.push(to_codec(w.conn, blob, cache))
                 w.cursor = seq
                 self.delivered += 1
                 flush.add(w)
@@ -233,7 +235,7 @@ class Relayed:
                 views = have[seq]
                 blob = views.get(w.viewer) if w.viewer in views else views.get(None)
                 if blob is not None:
-                    w.conn.push(to_codec(w.conn, blob, {}, seq))
+                    w.conn.push(to_codec(w.conn, blob))
             w.cursor = upto
             return
         try:
@@ -290,7 +292,7 @@ class Relayed:
                 if seq == w.cursor + 1:
                     blob = views.get(w.viewer) if w.viewer in views else views.get(None)
                     if blob is not None:
-                        w.conn.push(to_codec(w.conn, blob, {}, seq))
+                        w.conn.push(to_codec(w.conn, blob))
                     w.cursor = seq
         elif w.cursor is not None and w.cursor < after:
             if not w.held:

@@ -126,3 +126,25 @@ async def test_an_owner_change_joins_again_from_the_cursor_and_fails_unanswered_
     errors = [m for m in viewer.messages if m["type"] == "error"]
     assert [(e["code"], e["re"]) for e in errors] == [("unavailable", 9)]
     rt.stop()
+
+
+async def test_json_connections_of_different_views_never_share_a_conversion():
+    """Two JSON connections, a seat and a spectator, get each event's frame
+    converted from their own view (a private field only for the seat), in
+    the fast path and after a gap alike."""
+    store = MemoryStore(keep_states=True)
+    rt = Relayed(TABLE, store.events_since, lambda table, join: None, lambda c, b: None)
+    rt.start()
+    seat, spectator = Captured(1, JSON), Captured(2, JSON)
+    rt.watch(seat.conn, _join(1))
+    rt.watch(spectator.conn, _join(2))
+    rt.post(_out(1, 0, [frames.snapshot(TABLE, 0, 2, {}, None, 1)], join=2))
+    rt.post(_out(2, 0, [frames.snapshot(TABLE, 0, None, {}, None, 1)], join=None))
+    await _settle()
+    rt.post(["e", *_events([_record(1, private_seat=2), _record(2, private_seat=2)], {2, None})[2:]])
+    await _settle()
+    for seq in (1, 2):
+        mine = [m for m in seat.messages if m.get("seq") == seq][0]["event"]
+        theirs = [m for m in spectator.messages if m.get("seq") == seq][0]["event"]
+        assert mine.get("card") == "Ah" and "card" not in theirs, (seq, mine, theirs)
+    rt.stop()
