@@ -158,7 +158,8 @@ class Driver:
         self.tables[table] = game
         return table
 
-    async def seat(self, table: str, seat: int | None, *, node: Node | None = None, locate: bool = False) -> Member:
+    async def seat(self, table: str, seat: int | None, *, node: Node | None = None, locate: bool = False,
+                   codec: str = "msgpack") -> Member:
         """Connect one member of ``table`` (through nginx, or straight to
         ``node``) with reconnect, say hello, join (``seat`` None: as a
         spectator) and start following it. ``locate``: find which node the
@@ -166,7 +167,7 @@ class Driver:
         one at a time)."""
         url = node.ws if node is not None else self.cluster.nginx.ws
         name = f"{self.tables[table]}-{'watch' if seat is None else seat}-{len(self.members)}"
-        client = TimedClient(url, reconnect=True, reconnect_for=60.0)
+        client = TimedClient(url, reconnect=True, reconnect_for=60.0, codec=codec)
         before = await self.connections() if locate else {}
         await client.connect()
         await client.hello(name)

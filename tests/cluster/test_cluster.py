@@ -63,8 +63,9 @@ def tables_of(owners: dict[str, str], node: str) -> list[str]:
 
 # -- 1 --------------------------------------------------------------------------------
 async def test_every_game_across_three_nodes(make_cluster):
-    """Each of the five games, with a bot, two human players and a spectator
-    on three connections, played to the match's end; at least one player is
+    """Each of the five games, with a bot, two human players and two
+    spectators, the second player and a spectator on JSON on a node that does
+    not own the table, played to the match's end; at least one player is
     connected to a node that does not own its table (forced: straight to
     that node), the others go where nginx sends them. Then the checks of the
     module docstring; every table's live state equals its checkpoint."""
@@ -81,7 +82,9 @@ async def test_every_game_across_three_nodes(make_cluster):
             away = [n for n in cluster.nodes if n.node_id != owners[table]][i % 2]
             await d.seat(table, None, locate=True)
             await d.seat(table, 1, locate=True)
-            await d.seat(table, 2, node=away)  # the last seat: the match starts
+            # a seat and a spectator on JSON on a non-owner: each event converted from each one's view
+            await d.seat(table, None, node=away, codec="json")
+            await d.seat(table, 2, node=away, codec="json")  # the last seat: the match starts
         spread = Counter(m.node for m in d.members)
         assert len(spread) == 3, spread
         remote = [m for m in d.members if m.seat is not None and m.node != owners[m.table]]
