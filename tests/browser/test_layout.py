@@ -26,7 +26,9 @@ async def overlap(page: Any, a: str, b: str) -> bool:
 async def test_nothing_covers_the_centre_or_the_verdict(server: LiveServer, browser: Any, width: int) -> None:
     tab = await new_tab(browser, server.http, width=width)
     page = tab.page
-    await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 60}, {"bot_think": 0, "pause": 0})
+    # the bot thinks a little: acting at once as the small blind it could fold the first hand before the
+    # page drew it, and the solo table would then wait for a continue with no blind on the table
+    await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 60}, {"bot_think": 0.5, "pause": 0})
     await page.wait_for_selector(".seat.me .bet")  # our blind is out (heads-up: both seats post one)
     await page.screenshot(path=screenshot_path(f"layout-{width}-centre"))
     assert not await overlap(page, ".seat.me .bet", ".center .meta")
