@@ -218,11 +218,11 @@ class Hall:
         Raises ProtocolError (the request's checks: :func:`~cardhall.server.creation.check`)."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
-        check(spec)
         cluster = self.cluster
         if cluster is not None:
             target = cluster.place()
             if target != cluster.id:
+                check(spec)  # a bad request is answered here, without a round trip to the other node
                 try:
                     return cast(Info, await cluster.call(target, "create", [dict(spec), owner, address]))
                 except TimeoutError:
