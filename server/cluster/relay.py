@@ -161,37 +161,23 @@ class Relayed:
                 return False
         flush: set[Watch] = set()
         for item in items:
-            seq, views = self._keep(item)
+            seq, flat = item[0], item[1:]
+            views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+            self.recent.append((seq, views))
             cache: dict[tuple[int, str], Any] = {}
             for w in self.watches.values():
-                if not w.waiting and w.cursor is not None and seq == w.cursor + 1:
-                    self._give(w, seq, views, cache)
-                    flush.add(w)
-        self._flush(flush)
-        return True
-
-    def _keep(self, item: list[Any]) -> tuple[int, dict[int | None, bytes]]:
-        """``item`` (``[seq, view, frame, ...]``) as ``(seq, view -> frame)``, kept among the recent events."""
-        seq, flat = item[0], item[1:]
-        views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
-        self.recent.append((seq, views))
-        return seq, views
-
-    def _give(self, w: Watch, seq: int, views: dict[int | None, bytes],
-              cache: dict[tuple[int, str], Any] | None = None) -> None:
-        """Queue event ``seq`` for ``w`` as its viewer sees it (the spectators'
-        view when its seat has none of its own); its cursor moves to ``seq``."""
-        blob = views.get(w.viewer) if w.viewer in views else views.get(None)
-        if blob is not None:
-            w.conn.push(to_codec(w.conn, blob, cache))
-            self.delivered += 1
-        w.cursor = seq
-
-    def _flush(self, watches: set[Watch]) -> None:
-        """Release what waited for the events just given, then write them."""
-        for w in watches:
+                if w.waiting or w.cursor is None or seq != w.cursor + 1:
+                    continue
+                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                if blob is not None:
+                    w.conn.push(to_codec(w.conn, blob, cache))
+                    self.delivered += 1
+                w.cursor = seq
+                flush.add(w)
+        for w in flush:
             self._release(w)
             w.conn.flush()
+        return True
 
     async def _run(self) -> None:
         while True:
@@ -217,7 +203,9 @@ class Relayed:
     async def _events(self, items: list[Any]) -> None:
         flush: set[Watch] = set()
         for item in items:
-            seq, views = self._keep(item)
+            seq, flat = item[0], item[1:]
+            views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+            self.recent.append((seq, views))
             cache: dict[tuple[int, str], Any] = {}
             for w in list(self.watches.values()):
                 if w.waiting or w.cursor is None or seq <= w.cursor:
@@ -226,9 +214,16 @@ class Relayed:
                     await self._fill(w, seq - 1)
                     if w.waiting or w.cursor is None or seq != w.cursor + 1:
                         continue
-                self._give(w, seq, views, cache)
+                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                if blob is None:
+                    continue
+                w.conn.push(to_codec(w.conn, blob, cache))
+                w.cursor = seq
+                self.delivered += 1
                 flush.add(w)
-        self._flush(flush)
+        for w in flush:
+            self._release(w)
+            w.conn.flush()
 
     async def _fill(self, w: Watch, upto: int) -> None:
         """Deliver ``w``'s missing events up to ``upto``: from the recent
@@ -237,7 +232,11 @@ class Relayed:
         have = {seq: views for seq, views in self.recent if w.cursor < seq <= upto}
         if len(have) == upto - w.cursor:
             for seq in range(w.cursor + 1, upto + 1):
-                self._give(w, seq, have[seq])
+                views = have[seq]
+                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                if blob is not None:
+                    w.conn.push(to_codec(w.conn, blob))
+            w.cursor = upto
             return
         try:
             stored = await self.read(self.id, w.cursor, upto)
@@ -262,8 +261,12 @@ class Relayed:
         if newest > w.cursor + 1:
             await self._fill(w, newest - 1)
         if w.cursor == newest - 1 and not w.waiting:
-            self._give(w, newest, views)
-        self._flush({w})
+            blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+            if blob is not None:
+                w.conn.push(to_codec(w.conn, blob))
+            w.cursor = newest
+        self._release(w)
+        w.conn.flush()
 
     # -- replies ---------------------------------------------------------------
     async def _out(self, message: list[Any]) -> None:
@@ -287,7 +290,10 @@ class Relayed:
             w.asked = None
             for seq, views in self.recent:
                 if seq == w.cursor + 1:
-                    self._give(w, seq, views)
+                    blob = views.get(w.viewer) if w.viewer in views else views.get(None)
+                    if blob is not None:
+                        w.conn.push(to_codec(w.conn, blob))
+                    w.cursor = seq
         elif w.cursor is not None and w.cursor < after:
             if not w.held:
                 w.held_since = asyncio.get_running_loop().time()
