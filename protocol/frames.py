@@ -134,6 +134,7 @@ class Welcome(TypedDict):
     name: str
     token: str
     protocol: int
+    minor: int
 
 
 class TableCreated(TypedDict):
@@ -189,19 +190,25 @@ class Pong(TypedDict):
 
 ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 
-#: the protocol version ``welcome`` announces
+#: the protocol's major version: in the subprotocol names and ``welcome.protocol`` (SPEC "Versioning")
 PROTOCOL_VERSION = 1
+#: the protocol's minor version within the major one, in ``welcome.minor``: each minor version only
+#: adds to the one before it (message, event and frame types, error codes, fields, games)
+PROTOCOL_MINOR = 1
 
 
 # -- building server frames ------------------------------------------------------
 def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome:
     """The answer to ``hello``: the player's id, name and token (SPEC "Identity").
 
-    >>> welcome(1, "p_1", "ann", "tok")["protocol"]
-    1
+    ``protocol`` is the major version, ``minor`` the minor one (SPEC "Versioning").
+
+    >>> w = welcome(1, "p_1", "ann", "tok")
+    >>> (w["protocol"], w["minor"])
+    (1, 1)
     """
     return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
-            "protocol": PROTOCOL_VERSION}
+            "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR}
 
 
 def table_created(re: RequestId | None, info: Info) -> TableCreated:
