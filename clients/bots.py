@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from cardhall.clients.client import Client, ServerError
@@ -47,6 +47,8 @@ Frame = dict[str, Any]
 
 #: strategies that decide from the legal actions alone (no fresh state needed)
 _STATELESS = {"random"}
+#: a request refused with ``rate_limited`` is sent again after these waits (seconds), then given up
+RATE_LIMITED_WAITS = (0.1, 0.2, 0.4, 0.8, 1.6)
 
 
 class BotPlayer:
@@ -134,7 +136,7 @@ class BotPlayer:
             return
         legal, turn_id, state = frame["legal"], turn["id"], frame.get("state")
         if self.strategy not in _STATELESS and frame["type"] != "snapshot":
-            snap = await self.client.join(self.table, role="player")
+            snap = await self._patiently(lambda: self.client.join(self.table, role="player"))
             if "legal" not in snap or snap.get("turn", {}).get("seat") != self.seat:
                 return  # the turn passed meanwhile (clock)
             legal, turn_id, state = snap["legal"], snap["turn"]["id"], snap["state"]
@@ -147,9 +149,22 @@ class BotPlayer:
         assert self.bot is not None
         return self.bot.choose(state, list(legal))
 
+    async def _patiently(self, request: Callable[[], Awaitable[Frame]]) -> Frame:
+        """``request()``'s reply, sent again after each of :data:`RATE_LIMITED_WAITS`
+        while the server answers ``rate_limited`` (SPEC "Limits"); other errors
+        (and the last ``rate_limited``) raise ServerError."""
+        for wait in RATE_LIMITED_WAITS:
+            try:
+                return await request()
+            except ServerError as exc:
+                if exc.code != "rate_limited":
+                    raise
+                await asyncio.sleep(wait)
+        return await request()
+
     async def _send(self, action: Frame, turn_id: int) -> None:
         try:
-            await self.client.act(self.table, action, turn=turn_id)
+            await self._patiently(lambda: self.client.act(self.table, action, turn=turn_id))
             if action["type"] != "continue":
                 self.actions += 1
         except ServerError as exc:

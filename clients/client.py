@@ -29,7 +29,8 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
 Typed shapes of the frames: :mod:`cardhall.protocol.frames`.
 
 Example: play a seat of a no-limit table against a bot, checking whenever that
-is free and folding otherwise::
+is free and folding otherwise, until the match ends (small stacks and a quick
+bot: a few seconds)::
 
     import asyncio
     from cardhall.clients.client import Client
@@ -37,21 +38,28 @@ is free and folding otherwise::
     async def main(url="ws://127.0.0.1:8000/ws"):
         async with Client(url, codec="json", reconnect=True) as c:
             await c.hello("ann")
-            table = await c.create_table("no_limit_holdem", seats=2, bots=1)
-            snapshot = await c.join(table, role="player")
+            table = await c.create_table("no_limit_holdem", seats=2, bots=1,
+                                         options={"starting_stacks": 200, "bot_think": 0.1})
+            me = (await c.join(table, role="player"))["you"]    # our seat
             async for frame in c.events(table):
                 if frame["type"] == "event" and frame["event"]["type"] == "match_ended":
-                    break
-                if "legal" in frame:            # our turn: the legal actions came with it
+                    return frame["event"]["result"]
+                turn = frame.get("turn")
+                if turn is None or turn["seat"] != me:
+                    continue                                    # not our turn
+                if turn.get("continue"):    # solo play: the table waits for us between streets and hands
+                    await c.act(table, {"type": "continue"}, turn=turn["id"])
+                else:                       # our decision: the legal actions came with it
                     types = {a["type"] for a in frame["legal"]}
                     action = {"type": "check"} if "check" in types else {"type": "fold"}
-                    await c.act(table, action, turn=frame["turn"]["id"])
+                    await c.act(table, action, turn=turn["id"])
 
-    asyncio.run(main())
+    print(asyncio.run(main()))              # the result: {'ranking': ..., 'winners': [...], ...}
 
-(In solo play, one person with bots, the table also waits for that person's
-``{"type": "continue"}`` between streets and hands: a turn with ``continue:
-true``; ``clients/bots.py`` shows a complete player.)
+(One person with bots is solo play: the table waits for that person's
+``{"type": "continue"}`` between streets and hands, a turn with ``continue:
+true`` and no ``legal``, G-4. ``clients/bots.py`` shows a complete player;
+``tests/test_docs_examples.py`` runs this example against a live server.)
 """
 
 from __future__ import annotations

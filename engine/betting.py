@@ -98,8 +98,8 @@ class BettingRules:
     ``limit``: ``"fixed"`` or ``"no_limit"``. ``reopen``: ``"half_bet"``
     (FL-3), ``"full_raise"`` (NL-3, TDA 47A) or ``"pokerkit"`` (the ``phh``
     profile). ``free_fold``: whether a player may fold when checking is free
-    (False at the tables; pokerkit allows it in cash-game mode, so True under
-    ``phh``). ``amount_rule``, ``reopen_rule``, ``cap_rule``: the RULES tags
+    (False at the Hold'em tables; True for Alamo, AL-5: "At any time a player
+    may fold"; pokerkit allows it in cash-game mode, so True under ``phh``). ``amount_rule``, ``reopen_rule``, ``cap_rule``: the RULES tags
     quoted in :class:`IllegalAction` messages (Alamo passes ``"AL-5"``).
     The per-round numbers (bet size or minimum bet, cap) are given to
     :meth:`BettingRound.begin`.

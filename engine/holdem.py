@@ -140,7 +140,8 @@ from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.betting import BettingRound, BettingRules
 from cardhall.engine.blinds import Positions, first_positions, next_positions
 from cardhall.engine.cards import CardError, standard_deck, validate
-from cardhall.engine.options import Option
+from cardhall.engine.options import MAX_CHIPS, Option
+from cardhall.engine.phh import burned_cards
 from cardhall.engine.pots import Pot, side_pots, split
 from cardhall.engine.ranking import hand_name, hand_value
 from cardhall.engine.rng import RandomSource
@@ -153,8 +154,9 @@ PROFILES = ("table", "phh")
 
 #: options both games share (``Engine.options_spec``); each game adds its stakes, structure and defaults
 COMMON_OPTIONS: tuple[Option, ...] = (
-    Option("ante", 0, "int", "chips each player antes every hand", min=0),
-    Option("big_blind_ante", 0, "int", "chips the big blind antes for everyone every hand", min=0),
+    Option("ante", 0, "int", "chips each player antes every hand", min=0, max=MAX_CHIPS),
+    Option("big_blind_ante", 0, "int", "chips the big blind antes for everyone every hand", min=0,
+           max=MAX_CHIPS),
     Option("button", None, "seat", "the first button's seat; null: the game's rule (FL-1 lowest seat, NL-4 drawn)",
            "FL-1", nullable=True),
     Option("profile", "table", "choice", "'phh': pokerkit 0.7.7 semantics, for hand-history replay",
@@ -291,16 +293,20 @@ class HoldemEngine(Engine):
         return list(hand.players)
 
     def _stakes(self, level: int) -> Data:
-        """The stakes at blind ``level`` (0 first): every amount doubled per level (NL-7)."""
+        """The stakes at blind ``level`` (0 first): every amount doubled per level
+        (NL-7), chips. A doubled amount stops rising at twice the chips in play
+        (or at its level-0 value, when that is more): a blind, ante or bet of
+        that size already takes every stack all-in and no all-in reaches half
+        of it (FL-3), so play is the same as with the amount doubled further,
+        and the numbers stay bounded however long a match lasts."""
         o = self.options
-        m = 1 << level
-        stakes = {
-            "small_blind": o["small_blind"] * m,
-            "big_blind": o["big_blind"] * m,
-            "ante": o["ante"] * m,
-            "big_blind_ante": o["big_blind_ante"] * m,
-        }
+        limit = 2 * self.total_chips
+        m = 1 << min(level, limit.bit_length() + 1)  # past this, any amount of 1 chip or more is over ``limit``
+        stakes = {name: o[name] * m for name in ("small_blind", "big_blind", "ante", "big_blind_ante")}
         stakes.update(self._structure_stakes(m))
+        if level:
+            base = self._stakes(0)
+            stakes = {name: min(amount, max(base[name], limit)) for name, amount in stakes.items()}
         return stakes
 
     def _structure_stakes(self, multiple: int) -> Data:
@@ -979,7 +985,10 @@ class HoldemEngine(Engine):
         ``min_bet``, ``starting_stacks``, ``actions``, ``finishing_stacks``,
         ``ante_trimming_status``, ``_cardhall_*``), players in PHH order;
         ``antes``/``blinds_or_straddles`` in pokerkit's positional convention
-        (heads-up reversed). None before a hand has completed."""
+        (heads-up reversed). PHH has no burn action, so the cards burned
+        before the flop, turn and river the hand reached (FL-5) are the
+        user-defined field ``_cardhall_burns`` (a list of 0 to 3 cards, in
+        order). None before a hand has completed."""
         hand = self.hand
         if hand is None or not hand.over:
             return None
@@ -1005,6 +1014,7 @@ class HoldemEngine(Engine):
                 "_cardhall_hand": hand.number,
                 "_cardhall_seats": list(hand.players),
                 "_cardhall_button": hand.button,
+                "_cardhall_burns": burned_cards(hand.deck, n, len(hand.board)),
                 "_cardhall_options": self._replay_options(hand),
             }
         )

@@ -8,13 +8,20 @@ option means together with the seats or the other options (a ``button`` that
 must be one of the seats, ``small_blind`` <= ``big_blind``, Alamo's jokers for
 three players) stays in the engine's ``new``.
 
->>> o = Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1)
+Every ``int`` and ``number`` option has both bounds (``min`` and ``max``, as
+data: the catalogue and the schemas show them, ``check`` refuses what lies
+outside): a table never gets a value its arithmetic or a JSON client could
+not hold exactly. Chip amounts are at most :data:`MAX_CHIPS`, so every sum of
+a match's chips (at most 9 seats of :data:`MAX_CHIPS`, and the rising blinds
+of NL-7, which stop at twice the chips in play) stays far below 2^53.
+
+>>> o = Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1, max=1000)
 >>> o.check(5)
 5
 >>> o.check(0)
 Traceback (most recent call last):
 ...
-cardhall.engine.options.OptionError: points_to_win: must be an integer >= 1 (LO-6)
+cardhall.engine.options.OptionError: points_to_win: must be an integer in [1, 1000] (LO-6)
 >>> o.describe()["min"], o.describe()["rule"]
 (1, 'LO-6')
 """
@@ -27,6 +34,13 @@ from typing import Any
 
 #: the kinds of value an option takes (``Option.type``)
 TYPES = ("int", "number", "bool", "choice", "text", "seat")
+#: the numeric kinds: an option of one of them declares ``min`` and ``max``
+NUMERIC = ("int", "number")
+
+#: the largest chip amount any option may name (stacks, blinds, antes, bets), chips
+MAX_CHIPS = 1_000_000_000
+#: the largest count of hands an option may name (a match's length, hands per blind level), hands
+MAX_HANDS = 100_000
 
 
 class OptionError(ValueError):
@@ -42,9 +56,11 @@ class OptionError(ValueError):
 class Option:
     """One option of a game (or of a table, ``cardhall.server.options``).
 
-    ``type``: ``int`` (an integer, not a bool, in ``min``..``max``; with
+    ``type``: ``int`` (an integer, not a bool, in ``min``..``max``, both
+    required: ValueError without them; with
     ``per_seat`` a list of such integers, one per seat in seat order, is
-    accepted too), ``number`` (int or float in ``min``..``max``), ``bool``,
+    accepted too), ``number`` (int or float in ``min``..``max``, both
+    required), ``bool``,
     ``choice`` (one of ``choices``, compared with its type: ``2`` is not
     ``"2"``), ``text`` (a string of at most ``max`` characters) or ``seat``
     (a seat number >= 1; the engine checks it is one of the match's seats).
@@ -67,6 +83,8 @@ class Option:
     def __post_init__(self) -> None:
         if self.type not in TYPES:
             raise ValueError(f"option {self.name}: unknown type {self.type!r}")
+        if self.type in NUMERIC and (self.min is None or self.max is None):
+            raise ValueError(f"option {self.name}: a numeric option declares its min and max")
 
     def check(self, value: Any) -> Any:
         """``value`` when this option accepts it; raises :class:`OptionError` otherwise."""
@@ -145,8 +163,8 @@ def json_schema(option: Option) -> dict[str, Any]:
     ``protocol/schemas`` spells it (``seat`` refers to ``server.json``'s); the
     schemas' ``match_options`` are built from these (a test keeps them equal).
 
-    >>> json_schema(Option("cap", 4, "int", "bets per round", min=1))
-    {'type': 'integer', 'minimum': 1}
+    >>> json_schema(Option("cap", 4, "int", "bets per round", min=1, max=100))
+    {'type': 'integer', 'minimum': 1, 'maximum': 100}
     """
     kind = option.type
     schema: dict[str, Any]

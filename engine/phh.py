@@ -13,10 +13,14 @@ top-level keys; a ``.phhs`` file holds several, each a table (``[1]``,
 ``actions``                 list of action strings (below)
 ``finishing_stacks``        optional, p1..pn after the hand
 ``ante_trimming_status``    optional bool (pokerkit's default: false)
-``_...``                    user-defined fields; ours are ``_cardhall_game``,
-                            ``_cardhall_hand``, ``_cardhall_seats`` (PHH
-                            player index -> seat), ``_cardhall_button`` and
-                            ``_cardhall_options`` (engine options)
+``_...``                    user-defined fields (phh-std: a name with a
+                            leading underscore; parsers ignore them); ours are
+                            ``_cardhall_game``, ``_cardhall_hand``,
+                            ``_cardhall_seats`` (PHH player index -> seat),
+                            ``_cardhall_button``, ``_cardhall_burns`` (the
+                            cards burned before the flop, turn and river the
+                            hand reached, in order: PHH has no burn action,
+                            FL-5) and ``_cardhall_options`` (engine options)
 
 Players are ``p1`` .. ``pn`` in dealing order: p1 is the first seat left of
 the button and pn the button. Positional lists follow pokerkit 0.7.7: with
@@ -61,7 +65,7 @@ from typing import Any
 
 import tomli_w
 
-from cardhall.engine.cards import CardError, parse_cards, standard_deck
+from cardhall.engine.cards import CardError, parse_cards, standard_deck, validate
 
 Hand = dict[str, Any]
 
@@ -379,11 +383,14 @@ def deck_order(hand: Hand) -> list[str]:
 
     Per the Hold'em dealing contract: hole cards one at a time clockwise from
     p1, two rounds (so ``order[k * n + i]`` is card ``k`` of player ``i + 1``),
-    then for each board dealing a burn card and the cards dealt. Unknown
-    cards (``??``) and the rest of the deck are filled with the cards no
-    action names, in canonical deck order; hole cards dealt unknown and
-    shown later (``p2 sm AhKd``) are the shown ones. Raises :class:`PHHError` when a
-    card is dealt twice or a player is dealt other than two cards.
+    then for each board dealing a burn card and the cards dealt. The burn
+    cards are the hand's ``_cardhall_burns`` when it has them (our own
+    histories); unknown cards (``??``, and burns not recorded) and the rest
+    of the deck are filled with the cards no action names, in canonical deck
+    order; hole cards dealt unknown and shown later (``p2 sm AhKd``) are the
+    shown ones. Raises :class:`PHHError` when a card is dealt twice, a
+    player is dealt other than two cards or ``_cardhall_burns`` is not a list
+    of cards.
     """
     count = len(hand["starting_stacks"])
     holes: list[list[str] | None] = [None] * count
@@ -408,11 +415,18 @@ def deck_order(hand: Hand) -> list[str]:
         dealt = holes[index]
         if len(cards) == 2 and (dealt is None or dealt == ["??", "??"]):
             holes[index] = cards
+    burns = hand.get("_cardhall_burns", [])
+    if not isinstance(burns, list) or not all(isinstance(c, str) for c in burns):
+        raise PHHError("_cardhall_burns: not a list of cards")
+    try:
+        burns = [validate(c) for c in burns]
+    except CardError as exc:
+        raise PHHError(f"_cardhall_burns: {exc}") from None
     slots: list[str] = []
     for k in range(2):
         slots.extend(h[k] if h is not None else "??" for h in holes)
-    for run in board_runs:
-        slots.append("??")  # the burn card (FL-5)
+    for i, run in enumerate(board_runs):
+        slots.append(burns[i] if i < len(burns) else "??")  # the burn card (FL-5)
         slots.extend(run)
     known = [c for c in slots if c != "??"]
     twice = sorted(card for card, times in Counter(known).items() if times > 1)
@@ -424,6 +438,23 @@ def deck_order(hand: Hand) -> list[str]:
     order = [c if c != "??" else next(unused) for c in slots]
     order.extend(unused)
     return order
+
+
+def burned_cards(deck: list[str], players: int, board: int) -> list[str]:
+    """The cards burned in a Hold'em hand dealt from ``deck`` (index 0 the top)
+    to ``players`` players whose board reached ``board`` cards (0, 3, 4 or 5):
+    ``deck[2n]`` before the flop, ``deck[2n + 4]`` before the turn,
+    ``deck[2n + 6]`` before the river (FL-5; SPEC "Randomness"), one per
+    street dealt. Raises ValueError for another board size.
+
+    >>> burned_cards(standard_deck(), 2, 4)
+    ['6c', 'Tc']
+    """
+    streets = {0: 0, 3: 1, 4: 2, 5: 3}
+    if board not in streets:
+        raise ValueError(f"a Hold'em board has 0, 3, 4 or 5 cards, not {board}")
+    first = 2 * players
+    return [deck[first + k] for k in (0, 4, 6)[: streets[board]]]
 
 
 # -- writing -----------------------------------------------------------------
@@ -444,9 +475,16 @@ def dumps(hand: Mapping[str, Any]) -> str:
     return tomli_w.dumps(_plain(hand))
 
 
+def dumps_section(index: int, hand: Mapping[str, Any]) -> str:
+    """The ``.phhs`` text of one hand as table ``[index]``; the sections of
+    hands 1..n joined with ``"\n"`` are exactly :func:`dumps_all` of them (a
+    writer may so send a long history a few hands at a time)."""
+    return tomli_w.dumps({str(index): _plain(hand)})
+
+
 def dumps_all(hands: Iterable[Mapping[str, Any]]) -> str:
     """``.phhs`` text: the hands as tables ``[1]``, ``[2]``, ... (as pokerkit writes them)."""
-    return tomli_w.dumps({str(i): _plain(h) for i, h in enumerate(hands, 1)})
+    return "\n".join(dumps_section(i, h) for i, h in enumerate(hands, 1))
 
 
 def player_label(index: int) -> str:

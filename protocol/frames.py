@@ -177,7 +177,7 @@ class Error(TypedDict):
     type: Literal["error"]
     code: str
     message: str
-    re: NotRequired[RequestId | None]
+    re: RequestId | None
     reason: NotRequired[str]
     rule: NotRequired[str]
     option: NotRequired[str]
@@ -233,16 +233,17 @@ def ok(re: RequestId | None, seq: int | None = None) -> Ok:
 
 def error(code: str, message: str, re: RequestId | None = None, **extra: Any) -> Error:
     """An ``error`` frame: ``code`` from :data:`cardhall.protocol.errors.CODES`,
-    a human-readable ``message``, ``re`` when it answers a request, and the
-    code's extra fields (``reason`` and ``rule`` for ``illegal_action``,
+    a human-readable ``message``, ``re`` (the ``id`` of the request it answers;
+    null when the request had none or could not be read: SPEC "Errors"), and
+    the code's extra fields (``reason`` and ``rule`` for ``illegal_action``,
     ``option`` for ``bad_options``).
 
     >>> error("not_joined", "join first", re=4)
     {'type': 'error', 'code': 'not_joined', 'message': 'join first', 're': 4}
+    >>> error("malformed", "not a map")["re"] is None
+    True
     """
-    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
-    if re is not None:
-        out["re"] = re
+    out: dict[str, Any] = {"type": "error", "code": code, "message": message, "re": re}
     out.update(extra)
     return out  # type: ignore[return-value]
 

@@ -29,8 +29,10 @@ from uvicorn.config import LOGGING_CONFIG
 
 import cardhall.clients
 from cardhall.server.config import Settings
+from cardhall.server.gate import Gate, GatedConfig
 from cardhall.server.hall import Hall
 from cardhall.server.http_api import routes
+from cardhall.server.http_protocol import CardhallHttpProtocol
 from cardhall.server.session import WebSocketEndpoint
 from cardhall.server.store.base import Store
 from cardhall.server.web import renderer_routes
@@ -117,9 +119,16 @@ def uvicorn_config(app: Starlette, settings: Settings, **extra: Any) -> uvicorn.
     proxy the headers are ignored and the socket's peer counts (uvicorn's own
     default would trust 127.0.0.1 and ``$FORWARDED_ALLOW_IPS``: any local
     process could then claim any address). With ``settings.node_id`` every
-    uvicorn log line names the node (several nodes may share one log)."""
+    uvicorn log line names the node (several nodes may share one log).
+
+    Connections: the HTTP protocol is :class:`CardhallHttpProtocol` (httptools
+    with the connection :class:`~cardhall.server.gate.Gate`, the request-head
+    bound and the request deadline); the returned config is a
+    :class:`~cardhall.server.gate.GatedConfig` carrying the gate and
+    ``settings``. uvicorn's own ``limit_concurrency`` is not used: the gate
+    counts connections from their accept, before any request."""
     options: dict[str, Any] = dict(
-        host=settings.host, port=settings.port, log_level=settings.log_level,
+        host=settings.host, port=settings.port, log_level=settings.log_level, http=CardhallHttpProtocol,
         ws=CardhallWebSocketProtocol, ws_max_size=settings.ws_max_size, ws_per_message_deflate=False,
         lifespan="on", access_log=False, timeout_graceful_shutdown=int(settings.shutdown_grace) + 1,
         proxy_headers=bool(settings.trusted_proxies), forwarded_allow_ips=list(settings.trusted_proxies),
@@ -130,7 +139,9 @@ def uvicorn_config(app: Starlette, settings: Settings, **extra: Any) -> uvicorn.
         for formatter in log_config["formatters"].values():
             formatter["fmt"] = formatter["fmt"].replace("%(levelprefix)s", f"%(levelprefix)s [{label}]", 1)
         options["log_config"] = log_config
-    return uvicorn.Config(WebSocketFirst(app), **{**options, **extra})
+    gate = Gate.for_settings(settings)
+    gate.export(app.state.hall.metrics.registry)
+    return GatedConfig(WebSocketFirst(app), settings, gate, **{**options, **extra})
 
 
 def build_server(settings: Settings, store: Store | None = None) -> CardhallServer:

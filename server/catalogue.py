@@ -12,7 +12,9 @@ names of :data:`cardhall.engine.bots.registry.BOTS`) and ``default_bot``, and
 the registration's own, or :func:`cardhall.server.web.renderer_url` for a file it
 names); beside them ``table_options`` (:data:`cardhall.server.options.TABLE_OPTIONS`).
 So the catalogue cannot disagree with what the server accepts, and it is the
-list of games a client must use.
+list of games a client must use. Every numeric option carries its ``min`` and
+``max`` (:class:`cardhall.engine.options.Option` requires both): the bounds
+``create_table`` is checked against (``bad_options`` past them).
 
 >>> entry = next(g for g in catalogue()["games"] if g["name"] == "loco_poker")
 >>> entry["seats"], entry["bots"], entry["default_bot"]

@@ -24,10 +24,35 @@ class Settings:
     connection is dropped (close code 4009); the table never waits.
     ``event_buffer``: events per table kept for ``join`` with ``since``.
     ``max_tables_per_player``: open tables one player may own.
-    ``max_tables_per_address``: open tables created over HTTP without a player
-    token (no owner) from one client address; 0 means no limit. Without it an
-    anonymous client could create tables without bound (each may run bots).
-    ``max_connections_per_ip``: 0 means no limit.
+    ``max_tables_per_address``: open tables created from one client address
+    (over the websocket and over HTTP, with a player token or without), on the
+    node that holds them; 0 means no limit. A new player (a second ``hello``)
+    does not get more tables from the same address.
+    ``new_players_per_address``/``new_players_window``: players (``hello``
+    without a token) one client address may create, a token bucket per node
+    that refills ``new_players_per_address`` every ``new_players_window``
+    seconds; past it ``hello`` answers ``rate_limited``; 0 means no limit.
+    ``bot_think_floor``: the least ``bot_think`` (seconds) of a table created
+    by a client that nobody owns (HTTP without a token) or whose seats are all
+    bots; a lower request is raised to it (0: no floor). An operator-keyed
+    HTTP creation is exempt from it and from ``max_tables_per_address``.
+    ``player_expiry``: seconds after which a player with no connection, no
+    seat and no open table it owns on this node is forgotten (its Redis key
+    expires that long after its last use); 0 keeps players for ever.
+    ``max_connections_per_ip``: TCP connections open at once from one peer
+    address (HTTP, websockets, and connections that have not finished their
+    request), counted from accept; past it HTTP 403; 0 means no limit. From a
+    ``trusted_proxies`` peer, websockets count per forwarded client address
+    instead (server/gate.py).
+    ``max_connections``: TCP connections open at once from everyone (the
+    same count); past it HTTP 503 with a reason; lowered at start to fit the
+    process's open-file limit.
+    ``max_header_bytes``: largest request head (request line and headers),
+    bytes; past it HTTP 431 and the connection closes.
+    ``handshake_timeout``: seconds a connection has to send a whole request
+    (head and body; for a websocket, its upgrade request) from its start, or
+    from the request's first byte on a kept-alive connection; past it HTTP 408
+    and the connection closes.
     ``sweep_interval``: how often idle finished tables are looked for (G-9).
     ``gc_thresholds``: ``gc.set_threshold`` for ``cardhall serve`` (deploy/README.md).
     ``redis_url``: keep tables, events, hands and players in this Redis (None:
@@ -35,7 +60,10 @@ class Settings:
     (every server on one Redis and prefix is a node of one cluster); ``redis_timeout``: seconds a Redis command may take;
     ``stream_bound``: events kept per table in Redis (for ``since`` after a
     restart); ``store_retry``: seconds between probes of a store that stopped
-    answering (doubling up to 5). See ``server/STORAGE.md``.
+    answering (doubling up to 5); ``store_probe``: seconds between probes of
+    a store that is up (its marker: lost data is noticed within this even
+    while nothing is saved, and written back; 0: no timer, only commits
+    notice). See ``server/STORAGE.md``.
 
     A server with ``redis_url`` is a node of a cluster: every server on the
     same Redis and ``redis_prefix`` serves every table of it (``deploy/README.md``,
@@ -65,8 +93,15 @@ class Settings:
     send_queue: int = 2000
     event_buffer: int = 256
     max_tables_per_player: int = 20
-    max_tables_per_address: int = 0
-    max_connections_per_ip: int = 0
+    max_tables_per_address: int = 20
+    new_players_per_address: int = 20
+    new_players_window: float = 60.0
+    bot_think_floor: float = 0.5
+    player_expiry: float = 7 * 86400.0
+    max_connections_per_ip: int = 64
+    max_connections: int = 10_000
+    max_header_bytes: int = 16 * 1024
+    handshake_timeout: float = 10.0
     sweep_interval: float = 5.0
     shutdown_grace: float = 2.0
     gc_thresholds: tuple[int, int, int] = (10_000, 1_000, 1_000)
@@ -76,6 +111,7 @@ class Settings:
     redis_timeout: float = 3.0
     stream_bound: int = 1024
     store_retry: float = 0.5
+    store_probe: float = 2.0
     node_id: str | None = None
     advertise: str | None = None
     lease_ttl: float = 3.0

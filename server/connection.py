@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from cardhall.protocol.codec import Codec
+from cardhall.server.ratelimit import TurnCredit
 
 if TYPE_CHECKING:
     from cardhall.server.players import Player
@@ -53,7 +54,7 @@ class Connection:
     __slots__ = (
         "id", "codec", "send_raw", "abort", "player", "batch", "tables", "address",
         "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
-        "bucket", "strikes", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
+        "bucket", "turns", "strikes", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
     )
 
     def __init__(
@@ -86,6 +87,7 @@ class Connection:
         self._on_sent = on_sent
         self._on_drop = on_drop
         self.bucket: Any = None
+        self.turns = TurnCredit()  # acts answering a new turn: free of the rate limit
         self.strikes = 0
         self.ignore_input = False
         self._send_now = send_now

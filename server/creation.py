@@ -10,7 +10,7 @@ cardhall.protocol.errors.ProtocolError: unknown game 'chess'; ...
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cardhall.engine.base import test_rng
@@ -32,7 +32,9 @@ def check(spec: Mapping[str, Any]) -> tuple[str, int, Data, Data, list[str | Non
     count or a list of bot names (None or "" for the game's default). Raises
     ProtocolError ``unknown_game``, ``bad_request`` or ``bad_options``."""
     game = spec.get("game")
-    if not isinstance(game, str) or game not in GAMES:
+    if not isinstance(game, str):
+        raise ProtocolError("bad_request", "game is required: the name of one of the server's games (GET /api/games)")
+    if game not in GAMES:
         raise ProtocolError("unknown_game", f"unknown game {game!r}; games: {', '.join(sorted(GAMES))}")
     try:
         cls = engine_class(game)
@@ -80,3 +82,45 @@ def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
             raise ProtocolError("bad_request", f"the {name} bot of {game} is not available on this server") from None
         out.append(name)
     return out
+
+
+def check_limits(made: Iterable[tuple[str | None, str | None]], owner: str | None, address: str | None,
+                 per_player: int, per_address: int) -> None:
+    """Refuse a new table past the open-table limits (SPEC "Limits").
+    ``made``: ``(owner, creating address)`` of every open table on this node;
+    ``owner``: the creating player (None over HTTP without a token), at most
+    ``per_player`` tables; ``address``: the creating client's (None: not
+    counted, an operator's), at most ``per_address`` tables from it whoever
+    owns them, so a second ``hello`` does not get more tables (0: no
+    limit). Raises ProtocolError ``too_many_tables``.
+
+    >>> check_limits([("p1", "a"), (None, "a")], "p2", "a", 20, 2)
+    Traceback (most recent call last):
+    ...
+    cardhall.protocol.errors.ProtocolError: at most 2 open tables per client address
+    """
+    owned = from_address = 0
+    for table_owner, creator in made:
+        owned += owner is not None and table_owner == owner
+        from_address += address is not None and creator == address
+    if owner is not None and owned >= per_player:
+        raise ProtocolError("too_many_tables", f"at most {per_player} open tables per player")
+    if address is not None and per_address and from_address >= per_address:
+        raise ProtocolError("too_many_tables", f"at most {per_address} open tables per client address")
+
+
+def floor_think(table_opts: Data, owner: str | None, seats: int, bots: list[str | None], floor: float) -> None:
+    """Raise ``table_opts["bot_think"]`` (seconds) to ``floor`` for a table
+    nobody owns or whose ``seats`` are all ``bots``: such a table plays by
+    itself, so without a floor a client could make the server's bots play
+    at full speed on its behalf (deploy/README.md, ``--bot-think-floor``).
+
+    >>> opts = {"bot_think": 0.0}
+    >>> floor_think(opts, None, 3, [None], 0.5); opts["bot_think"]
+    0.5
+    >>> opts = {"bot_think": 0.0}
+    >>> floor_think(opts, "p1", 3, [None], 0.5); opts["bot_think"]
+    0.0
+    """
+    if floor > 0 and (owner is None or len(bots) >= seats):
+        table_opts["bot_think"] = max(float(table_opts.get("bot_think", 0.0)), floor)

@@ -14,12 +14,10 @@ its tables over when it stops (``server/STORAGE.md``, "Cluster").
 
 Durability (``server/STORAGE.md``): on start it recovers every stored
 table that is not closed (an unreadable one is quarantined: logged, set aside,
-the others load). When a commit fails because the store is unreachable, the
-committer is blocked (tables stall at once instead of waiting on a dead
-store) and a watcher probes the store every ``store_retry`` seconds (backing
-off to 5 s); when it answers, a store that lost its data gets every table and
-player written again from memory first, then the stalled tables are told to
-retry.
+the others load). Store trouble (a failed commit, lost data found by the
+``store_probe`` timer or at shutdown) is :class:`~cardhall.server.store_watch.StoreWatch`'s:
+tables stall, and a store that lost its data gets every table and player
+written again from memory before they resume or the process exits.
 """
 
 from __future__ import annotations
@@ -38,15 +36,17 @@ from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info
 from cardhall.server.config import Settings
 from cardhall.server.connection import Connection, Connections
-from cardhall.server.creation import check
+from cardhall.server.creation import check, check_limits, floor_think
 from cardhall.server.metrics import Metrics
-from cardhall.server.players import Players
-from cardhall.server.store.base import Checkpoint, LeaseLost, Store, StoreUnavailable
+from cardhall.server.players import Players, in_use
+from cardhall.server.store.base import Checkpoint, LeaseLost, Store, StoredTable, StoreUnavailable
 from cardhall.server.store.committer import GroupCommitter
 from cardhall.server.store.memory import MemoryStore
+from cardhall.server.store_watch import StoreWatch
+from cardhall.server.stored import check_stored_options
 from cardhall.server.table.actor import TableActor, now
 from cardhall.server.table.core import BROKEN, CLOSED
-from cardhall.server.table.inputs import Close, Disconnect, Join, ServiceStopping, StoreBack
+from cardhall.server.table.inputs import Close, Disconnect, Join, ServiceStopping
 from cardhall.server.table.machine import TableMachine
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ def make_store(settings: Settings) -> Store:
     if settings.redis_url:
         from cardhall.server.store.redis import RedisStore
 
-        return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout)
+        return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout,
+                          player_ttl=settings.player_expiry)
     return MemoryStore(settings.event_buffer)
 
 
@@ -76,13 +77,15 @@ class Hall:
         self.store = store if store is not None else make_store(settings)
         self.tables: dict[str, TableActor] = {}
         self.connections = Connections()
-        self.players = Players(self.store)
+        self.players = Players(self.store, settings.new_players_per_address, settings.new_players_window,
+                               settings.player_expiry)
         self.stalled: set[TableActor] = set()
         self.quarantined: dict[str, str] = {}
-        self.store_error: str | None = None  # why the store is unavailable, while it is
         self.recovery: dict[str, Any] = {}
         self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections), lambda: len(self.stalled))
         self.committer = GroupCommitter(self.store, self.metrics.committed, self.store_failed)
+        self.watch = StoreWatch(settings, self.store, self.committer, self.metrics, lambda: self.tables.values(),
+                                self._full_checkpoint, self.stalled)
         self.accepting = True
         self.started = time.time()
         #: the join that made each (local connection id, table id) watch a table
@@ -95,7 +98,6 @@ class Hall:
 
             self.cluster = ClusterNode(self, self.store)  # type: ignore[arg-type]
         self._sweeper: asyncio.Task[None] | None = None
-        self._watcher: asyncio.Task[None] | None = None
         #: True once the process was asked to stop (set by the server): ends a wait for the store at start
         self.should_stop: Callable[[], bool] = lambda: False
 
@@ -111,6 +113,9 @@ class Hall:
         else:
             for item in await self._wait_for_store(self.store.load_tables):
                 await self._restore(item, None)
+        for name, why in self.store.set_aside().items():  # index entries that are no table id
+            self.quarantined.setdefault(name, why)
+        self.metrics.quarantined.set(len(self.quarantined))
         seconds = time.perf_counter() - started
         self.recovery = {"tables": len(self.tables), "quarantined": len(self.quarantined), "seconds": round(seconds, 4)}
         self.metrics.recovered(len(self.tables), seconds)
@@ -118,6 +123,7 @@ class Hall:
             log.info("recovered %d tables from the %s store in %.3f s (%d quarantined)",
                      len(self.tables), self.store.kind, seconds, len(self.quarantined))
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        self.watch.start()
 
     async def _wait_for_store(self, job: Callable[[], Awaitable[T]]) -> T:
         waited = 0.0
@@ -155,7 +161,9 @@ class Hall:
     async def shutdown(self) -> None:
         """Stop taking work; with a cluster, hand every table to another live
         node first (final state written, lease released, claimed there); let
-        tables finish what is queued; close sockets with 1001."""
+        tables finish what is queued; close sockets with 1001. A store that
+        lost its data is written back first (:meth:`StoreWatch.write_back`)."""
+        await self.watch.write_back(timeout=max(2.0, self.settings.shutdown_grace * 2))
         if self.cluster is not None:
             self.accepting = False
             started = time.perf_counter()
@@ -179,8 +187,7 @@ class Hall:
             await asyncio.sleep(0.01)
         if self._sweeper is not None:
             self._sweeper.cancel()
-        if self._watcher is not None:
-            self._watcher.cancel()
+        self.watch.stop()
         await self._save_clocks()
         stopping = [t.stop() for t in self.tables.values()]
         if stopping:
@@ -197,8 +204,8 @@ class Hall:
         a restart gives that player the time left now, not at the last action."""
         if not self.store_up:
             return
-        ticking = [t for t in self.tables.values()
-                   if t.machine.clock_running and not t.machine.stalled and not t.machine.pending.needs_commit]
+        ticking = [t for t in self.tables.values() if t.machine.clock_running and not t.machine.stalled
+                   and not t.machine.pending.needs_commit and not t.unwritable]
         if not ticking:
             return
         def checkpoint(t: TableActor) -> Checkpoint:
@@ -232,22 +239,20 @@ class Hall:
     async def create_here(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> TableActor:
         """A new table on this node from a ``create_table`` map (``game``,
         ``seats``, ``options``, ``bots``: :func:`~cardhall.server.creation.check`).
-        ``owner``: the player creating it, whose open tables here are limited
-        (``max_tables_per_player``); without one, ``address`` (the HTTP
-        client's) is limited instead (``max_tables_per_address``). Raises
+        ``owner``: the player creating it (``max_tables_per_player``);
+        ``address``: the creating client's (``max_tables_per_address``, over
+        the websocket and HTTP alike; None: an operator's, not counted); a
+        client's table nobody owns or with only bots thinks at least
+        ``bot_think_floor`` (:mod:`cardhall.server.creation`). Raises
         ProtocolError; StoreUnavailable becomes ``unavailable``."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
         game, seats, table_opts, game_opts, bots = check(spec)
-        if owner is not None:
-            owned = sum(1 for t in self.tables.values() if t.machine.owner == owner)
-            if owned >= self.settings.max_tables_per_player:
-                raise ProtocolError("too_many_tables", f"at most {self.settings.max_tables_per_player} open tables per player")
-        elif address is not None and self.settings.max_tables_per_address:
-            made = sum(1 for t in self.tables.values() if t.machine.owner is None and t.creator == address)
-            if made >= self.settings.max_tables_per_address:
-                raise ProtocolError("too_many_tables",
-                                    f"at most {self.settings.max_tables_per_address} open tables per address without a player token")
+        settings = self.settings
+        check_limits(((t.machine.owner, t.creator) for t in self.tables.values()), owner, address,
+                     settings.max_tables_per_player, settings.max_tables_per_address)
+        if address is not None:
+            floor_think(table_opts, owner, seats, bots, settings.bot_think_floor)
         table_id = "t_" + secrets.token_hex(6)
         token = None
         if self.cluster is not None:
@@ -256,7 +261,7 @@ class Hall:
             except StoreUnavailable:
                 raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
-        table = TableActor(self, machine, self.settings.event_buffer, creator=address if owner is None else None)
+        table = TableActor(self, machine, self.settings.event_buffer, creator=address)
         table.token = token
         if self.cluster is not None:  # stored (and in the cluster's lobby) before anyone hears of it
             checkpoint = table.full_checkpoint()
@@ -272,13 +277,27 @@ class Hall:
     async def restore(self, table_id: str, token: str | None = None) -> TableActor | None:
         """Serve the stored table ``table_id`` here (its lease is ``token``):
         a closed one is deleted, a broken or unreadable one quarantined;
-        returns the started actor, or None."""
+        returns the started actor, or None. Raises StoreUnavailable when the
+        store cannot be read; any failure while loading it quarantines it alone."""
         stored = await self.store.load_table(table_id)
         if stored is None:
             return None
         return await self._restore(stored, token)
 
-    async def _restore(self, item: Any, token: str | None) -> TableActor | None:
+    async def _restore(self, item: StoredTable, token: str | None) -> TableActor | None:
+        """Restore one stored table (see :meth:`restore`); whatever fails
+        while loading it quarantines it, the other tables load."""
+        try:
+            return await self._restore_one(item, token)
+        except (StoreUnavailable, LeaseLost, RedisError, OSError):
+            raise
+        except Exception as exc:
+            log.exception("table %s: restoring it failed", item.id)
+            self.tables.pop(item.id, None)
+            await self.quarantine(item.id, f"restoring it failed: {exc!r}"[:300], token)
+            return None
+
+    async def _restore_one(self, item: StoredTable, token: str | None) -> TableActor | None:
         data = item.data
         reason = item.error
         if data is not None:
@@ -289,6 +308,7 @@ class Hall:
                 await self.quarantine(item.id, "the table was broken by a fault (logged when it happened)", token)
                 return None
             try:
+                check_stored_options(data.get("game"), data.get("table_options"), data.get("game_options"))
                 table = TableActor(self, TableMachine.from_data(data, now()), self.settings.event_buffer)
             except Exception as exc:
                 reason = f"state cannot be restored: {exc!r}"[:300]
@@ -359,8 +379,21 @@ class Hall:
             log.warning("closed table %s not deleted from the store yet: %s", table_id, exc)
 
     def table_broken(self, table: TableActor) -> None:
-        """Called by a table that broke (logged where it happened)."""
+        """Called by a table that broke (logged where it happened): it stays
+        open, ``broken`` in the lobby and counted by ``/healthz``, until it
+        is closed (an operator, or G-9's sweeping)."""
         self.metrics.broken.inc()
+
+    def table_unwritable(self, table: TableActor, reason: str) -> None:
+        """Called by a table whose checkpoints the store refuses (not for
+        being down): its stored copy is older than the table, so it is
+        quarantined in the store now (never restored by any node, kept for an
+        operator); this node still serves it, broken, until it is closed."""
+        asyncio.get_running_loop().create_task(self.quarantine(table.id, reason))
+
+    def broken_tables(self) -> int:
+        """How many tables served here are broken."""
+        return sum(1 for t in self.tables.values() if t.machine.status == BROKEN)
 
     # -- store trouble ------------------------------------------------------
     def table_stalled(self, table: TableActor, exc: StoreUnavailable) -> None:
@@ -374,57 +407,18 @@ class Hall:
 
     @property
     def store_up(self) -> bool:
-        """False from a failed commit until the store answers again."""
-        return self.store_error is None
+        """False from a failed commit or probe until the store answers again."""
+        return self.watch.up
+
+    @property
+    def store_error(self) -> str | None:
+        """Why the store is unavailable, while it is."""
+        return self.watch.error
 
     def store_failed(self, exc: BaseException) -> None:
-        """A commit failed: if the store is unreachable, block the committer
-        and watch the store until it answers."""
-        if not isinstance(exc, StoreUnavailable) or self.store_error is not None:
-            return
-        self.store_error = str(exc) or type(exc).__name__
-        self.committer.blocked = exc
-        self.metrics.store_down()
-        log.error("the %s store is unavailable (%s): tables stop taking actions until it answers",
-                  self.store.kind, self.store_error)
-        if self._watcher is None or self._watcher.done():
-            self._watcher = asyncio.get_running_loop().create_task(self._watch())
-
-    async def _watch(self) -> None:
-        delay = self.settings.store_retry
-        quiet_since = time.monotonic()
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                holds_data = await self.store.probe()
-                if not holds_data:
-                    log.warning("the %s store answers but lost its data: writing %d tables again from memory",
-                                self.store.kind, len(self.tables))
-                    await self.committer.exclusive(self._rewrite)
-                    self.metrics.rewrites.inc()
-                break
-            except StoreUnavailable as exc:
-                self.store_error = str(exc) or type(exc).__name__
-                delay = min(delay * 2, 5.0)
-                if time.monotonic() - quiet_since >= 30.0:
-                    log.error("the %s store is still unavailable (%s); %d tables stalled",
-                              self.store.kind, exc, len(self.stalled))
-                    quiet_since = time.monotonic()
-            except Exception:
-                log.exception("probing the %s store failed", self.store.kind)
-                delay = min(delay * 2, 5.0)
-        self.store_error = None
-        self.committer.blocked = None
-        self.metrics.store_up.set(1)
-        log.warning("the %s store answers again: %d stalled tables resume", self.store.kind, len(self.stalled))
-        for table in list(self.stalled):
-            table.post(StoreBack())
-
-    async def _rewrite(self) -> None:
-        tables = [t for t in self.tables.values() if t.machine.status != CLOSED]
-        started = time.perf_counter()
-        await self.store.rewrite([self._full_checkpoint(t) for t in tables])
-        log.warning("wrote %d tables again in %.3f s", len(tables), time.perf_counter() - started)
+        """A commit failed: if the store is unreachable or lost its data,
+        stall the tables and watch it (:class:`StoreWatch`)."""
+        self.watch.failed(exc)
 
     def _full_checkpoint(self, table: TableActor) -> Checkpoint:
         """Everything ``table`` holds (to fill a store that lost its data), with
@@ -442,8 +436,19 @@ class Hall:
             for table in list(self.tables.values()):
                 if table.machine.should_close(mono):
                     table.post(Close("idle"))
+            await self.players.sweep(in_use((c.player for c in self.connections), (
+                (t.machine.owner, *(o.player for o in t.machine.seats.values())) for t in self.tables.values())), mono)
 
     # -- connections --------------------------------------------------------
+    def latest_seq(self, table_id: str) -> int | None:
+        """The newest ``seq`` of ``table_id`` known here: the table's own when
+        this node serves it, the newest relayed one when another node does,
+        None when neither (the rate limit's turn credit, SPEC "Limits")."""
+        table = self.tables.get(table_id)
+        if table is not None:
+            return table.machine.seq
+        return self.cluster.router.latest(table_id) if self.cluster is not None else None
+
     def connection_dropped(self, conn: Connection, reason: str) -> None:
         """A connection went away: every table it joined hears of it."""
         self.metrics.dropped.labels(reason).inc()

@@ -3,15 +3,21 @@
 * ``GET /api/games``: the game catalogue (:func:`cardhall.server.catalogue.catalogue`:
   games, seats, options, bots; table options).
 * ``GET /api/tables``: the lobby (JSON list of :meth:`TableMachine.lobby_entry`).
-* ``POST /api/tables``: create a table (body as the ``create_table`` message;
-  ``Authorization: Bearer <player token>`` makes that player the owner; without
-  it the tables are counted per client address, ``max_tables_per_address``).
+* ``POST /api/tables``: create a table (body as the ``create_table`` message,
+  at most ``max_frame`` bytes; ``Authorization: Bearer <player token>`` makes
+  that player the owner). Tables are counted per client address
+  (``max_tables_per_address``) and a table nobody owns thinks at least
+  ``bot_think_floor``, unless the request carries the operator key in
+  ``X-Operator-Key``. A client gone before its body arrived is logged in one line.
 * ``GET /api/tables/{id}``: one table's public info.
 * ``GET /api/tables/{id}/hands``: hand histories of the table's finished
   matches (never of the match being played: G-2 keeps mucked cards hidden until
-  the match ends). PHH text for the Hold'em games, JSON for the others.
+  the match ends). PHH text for the Hold'em games, JSON for the others,
+  streamed a bounded batch of hands per chunk (``server/hands.py``).
 * ``GET /healthz``: 200 ``{"status": "ok", ...}``; 503 with ``"degraded"``
-  while the store cannot be written (tables stalled) or ``"stopping"``; its
+  while the store cannot be written (tables stalled) or ``"stopping"``.
+  ``broken_tables`` counts the tables served here that broke: they are a
+  table's fault, not the service's, so they leave the status ``ok``; its
   ``store`` map says which store, whether it is up, why not, how many tables
   are stalled and quarantined. ``GET /metrics`` (Prometheus).
 * ``GET /api/ops/tables/{id}`` (full state, hidden cards included) and
@@ -21,20 +27,22 @@
 from __future__ import annotations
 
 import hmac
+import logging
 from typing import Any
 
 import orjson
 from redis.exceptions import RedisError
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
-from cardhall.server.hands import export_hands
+from cardhall.server.hands import HandExports
 from cardhall.server.store.base import StoreUnavailable
-from cardhall.server.table.core import CLOSED, FINISHED
+
+log = logging.getLogger("cardhall.http")
 
 #: the lobby entry's fields, taken from a table's public info (``GET /api/tables``)
 LOBBY_FIELDS = ("id", "game", "seats", "taken", "spectators", "status", "owner", "options")
@@ -46,7 +54,8 @@ def lobby_entry(info: dict[str, Any]) -> dict[str, Any]:
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
-    "unknown_token": 401, "too_many_tables": 429, "shutting_down": 503,
+    "unknown_token": 401, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
+    "shutting_down": 503, "unavailable": 503,
 }
 
 
@@ -55,13 +64,34 @@ def _json(data: Any, status: int = 200) -> Response:
 
 
 def _error(exc: ProtocolError) -> Response:
-    return _json(exc.frame(), _STATUS.get(exc.code, 400))
+    """An HTTP error: its status and the error frame without ``re`` (HTTP has no request ids)."""
+    body = exc.frame()
+    del body["re"]
+    return _json(body, _STATUS.get(exc.code, 400))
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, at most ``limit`` bytes (``Settings.max_frame``,
+    as a websocket frame); raises ProtocolError ``frame_too_large`` past it
+    (nothing more is read) and ClientDisconnect when the client goes away."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ProtocolError("frame_too_large", f"body of {declared} bytes; limit {limit}")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ProtocolError("frame_too_large", f"body over {limit} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def routes(hall: Hall) -> list[Route]:
     """The HTTP routes bound to ``hall``."""
 
     games_body = orjson.dumps(catalogue())
+    exports = HandExports(hall.store)
 
     async def list_games(request: Request) -> Response:
         return Response(games_body, media_type="application/json")
@@ -78,9 +108,10 @@ def routes(hall: Hall) -> list[Route]:
         return _json(out + list(local.values()))
 
     async def create_table(request: Request) -> Response:
+        address = request.client.host if request.client else ""
         try:
             try:
-                body = orjson.loads(await request.body())
+                body = orjson.loads(await read_body(request, hall.settings.max_frame))
             except orjson.JSONDecodeError:
                 raise ProtocolError("malformed", "body is not JSON") from None
             if not isinstance(body, dict):
@@ -89,7 +120,11 @@ def routes(hall: Hall) -> list[Route]:
             auth = request.headers.get("authorization", "")
             if auth.lower().startswith("bearer "):
                 owner = (await hall.players.by_token(auth[7:].strip())).id
-            info = await hall.create(body, owner, address=request.client.host if request.client else "")
+            # the operator's creations are not counted per address and keep their bot_think (deploy/README.md)
+            info = await hall.create(body, owner, address=None if operator(request) else address)
+        except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing created
+            log.info("POST /api/tables from %s: the client disconnected before its body arrived", address)
+            return Response(status_code=400)
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             return _error(exc)
@@ -120,26 +155,21 @@ def routes(hall: Hall) -> list[Route]:
         table_id = request.path_params["table"]
         try:
             info = await table_info(table_id)
-            records = await hall.store.hands(table_id)
+            export = await exports.open(table_id, info)  # only finished matches (G-2)
         except (StoreUnavailable, ProtocolError):
             return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
-        if info is None and not records:
+        if export is None:
             return _error(ProtocolError("unknown_table", f"no table {table_id!r}"))
-        game = info["game"] if info is not None else records[0].get("game", "")
-        if info is not None:  # only finished matches (G-2)
-            done = info["match"] if info["status"] in (FINISHED, CLOSED) else info["match"] - 1
-            records = [r for r in records if r["match"] <= done]
-        body, media = export_hands(game, table_id, records)
-        return Response(body, media_type=media)
+        return StreamingResponse(export.chunks, media_type=export.media)  # a batch of hands per chunk
 
     async def healthz(request: Request) -> Response:
         status = "stopping" if not hall.accepting else "ok" if hall.store_up else "degraded"
         store = {**hall.store.describe(), "up": hall.store_up, "stalled_tables": len(hall.stalled),
-                 "quarantined_tables": len(hall.quarantined)}
+                 "quarantined_tables": len(hall.quarantined), "rewrites": hall.watch.rewrites}
         if hall.store_error is not None:
             store["error"] = hall.store_error
-        body = {"status": status, "tables": len(hall.tables), "connections": len(hall.connections),
-                "store": store, "recovery": hall.recovery}
+        body = {"status": status, "tables": len(hall.tables), "broken_tables": hall.broken_tables(),
+                "connections": len(hall.connections), "store": store, "recovery": hall.recovery}
         if hall.cluster is not None:
             body["cluster"] = hall.cluster.describe()
         return _json(body, 200 if status == "ok" else 503)
@@ -159,8 +189,7 @@ def routes(hall: Hall) -> list[Route]:
         table_id = request.path_params["table"]
         table = hall.tables.get(table_id)
         if table is not None:
-            return _json({"info": table.machine.info(), "state": table.to_data(), "mailbox": table.mailbox.qsize(),
-                          "subscribers": table.machine.subscribers.count, "node": node_id()})
+            return ops_view(table)
         if hall.cluster is not None:  # owned elsewhere: its last checkpoint
             try:
                 info = await hall.cluster.info(table_id)
@@ -203,6 +232,16 @@ def routes(hall: Hall) -> list[Route]:
         nodes = [hall.cluster.live[n] for n in sorted(hall.cluster.live)]
         return _json({"node": hall.cluster.id, "nodes": nodes,
                       "tables": sum(n.get("tables", 0) for n in nodes)})
+
+    def ops_view(table: Any) -> Response:
+        """A table served here as the operator sees it; a state (or info) that
+        cannot be shown (a broken table's) is null with its ``state_error``, the rest still shows."""
+        view = {"status": table.machine.status, "mailbox": table.mailbox.qsize(),
+                "subscribers": table.machine.subscribers.count, "node": node_id()}
+        try:
+            return _json({**view, "info": table.machine.info(), "state": table.to_data()})
+        except Exception as exc:
+            return _json({**view, "info": None, "state": None, "state_error": repr(exc)[:300]})
 
     def node_id() -> str | None:
         return hall.cluster.id if hall.cluster is not None else None

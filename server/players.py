@@ -4,26 +4,47 @@ A player is created by ``hello`` without a token: the server draws a public id
 and a 128-bit secret token from ``secrets``; the token is kept only as its
 SHA-256 (so a store never holds a usable token). ``hello`` with the token
 returns the same player, which restores its seats (G-5).
+
+Two limits keep a public server's memory bounded (deploy/README.md, "Limits"):
+each client address may create ``new_players_per_address`` players per
+``new_players_window`` seconds (:class:`~cardhall.server.ratelimit.AddressBudget`,
+per node), and a player that has had no connection, no seat and no open table
+it owns for ``player_expiry`` seconds is forgotten (:meth:`Players.sweep`;
+on Redis its keys expire that long after their last use). A player whose
+token holds a seat or owns a table is never forgotten (G-5).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
+import time
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.ratelimit import AddressBudget
 from cardhall.server.store.base import Store, StoreUnavailable
 
+log = logging.getLogger("cardhall.players")
+
 TOKEN_BYTES = 16  # 128 bits
+
+#: the longest gap between two sweeps of idle players, seconds
+SWEEP_EVERY = 60.0
 
 
 @dataclass(slots=True)
 class Player:
-    """A person or program known to the server: public ``id`` and ``name``."""
+    """A person or program known to the server: public ``id`` and ``name``;
+    ``token_hash``: the hex SHA-256 of its token (empty when not known here);
+    ``seen``: monotonic seconds it was last in use on this node."""
 
     id: str
     name: str
+    token_hash: str = ""
+    seen: float = 0.0
 
 
 def token_hash(token: str) -> str:
@@ -31,30 +52,66 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Players:
-    """The registry of players, backed by the store."""
+def in_use(connected: Iterable[Player | None], tables: Iterable[Iterable[str | None]]) -> set[str]:
+    """Ids of the players in use on a node: ``connected``, the player of each
+    open connection (None before its ``hello``); ``tables``, for each open
+    table, its owner's and its seated players' ids (None for no owner, a bot).
 
-    def __init__(self, store: Store) -> None:
+    >>> sorted(in_use([Player("p1", "a"), None], [("p2", None, "p3")]))
+    ['p1', 'p2', 'p3']
+    """
+    live = {p.id for p in connected if p is not None}
+    for ids in tables:
+        live.update(pid for pid in ids if pid is not None)
+    return live
+
+
+class Players:
+    """The registry of players, backed by the store.
+
+    ``new_per_address``/``window``: players one address may create per
+    ``window`` seconds (0: no limit); ``expiry``: seconds of disuse after
+    which a player is forgotten (0: never)."""
+
+    def __init__(self, store: Store, new_per_address: int = 0, window: float = 60.0, expiry: float = 0.0) -> None:
         self._store = store
         self._by_id: dict[str, Player] = {}
+        self._budget = AddressBudget(new_per_address, window) if new_per_address > 0 else None
+        self.expiry = expiry
+        self._next_sweep = 0.0
 
-    async def create(self, name: str) -> tuple[Player, str]:
-        """A new player and its token."""
+    def __len__(self) -> int:
+        """Players this node holds in memory."""
+        return len(self._by_id)
+
+    async def create(self, name: str, address: str = "", exempt: bool = False) -> tuple[Player, str]:
+        """A new player and its token. ``address``: the client's (counted
+        against ``new_per_address`` unless ``exempt``). Raises ProtocolError
+        ``rate_limited`` past the address's budget, ``unavailable`` when the
+        store cannot save it."""
+        now = time.monotonic()
+        if self._budget is not None and not exempt and not self._budget.take(address, now):
+            raise ProtocolError("rate_limited", f"at most {self._budget.count} new players per "
+                                f"{self._budget.window:g} s from one address; say hello with your token, "
+                                "or retry later")
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        player = Player("p_" + secrets.token_hex(8), name)
+        hashed = token_hash(token)
+        player = Player("p_" + secrets.token_hex(8), name, hashed, now)
         try:
-            await self._store.save_player(player.id, token_hash(token), name)
+            await self._store.save_player(player.id, hashed, name)
         except StoreUnavailable:
             raise ProtocolError("unavailable", "players cannot be saved right now; retry shortly") from None
         self._by_id[player.id] = player
         return player, token
 
     async def by_token(self, token: str) -> Player:
-        """The player holding ``token``; ProtocolError ``unknown_token`` otherwise."""
+        """The player holding ``token``; ProtocolError ``unknown_token`` otherwise
+        (``unavailable`` when the store cannot be read)."""
         if not isinstance(token, str) or not token or len(token) > 128:
             raise ProtocolError("unknown_token", "no player has this token")
+        hashed = token_hash(token)
         try:
-            found = await self._store.find_player(token_hash(token))
+            found = await self._store.find_player(hashed)
         except StoreUnavailable:
             raise ProtocolError("unavailable", "players cannot be read right now; retry shortly") from None
         if found is None:
@@ -62,8 +119,42 @@ class Players:
         pid, name = found
         player = self._by_id.get(pid)
         if player is None:
-            player = self._by_id[pid] = Player(pid, name)
+            player = self._by_id[pid] = Player(pid, name, hashed)
+        player.token_hash = hashed
+        player.seen = time.monotonic()
         return player
 
     def get(self, pid: str) -> Player | None:
+        """The player with id ``pid`` if this node holds it."""
         return self._by_id.get(pid)
+
+    async def sweep(self, live: Set[str], now: float | None = None) -> int:
+        """Forget the players idle for ``expiry`` seconds; returns how many.
+        ``live``: ids of the players in use on this node (connected, seated
+        at a table here, or owning an open table here): their time starts
+        again, in the store too (``Store.touch_players``). Runs at most every
+        ``min(SWEEP_EVERY, expiry / 4)`` seconds (``now``: monotonic seconds);
+        a store that cannot be reached is logged and tried at the next sweep."""
+        if self.expiry <= 0:
+            return 0
+        now = time.monotonic() if now is None else now
+        if now < self._next_sweep:
+            return 0
+        self._next_sweep = now + min(SWEEP_EVERY, self.expiry / 4)
+        for pid in live:
+            player = self._by_id.get(pid)
+            if player is not None:
+                player.seen = now
+        idle = [p for p in self._by_id.values() if now - p.seen >= self.expiry and p.id not in live]
+        for player in idle:
+            del self._by_id[player.id]
+        try:
+            for player in idle:
+                if player.token_hash:
+                    await self._store.forget_player(player.token_hash)
+            await self._store.touch_players(sorted(live))
+        except StoreUnavailable as exc:
+            log.warning("players in use could not be renewed in the store: %s", exc)
+        if idle:
+            log.info("forgot %d idle players (%d held)", len(idle), len(self._by_id))
+        return len(idle)

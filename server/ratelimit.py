@@ -1,8 +1,14 @@
-"""Token-bucket rate limiting of a connection's frames (SPEC "Limits").
+"""Token-bucket rate limiting: a connection's frames, and budgets per client address (SPEC "Limits").
 
 >>> b = TokenBucket(rate=2.0, burst=2.0, now=0.0)
 >>> [b.take(0.0), b.take(0.0), b.take(0.0), b.take(0.6)]
 [True, True, False, True]
+>>> turns = TurnCredit()
+>>> [turns.take("t_1", 8, latest=9), turns.take("t_1", 8, latest=9), turns.take("t_1", 12, latest=9)]
+[True, False, False]
+>>> per = AddressBudget(count=2, window=10.0)
+>>> [per.take("a", 0.0), per.take("a", 0.0), per.take("a", 0.0), per.take("b", 0.0), per.take("a", 5.0)]
+[True, True, False, True, True]
 """
 
 from __future__ import annotations
@@ -27,3 +33,76 @@ class TokenBucket:
             self.tokens -= 1.0
             return True
         return False
+
+    def full(self, now: float) -> bool:
+        """True if the bucket would hold ``burst`` tokens at ``now`` (it is then
+        the same as a new one, so it need not be kept)."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.burst
+
+
+class TurnCredit:
+    """The turns a connection has answered, per table: the first ``act`` that
+    names a turn newer than any it named before at that table, and not newer
+    than the table's latest event (a turn's id is the ``seq`` of the event that
+    began it, SPEC "Server messages"), is free of the frame rate limit. So a
+    client answering each of its turns is never refused however fast the
+    table plays (bots with no think time, SPEC "Limits"), while a flood is
+    still counted: free acts are bounded by the table's own events. At most
+    :attr:`TABLES` tables are remembered (a connection joins few)."""
+
+    __slots__ = ("_last",)
+
+    #: tables remembered; past it the oldest is forgotten (its next act is counted, or free once more)
+    TABLES = 64
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+
+    def take(self, table: str, turn: object, latest: int | None) -> bool:
+        """True (and remembered) when ``turn`` (the act's ``turn`` field) is an
+        integer newer than the last free one at ``table`` and at most ``latest``
+        (the table's newest ``seq`` this node knows; None: unknown, never free)."""
+        if latest is None or not isinstance(turn, int) or isinstance(turn, bool) or turn > latest:
+            return False
+        last = self._last.get(table)
+        if last is not None and turn <= last:
+            return False
+        if last is None and len(self._last) >= self.TABLES:
+            del self._last[next(iter(self._last))]
+        self._last[table] = turn
+        return True
+
+
+class AddressBudget:
+    """At most ``count`` uses per ``window`` seconds per key (a client
+    address): one :class:`TokenBucket` per address, ``count`` deep, refilled
+    at ``count / window`` per second, in this process's memory (each node of
+    a cluster keeps its own). Memory stays bounded by the addresses seen
+    within about a window: buckets that have refilled are dropped whenever
+    the map has doubled since the last pruning."""
+
+    __slots__ = ("count", "window", "_buckets", "_prune_at")
+
+    def __init__(self, count: int, window: float) -> None:
+        if count < 1 or window <= 0:
+            raise ValueError("an address budget needs count >= 1 and window > 0")
+        self.count = count
+        self.window = window
+        self._buckets: dict[str, TokenBucket] = {}
+        self._prune_at = 1024
+
+    def take(self, key: str, now: float) -> bool:
+        """True if ``key`` may use one more now (``now``: monotonic seconds); False past its budget."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self._prune_at:
+                self._prune(now)
+            bucket = self._buckets[key] = TokenBucket(self.count / self.window, float(self.count), now)
+        return bucket.take(now)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def _prune(self, now: float) -> None:
+        self._buckets = {k: b for k, b in self._buckets.items() if not b.full(now)}
+        self._prune_at = max(1024, 2 * len(self._buckets))

@@ -1,6 +1,7 @@
 """The ``/ws`` endpoint: handshake checks, the reading loop, request dispatch.
 
-A raw ASGI app (no per-message wrapper objects). Per frame: rate limit, decode,
+A raw ASGI app (no per-message wrapper objects). Per frame: decode (at most
+``max_frame`` bytes), rate limit (a refused frame is answered with its ``re``),
 check ``type`` and ``id``, then either answer at once (``ping``, ``hello``,
 ``create_table``) or post the request to the table's mailbox as a typed input
 (:class:`~cardhall.server.table.inputs.Join`, ``Act``, ``Leave``: the raw
@@ -22,10 +23,11 @@ from cardhall.protocol.codec import CODECS, choose_subprotocol
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
 from cardhall.server.hall import Hall
+from cardhall.server.names import DEFAULT_NAME, checked_name
 from cardhall.server.players import Player
 from cardhall.server.ratelimit import TokenBucket
 from cardhall.server.table.inputs import Act, Join, Leave, Request
-from cardhall.server.ws_protocol import ABORT, SEND_NOW
+from cardhall.server.ws_protocol import ABORT, BUCKET, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
 
@@ -103,7 +105,8 @@ class WebSocketEndpoint:
             abort=extensions.get(ABORT), on_sent=hall.metrics.sent, on_drop=hall.connection_dropped,
             send_now=extensions.get(SEND_NOW),
         )
-        conn.bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
+        # the websocket layer's bucket, when it has one, also takes the client's ping and pong frames
+        conn.bucket = extensions.get(BUCKET) or TokenBucket(settings.rate, settings.burst, time.monotonic())
         hall.connections.add(conn)
         self.per_ip[address] = self.per_ip.get(address, 0) + 1
         conn.start()
@@ -133,7 +136,15 @@ class WebSocketEndpoint:
         """Handle one client frame; every failure becomes an ``error`` frame."""
         hall = self.hall
         received = time.monotonic()
-        if not conn.bucket.take(received):
+        msg: dict[str, Any] | None = None
+        undecoded: ProtocolError | None = None
+        try:  # decoded before the rate limit (at most max_frame), so even a refusal answers its request's id
+            if isinstance(payload, str) == conn.codec.binary:  # SPEC: a binary frame on JSON is malformed too
+                raise ProtocolError("malformed", f"{conn.codec.name} carries {'binary' if conn.codec.binary else 'text'} frames")
+            msg = conn.codec.decode(payload, hall.settings.max_frame)
+        except ProtocolError as exc:
+            undecoded = exc
+        if not (self.answers_turn(conn, msg) or conn.bucket.take(received)):
             conn.strikes += 1
             hall.metrics.error("rate_limited")
             if conn.strikes > hall.settings.rate_strikes:
@@ -142,13 +153,11 @@ class WebSocketEndpoint:
                 conn.ignore_input = True
                 conn.close(CLOSE_RATE_LIMITED, "rate_limited")
             else:
-                conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame())
+                conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame(request_id(msg)))
             return
-        msg: dict[str, Any] | None = None
         try:
-            if isinstance(payload, str) == conn.codec.binary:  # SPEC: a binary frame on JSON is malformed too
-                raise ProtocolError("malformed", f"{conn.codec.name} carries {'binary' if conn.codec.binary else 'text'} frames")
-            msg = conn.codec.decode(payload, hall.settings.max_frame)
+            if undecoded is not None or msg is None:
+                raise undecoded or ProtocolError("malformed", "not a frame")
             kind = msg.get("type")
             rid = msg.get("id")
             if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (int, str))
@@ -169,9 +178,11 @@ class WebSocketEndpoint:
             if conn.player is None:
                 raise ProtocolError("hello_required", "send hello first")
             if kind == "create_table":
-                conn.send(frames.table_created(rid, await hall.create(msg, conn.player.id)))
+                conn.send(frames.table_created(rid, await hall.create(msg, conn.player.id, conn.address)))
                 return
             table_id = msg.get("table")
+            if not isinstance(table_id, str):
+                raise ProtocolError("bad_request", f"{kind} needs table: the id of a table (a string)")
             request = table_request(kind, conn.id, conn.player, msg, received)
             table = hall.tables.get(table_id) if isinstance(table_id, str) else None
             if table is not None:
@@ -192,11 +203,20 @@ class WebSocketEndpoint:
             conn.send(ProtocolError("internal", "unexpected server error").frame(
                 msg.get("id") if isinstance(msg, dict) else None))
 
+    def answers_turn(self, conn: Connection, msg: dict[str, Any] | None) -> bool:
+        """True for an ``act`` that is free of the rate limit: the first to name
+        a new turn of a table the connection joined
+        (:class:`~cardhall.server.ratelimit.TurnCredit`)."""
+        if msg is None or msg.get("type") != "act":
+            return False
+        table = msg.get("table")
+        if not isinstance(table, str) or table not in conn.tables:
+            return False
+        return conn.turns.take(table, msg.get("turn"), self.hall.latest_seq(table))
+
     async def hello(self, conn: Connection, msg: dict[str, Any]) -> None:
         """``hello``: a new player, or the player of ``token`` (G-5); ``welcome``."""
-        name = msg.get("name", "player")
-        if not isinstance(name, str) or not 1 <= len(name) <= 40:
-            raise ProtocolError("bad_request", "name must be 1 to 40 characters")
+        name = checked_name(msg.get("name", DEFAULT_NAME))  # bad_request for a name that is not plain text
         token = msg.get("token")
         batch = msg.get("batch", False)
         if not isinstance(batch, bool):
@@ -205,12 +225,22 @@ class WebSocketEndpoint:
             raise ProtocolError("bad_state", "leave every table before saying hello again")
         players = self.hall.players
         if token is None:
-            player, token = await players.create(name)
+            player, token = await players.create(name, conn.address)
         else:
             player = await players.by_token(token)
         conn.player = player
         conn.batch = batch
         conn.send(frames.welcome(msg.get("id"), player.id, player.name, token))
+
+
+def request_id(msg: dict[str, Any] | None) -> int | str | None:
+    """The ``id`` of a decoded request ``msg`` when it is a valid one (an
+    integer or a string of at most 64 characters, SPEC "Limits"), else None:
+    what an error frame answering it carries as ``re``."""
+    rid = msg.get("id") if msg is not None else None
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)) or (isinstance(rid, str) and len(rid) > 64):
+        return None
+    return rid
 
 
 def table_request(kind: str, sub: int, player: Player, msg: dict[str, Any], received: float) -> Request:

@@ -18,20 +18,43 @@ The extensions (callables in ``scope["extensions"]``):
   events then leave in the loop iteration that produced them, and a message
   costs a header and one ``transport.write`` (docs/LOAD.md).
 
+* ``cardhall.bucket``: the connection's frame-rate token bucket
+  (:class:`~cardhall.server.ratelimit.TokenBucket`, ``Settings.rate`` and
+  ``burst``), shared by the app's frames and the control frames below.
+
 Servers without the extensions still work: drops only unsubscribe the client,
 and every message goes through ASGI ``send``.
+
+Control frames: a client's ping and pong frames take a token from the
+connection's bucket like every frame (SPEC "Limits"). A ping past the rate
+gets no pong (RFC 6455 5.5.3 lets an endpoint answer only the latest ping),
+nor does one while the client is not reading (the transport paused writing),
+so pongs never pile up in memory; past ``Settings.rate_strikes`` control
+frames over the rate the connection is closed with 4008, as for data frames.
+The connection leaves the :class:`~cardhall.server.gate.Gate`'s counts when
+it closes (the HTTP protocol counted it when it was accepted).
 """
 
 from __future__ import annotations
 
 import struct
+import time
+from collections import deque
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
+from cardhall.server.connection import CLOSE_RATE_LIMITED
+from cardhall.server.gate import Gate, GatedConfig
+from cardhall.server.ratelimit import TokenBucket
+
 ABORT = "cardhall.abort"
 SEND_NOW = "cardhall.send_now"
+BUCKET = "cardhall.bucket"
+
+#: the first byte of a pong frame as websockets writes it (FIN, opcode 0xA, unmasked)
+_PONG = b"\x8a"
 
 _OPEN = State.OPEN
 _SHORT = struct.Struct("!BB")
@@ -54,8 +77,38 @@ def frame_header(length: int, opcode: int) -> bytes:
 
 
 class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
-    """``WebSocketsSansIOProtocol`` exposing ``transport.abort`` and a
-    synchronous send to the app (see the module docstring)."""
+    """``WebSocketsSansIOProtocol`` exposing ``transport.abort``, a
+    synchronous send and the frame-rate bucket to the app, and rate-limiting
+    control frames (see the module docstring). Without a
+    :class:`~cardhall.server.gate.GatedConfig` control frames are not limited."""
+
+    def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any], _loop: Any = None) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        gated = isinstance(config, GatedConfig)
+        self.gate: Gate | None = config.gate if gated else None
+        self.bucket: TokenBucket | None = None
+        self.strikes_allowed = 0
+        if gated:
+            settings = config.settings
+            self.bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
+            self.strikes_allowed = settings.rate_strikes
+        self.control_strikes = 0
+        self.unanswered: deque[bytes] = deque()  # pongs websockets queued, each waiting for its ping's turn
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.gate is not None:
+            self.gate.release(self.transport)
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self.handshake_initiated and self.conn.handshake_exc is not None and not self.transport.is_closing():
+            # websockets could not read the upgrade request (a header line over its 8 KiB, more than 128
+            # headers, a malformed line): it queued its answer (431, 414) or only an end, and no event
+            # follows, so write what it queued and close instead of holding the connection open
+            self.handshake_initiated = self.handshake_complete = self.close_sent = True
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.transport.close()
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -63,6 +116,38 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
         if scope is not None:
             scope["extensions"][ABORT] = self.transport.abort
             scope["extensions"][SEND_NOW] = self.send_now
+            if self.bucket is not None:
+                scope["extensions"][BUCKET] = self.bucket
+
+    def handle_ping(self) -> None:
+        # websockets queued one pong per ping of this read; anything else queued (a close) goes out as it is
+        for data in self.conn.data_to_send():
+            if data[:1] == _PONG:
+                self.unanswered.append(data)
+            elif data:
+                self.transport.write(data)
+        pong = self.unanswered.popleft() if self.unanswered else None
+        if not self.control_frame_allowed():
+            return
+        if pong is not None and self.writable.is_set() and self.conn.close_sent is None:
+            self.transport.write(pong)
+
+    def handle_pong(self, event: Any) -> None:
+        if self.control_frame_allowed():
+            super().handle_pong(event)
+
+    def control_frame_allowed(self) -> bool:
+        """Take a token for a control frame; False past the rate (a strike:
+        past ``rate_strikes`` of them the connection closes with 4008)."""
+        if self.bucket is None or self.bucket.take(time.monotonic()):
+            return True
+        self.control_strikes += 1
+        if self.control_strikes > self.strikes_allowed and not self.close_sent and not self.transport.is_closing():
+            self.conn.fail(CLOSE_RATE_LIMITED, "rate_limited")
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.close_sent = True
+            self.transport.close()
+        return False
 
     async def send(self, message: Any) -> None:
         await super().send(message)

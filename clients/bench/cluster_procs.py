@@ -259,8 +259,11 @@ class Cluster:
                     "--log-level", "warning", "--send-queue", "100000", "--redis", redis.url,
                     "--redis-prefix", self.prefix, "--node-id", node_id, "--placement", "least_loaded",
                     "--lease-ttl", repr(lease_ttl), "--lease-renew", repr(self.lease_renew),
-                    "--operator-key", self.key]
+                    "--operator-key", self.key,
+                    "--max-connections-per-ip", "0"]  # every spectator connects from 127.0.0.1
             self.nodes.append(Node(node_id, argv, port, workdir / f"{self.prefix}-{node_id}.log"))
+        print(f"bench cluster: its {size} node(s) run with --max-connections-per-ip 0 (no per-address "
+              f"connection limit: the load comes from one address)", file=sys.stderr)
 
     def start(self) -> Cluster:
         """Start every node and wait until each answers; on failure stop them all and raise."""

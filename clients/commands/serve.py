@@ -2,9 +2,13 @@
 
     cardhall serve [--host 127.0.0.1] [--port 8000] [--log-level info]
                    [--allow-origin URL ...] [--operator-key KEY]
-                   [--redis redis://host:6379/0 [--redis-prefix cardhall]]
+                   [--redis redis://host:6379/0 [--redis-prefix cardhall] [--store-probe 2]]
                    [--node-id ID] [--advertise URL] [--lease-ttl 3] [--lease-renew 1]
                    [--placement least_loaded|local] [--trusted-proxy ADDR ...]
+                   [--max-tables-per-address 20] [--new-players-per-address 20 --new-players-window 60]
+                   [--bot-think-floor 0.5] [--player-expiry 604800]
+                   [--max-connections-per-ip 64] [--max-connections 10000]
+                   [--max-header-bytes 16384] [--handshake-timeout 10]
                    [--workers N]
 
 The operator key may also come from ``CARDHALL_OPERATOR_KEY``, the Redis URL
@@ -20,6 +24,17 @@ most a third of ``--lease-ttl``) how often a node renews its leases.
 repeatable): a load balancer whose ``X-Forwarded-For`` names the client, so
 per-address limits count the client's address and not the balancer's; without
 one, forwarded headers are ignored and the socket's peer counts.
+
+The per-address limits (tables, new players), the bot think floor of tables
+nobody owns and the expiry of idle players protect a public server; they are
+described in deploy/README.md ("Limits"); 0 turns each off.
+
+Connections (``cardhall.server.gate``): every TCP connection counts from its
+accept, half-open ones included, against ``--max-connections-per-ip`` (HTTP
+403 past it; a ``--trusted-proxy`` peer is not counted per address, its
+websockets count per forwarded client) and ``--max-connections`` (HTTP 503);
+a request head over ``--max-header-bytes`` gets 431, a request not complete
+within ``--handshake-timeout`` seconds 408 (deploy/README.md, "Connections").
 
 ``--workers N`` (1 to 64; N > 1 needs ``--redis``) runs N nodes on this
 machine on one port, the way uvicorn's ``--workers`` does: this process binds
@@ -48,11 +63,29 @@ def register(subparsers: Any) -> None:
                    help="accept websockets only from this browser Origin (repeatable; default: any)")
     p.add_argument("--operator-key", default=os.environ.get("CARDHALL_OPERATOR_KEY"),
                    help="secret for /api/ops/... (default: $CARDHALL_OPERATOR_KEY; unset: operator endpoints off)")
-    p.add_argument("--max-connections-per-ip", type=int, default=0, help="0: no limit")
+    p.add_argument("--max-connections-per-ip", type=int, default=64, metavar="N",
+                   help="TCP connections open at once from one address, half-open ones included "
+                        "(default 64; 0: no limit; past it HTTP 403)")
+    p.add_argument("--max-connections", type=int, default=10_000, metavar="N",
+                   help="TCP connections open at once in all (default 10000, lowered to fit ulimit -n; past it HTTP 503)")
+    p.add_argument("--max-header-bytes", type=int, default=16 * 1024, metavar="B",
+                   help="largest request line and headers, bytes (default 16384; past it HTTP 431)")
+    p.add_argument("--handshake-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds a connection has to send a whole request or websocket upgrade (default 10; then HTTP 408)")
     p.add_argument("--send-queue", type=int, default=2000, help="frames queued for a client before it is dropped")
     p.add_argument("--max-tables-per-player", type=int, default=20, help="open tables one player may own (default 20)")
-    p.add_argument("--max-tables-per-address", type=int, default=0,
-                   help="open tables created over HTTP without a player token, per client address (0: no limit)")
+    p.add_argument("--max-tables-per-address", type=int, default=20,
+                   help="open tables created from one client address, over the websocket and HTTP (default 20; 0: no limit)")
+    p.add_argument("--new-players-per-address", type=int, default=20, metavar="N",
+                   help="players (hello without a token) one client address may create per --new-players-window "
+                        "(default 20; 0: no limit)")
+    p.add_argument("--new-players-window", type=float, default=60.0, metavar="S",
+                   help="seconds in which --new-players-per-address refills (default 60)")
+    p.add_argument("--bot-think-floor", type=float, default=0.5, metavar="S",
+                   help="least bot_think of a table nobody owns or with only bots (default 0.5; 0: none)")
+    p.add_argument("--player-expiry", type=float, default=7 * 86400.0, metavar="S",
+                   help="seconds after which a player with no connection, seat or open table is forgotten "
+                        "(default 604800, 7 days; 0: never)")
     p.add_argument("--max-frame", type=int, default=16 * 1024, help="largest client frame read, bytes (default 16384)")
     p.add_argument("--rate", type=float, default=50.0, help="frames per second a connection may send (default 50)")
     p.add_argument("--burst", type=float, default=100.0, help="frames a connection may send at once (default 100)")
@@ -62,6 +95,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--redis-prefix", default="cardhall", help="prefix of every Redis key (the servers on one Redis and prefix form one cluster)")
     p.add_argument("--redis-stream-bound", type=int, default=1024, metavar="N",
                    help="events kept per table in Redis for clients resuming with since (default 1024)")
+    p.add_argument("--store-probe", type=float, default=2.0, metavar="S",
+                   help="seconds between probes of the store's marker while it is up: lost Redis data is "
+                        "noticed and written back within it (0.1 to 3600, or 0: off; default 2)")
     p.add_argument("--node-id", default=os.environ.get("CARDHALL_NODE_ID") or None, metavar="ID",
                    help="this node's name in the cluster (default: $CARDHALL_NODE_ID, else host-pid-random); "
                         "a node restarted with its id takes its tables back at once: never run two with one id")
@@ -106,6 +142,24 @@ def main(args: argparse.Namespace) -> int:
     if not (args.lease_renew > 0 and args.lease_renew * 3 <= args.lease_ttl):
         return refuse(f"--lease-renew must be more than 0 and at most a third of --lease-ttl "
                       f"({args.lease_ttl:g} / 3 = {args.lease_ttl / 3:.3g} s; got {args.lease_renew:g})")
+    if min(args.max_tables_per_address, args.new_players_per_address) < 0:
+        return refuse("--max-tables-per-address and --new-players-per-address must be 0 (no limit) or more")
+    if not 0 < args.new_players_window <= 86400:
+        return refuse(f"--new-players-window must be more than 0 and at most 86400 seconds (got {args.new_players_window:g})")
+    if not 0 <= args.bot_think_floor <= 30:
+        return refuse(f"--bot-think-floor must be between 0 and 30 seconds (got {args.bot_think_floor:g})")
+    if not (args.player_expiry == 0 or 60 <= args.player_expiry <= 400 * 86400):
+        return refuse(f"--player-expiry must be 0 (never) or between 60 s and 400 days (got {args.player_expiry:g})")
+    if not 0 <= args.max_connections_per_ip <= 1_000_000:
+        return refuse(f"--max-connections-per-ip must be between 0 (no limit) and 1000000 (got {args.max_connections_per_ip})")
+    if not 1 <= args.max_connections <= 1_000_000:
+        return refuse(f"--max-connections must be between 1 and 1000000 (got {args.max_connections})")
+    if not 1024 <= args.max_header_bytes <= 1024 * 1024:
+        return refuse(f"--max-header-bytes must be between 1024 and 1048576 (got {args.max_header_bytes})")
+    if not 0.1 <= args.handshake_timeout <= 300:
+        return refuse(f"--handshake-timeout must be between 0.1 and 300 seconds (got {args.handshake_timeout:g})")
+    if not (args.store_probe == 0 or 0.1 <= args.store_probe <= 3600):
+        return refuse(f"--store-probe must be 0 (off) or between 0.1 and 3600 seconds (got {args.store_probe:g})")
     for proxy in args.trusted_proxy:
         try:  # as uvicorn reads them: an address, or a network without host bits
             if "/" in proxy:
@@ -125,11 +179,15 @@ def main(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, log_level=args.log_level, allowed_origins=tuple(args.allow_origin),
         operator_key=args.operator_key or None, max_connections_per_ip=args.max_connections_per_ip,
         send_queue=args.send_queue, max_tables_per_player=args.max_tables_per_player,
-        max_tables_per_address=args.max_tables_per_address, max_frame=args.max_frame, rate=args.rate,
+        max_tables_per_address=args.max_tables_per_address, new_players_per_address=args.new_players_per_address,
+        new_players_window=args.new_players_window, bot_think_floor=args.bot_think_floor,
+        player_expiry=args.player_expiry, max_frame=args.max_frame, rate=args.rate,
         burst=args.burst, redis_url=args.redis, redis_prefix=args.redis_prefix,
         stream_bound=args.redis_stream_bound, node_id=args.node_id or None, advertise=args.advertise or None,
         lease_ttl=args.lease_ttl, lease_renew=args.lease_renew, placement=args.placement,
-        trusted_proxies=tuple(args.trusted_proxy),
+        trusted_proxies=tuple(args.trusted_proxy), max_connections=args.max_connections,
+        max_header_bytes=args.max_header_bytes, handshake_timeout=args.handshake_timeout,
+        store_probe=args.store_probe,
     )
     if args.workers > 1:
         from cardhall.server.workers import supervise

@@ -26,16 +26,31 @@ from cardhall.engine.rng import FairRandom
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("simulate", help="play whole matches with bots and check conservation",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Add ``simulate`` to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "simulate", help="play whole matches with bots and check conservation",
+        description="Play whole matches between bots; after the start and after every step the engine's audit "
+        "must count every chip (or card) where it belongs. One line per match: hands (or turns), winners, final "
+        "stacks or points, the audit. Exit status 1 on any violation or unfinished match, 2 for a bad argument.")
     parser.add_argument("--game", required=True, choices=sorted(GAMES))
     parser.add_argument("--players", type=int, default=3, help="seats 1..N (default 3)")
-    parser.add_argument("--matches", type=int, default=10)
+    parser.add_argument("--matches", type=_at_least_one, default=10, help="matches to play (default 10)")
     parser.add_argument("--seed", help="make the run reproducible")
     parser.add_argument("--bot", default="random",
                         help="bot in every seat: 'random' (default), a strategy name, or 'default' for the game's own")
     parser.add_argument("--json", action="store_true", help="one JSON object per match")
     parser.set_defaults(func=run)
+
+
+def _at_least_one(text: str) -> int:
+    """``text`` as an int >= 1 (argparse reports anything else as a usage error, status 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def final_standing(engine: Any, result: dict[str, Any] | None) -> dict[str, int]:
@@ -80,6 +95,8 @@ def simulate_match(game: str, players: int, seed: str, index: int, bot: str | No
 
 
 def run(args: argparse.Namespace) -> int:
+    """Play ``args.matches`` matches and print their reports; returns the exit status
+    (0 all conserved and finished, 1 otherwise, 2 for a player count or bot the game does not have)."""
     if args.players < engine_class(args.game).min_seats or args.players > engine_class(args.game).max_seats:
         cls = engine_class(args.game)
         print(f"cardhall simulate: {args.game} takes {cls.min_seats} to {cls.max_seats} players", file=sys.stderr)

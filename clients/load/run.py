@@ -8,6 +8,13 @@ for ``duration`` seconds after ``warmup``, scraping the server's ``/metrics``
 at both ends of the window, and returns the figures (:func:`combine`). With
 ``operator_key`` it closes its tables at the end (bots-only tables otherwise
 go on playing until the server stops).
+
+Within a public server's limits (deploy/README.md, "Limits"): its connections
+say ``hello`` as ``players + 1`` players in all (:func:`player_tokens`: seat
+``k`` of every table is one player, every spectator and idle connection
+another), and a table's bots think at least the server's floor (the figures
+give the ``bot_think`` the server chose). With ``operator_key`` the tables
+are created with it, which lifts the per-address table limit and the floor.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import multiprocessing
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from cardhall.clients.client import http_base
 from cardhall.clients.load.histogram import LatencyHistogram
@@ -33,7 +41,7 @@ class LoadSpec:
     """What to run (``cardhall loadtest --help`` explains each)."""
 
     url: str
-    tables: int = 100
+    tables: int = 10
     seats: int = 6
     players: int = 2
     spectators: int = 2
@@ -41,7 +49,7 @@ class LoadSpec:
     game: str = "no_limit_holdem"
     strategy: str = "random"
     bot: str = "random"
-    think: float = 0.0
+    think: float = 0.5
     warmup: float = 3.0
     duration: float = 10.0
     workers: int = 1
@@ -74,8 +82,45 @@ def source_addresses(count: int) -> list[str]:
     return out
 
 
-def create_tables(spec: LoadSpec) -> list[str]:
-    """Create the tables over HTTP; returns their ids."""
+#: connections the load puts on one source address when it picks the addresses itself: under the
+#: default per-address limit of ``cardhall serve`` (64, ``--max-connections-per-ip``), leaving room
+#: for the test's own HTTP connections (creating tables, scraping ``/metrics``)
+PER_ADDRESS = 48
+
+
+def connections_of(spec: LoadSpec) -> int:
+    """The websocket connections ``spec`` opens (players and spectators of each table, idle ones)."""
+    return spec.tables * (spec.players + spec.spectators) + spec.idle
+
+
+def choose_addresses(url: str, connections: int) -> tuple[int, str]:
+    """How many loopback source addresses carry ``connections`` to the server
+    at ``url`` when none are given, and a sentence saying so: for a server on
+    this host (a loopback address or ``localhost``), enough that each carries
+    at most :data:`PER_ADDRESS`; for any other server one (the system's
+    choice), and the sentence warns when that passes the default limit.
+
+    >>> choose_addresses("ws://127.0.0.1:8000/ws", 400)[0], choose_addresses("ws://127.0.0.1:8000/ws", 40)[0]
+    (9, 1)
+    >>> choose_addresses("ws://cards.example.org/ws", 400)[0]
+    1
+    """
+    host = urlsplit(url).hostname or ""
+    loopback = host == "localhost" or host.startswith("127.")
+    if connections <= PER_ADDRESS:
+        return 1, f"{connections} connections from one address"
+    if not loopback:
+        return 1, (f"{connections} connections from one address: more than a server with the default "
+                   f"--max-connections-per-ip (64) accepts; raise it on the server for this test")
+    n = -(-connections // PER_ADDRESS)
+    return n, (f"{connections} connections over {n} loopback source addresses (127.0.0.2 ..), at most "
+               f"{PER_ADDRESS} each: within cardhall serve's default --max-connections-per-ip 64")
+
+
+def create_tables(spec: LoadSpec, chosen: dict[str, Any] | None = None) -> list[str]:
+    """Create the tables over HTTP (with the operator key when there is one);
+    returns their ids. ``chosen``, when given, gets ``bot_think``: the
+    server's choice for the last table (seconds; raised to its floor)."""
     import httpx
 
     bots = spec.seats - spec.players
@@ -84,13 +129,36 @@ def create_tables(spec: LoadSpec) -> list[str]:
         options.setdefault("auto_rematch", True)
     body = {"game": spec.game, "seats": spec.seats, "bots": [spec.bot] * bots, "options": options}
     out = []
-    with httpx.Client(base_url=http_base(spec.url), timeout=30) as http:
+    headers = {"X-Operator-Key": spec.operator_key} if spec.operator_key else {}
+    with httpx.Client(base_url=http_base(spec.url), timeout=30, headers=headers) as http:
         for _ in range(spec.tables):
             r = http.post("/api/tables", json=body)
             if r.status_code != 201:
                 raise RuntimeError(f"creating a table failed: {r.status_code} {r.text[:300]}")
             out.append(r.json()["table"])
+            if chosen is not None:
+                chosen["bot_think"] = r.json()["info"]["options"].get("bot_think")
     return out
+
+
+def player_tokens(spec: LoadSpec) -> list[str]:
+    """The tokens of ``players + 1`` new players, made over one connection
+    (:class:`cardhall.clients.load.worker.WorkerPlan`'s ``tokens``)."""
+    import asyncio
+
+    from cardhall.clients.client import Client
+
+    async def make() -> list[str]:
+        client = await Client(spec.url, codec=spec.codec).connect()
+        try:
+            tokens = []
+            for i in range(spec.players + 1):
+                client.token = None  # each hello without a token: a new player
+                tokens.append((await client.hello(f"load {i + 1}" if i < spec.players else "load watcher"))["token"])
+            return tokens
+        finally:
+            await client.close()
+    return asyncio.run(make())
 
 
 def close_tables(spec: LoadSpec, tables: list[str]) -> int:
@@ -106,12 +174,13 @@ def close_tables(spec: LoadSpec, tables: list[str]) -> int:
     return closed
 
 
-def plans(spec: LoadSpec, tables: list[str]) -> list[WorkerPlan]:
+def plans(spec: LoadSpec, tables: list[str], tokens: list[str] | None = None) -> list[WorkerPlan]:
     """Tables dealt round-robin to ``spec.workers`` plans (a table's connections
-    stay in one worker); idle connections split evenly."""
+    stay in one worker); idle connections split evenly; ``tokens``: the
+    players every plan's connections say hello as (:func:`player_tokens`)."""
     addresses = source_addresses(spec.addresses)
     out = [WorkerPlan(spec.url, codec=spec.codec, think=spec.think, strategy=spec.strategy,
-                      addresses=addresses, index=i) for i in range(spec.workers)]
+                      addresses=addresses, index=i, tokens=list(tokens or ())) for i in range(spec.workers)]
     for i, table in enumerate(tables):
         out[i % spec.workers].tables.append(TablePlan(table, list(range(1, spec.players + 1)), spec.spectators))
     for i in range(spec.idle):
@@ -141,13 +210,19 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
     say = progress or (lambda message: None)
     base = http_base(spec.url)
     rss_before = _server_rss(spec, _scrape(base))
-    tables = create_tables(spec) if spec.tables else []
-    say(f"{len(tables)} tables created")
+    chosen: dict[str, Any] = {}
+    tables = create_tables(spec, chosen) if spec.tables else []
+    lifted = " with the operator key (the per-address table limit and the bot think floor lifted)" \
+        if spec.operator_key and tables else ""
+    say(f"{len(tables)} tables created{lifted}")
+    if tables and chosen.get("bot_think") != spec.think:
+        say(f"the server's bots think {chosen.get('bot_think')} s, not {spec.think} s (its floor for tables nobody owns)")
+    tokens = player_tokens(spec) if spec.tables or spec.idle else []
     ctx = multiprocessing.get_context("spawn")
     procs, pipes = [], []
     try:
         with sigint_ignored():  # Ctrl-C interrupts this process only, which then ends the workers
-            for plan in plans(spec, tables):
+            for plan in plans(spec, tables, tokens):
                 parent, child = ctx.Pipe()
                 proc = ctx.Process(target=process_main, args=(plan, child), daemon=True)
                 proc.start()
@@ -185,6 +260,7 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
         "server_rss_start_bytes": rss_before, "server_rss_connected_bytes": rss_connected,
         "tables": len(tables), "players_per_table": spec.players, "spectators_per_table": spec.spectators,
         "seats": spec.seats, "game": spec.game, "think_s": spec.think, "workers": len(results),
+        "bot_think_s": chosen.get("bot_think"), "operator_key": bool(spec.operator_key),
         "idle": spec.idle, "codec": spec.codec, "source_addresses": max(1, spec.addresses),
         "connect_failures": [f for r in ready for f in r["failures"]][:5],
     })

@@ -41,7 +41,11 @@ class WorkerPlan:
     bind to, in turn (empty: the system's choice); ``idle``: connections that
     only say ``hello``; ``strategy``: the players' bot strategy;
     ``concurrency``: connections opened at once; ``attempts``: tries per
-    connection (a saturated server may let handshakes time out)."""
+    connection (a saturated server may let handshakes time out); ``tokens``:
+    the players the connections say ``hello`` as (seat ``k`` at every table
+    is ``tokens[k - 1]``, spectators and idle connections ``tokens[-1]``;
+    empty: each connection a new player), so a load test creates a handful of
+    players, not one per connection (the server limits new players per address)."""
 
     url: str
     tables: list[TablePlan] = field(default_factory=list)
@@ -53,6 +57,7 @@ class WorkerPlan:
     concurrency: int = 50
     attempts: int = 5
     index: int = 0
+    tokens: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -80,7 +85,12 @@ async def run_worker(plan: WorkerPlan, control: Control) -> dict[str, Any]:
     def ignore(frame: dict[str, Any]) -> None:
         pass
 
-    async def opened(client: TrackedClient, name: str) -> TrackedClient:
+    def token(seat: int | None) -> str | None:
+        if not plan.tokens:
+            return None
+        return plan.tokens[seat - 1] if seat is not None and seat <= len(plan.tokens) - 1 else plan.tokens[-1]
+
+    async def opened(client: TrackedClient, name: str, seat: int | None = None) -> TrackedClient:
         """Connect and say hello, trying again (a saturated server may let a
         handshake time out); the last failure is raised."""
         for attempt in range(plan.attempts):
@@ -93,11 +103,11 @@ async def run_worker(plan: WorkerPlan, control: Control) -> dict[str, Any]:
                 rec.retries += 1
                 await asyncio.sleep(0.5 * (attempt + 1))
         clients.append(client)
-        await client.hello(name)
+        await client.hello(name, token=token(seat))
         return client
 
     async def open_player(table: str, seat: int) -> None:
-        client = await opened(new_client(), f"load {plan.index}.{seat}")
+        client = await opened(new_client(), f"load {plan.index}.{seat}", seat)
         player = LoadPlayer(client, table, plan.strategy, seat=seat, think=plan.think, bot_seed=os.urandom(16),
                             asks_rematch=seat == 1)
         players.append(asyncio.get_running_loop().create_task(player.play()))

@@ -23,6 +23,10 @@ events as such lines in the log, its legal actions numbered; the digit keys
 ``1``..``9`` play that legal action (an amount typed in the input, else its
 minimum), and Enter in the input plays what is typed, ``TYPE [values]``
 (e.g. ``bet 3``).
+
+Whatever the server sends (names, table ids, game and action names, error
+messages, events) is shown as text, never read as markup
+(:mod:`cardhall.clients.tui.plain`).
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, RichLog, Static
+from textual.widgets import DataTable, Footer, Header, Input
 
 from cardhall.clients.client import Client, ServerError, fetch_json, http_base
 from cardhall.clients.tui.generic import action_from, legal_text, parse_action
+from cardhall.clients.tui.plain import Plain, PlainLog, plain, visible
 from cardhall.clients.tui.render import event_line, has_renderer, table_text
 
 Frame = dict[str, Any]
@@ -118,9 +123,9 @@ class Lobby(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable(id="tables", cursor_type="row")
-        yield Static("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
+        yield Plain("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
         yield Input(placeholder="no_limit_holdem 2 1", id="create")
-        yield Static("", id="status")
+        yield Plain("", id="status")
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -128,7 +133,7 @@ class Lobby(Screen):
         table.add_columns("table", "game", "seats", "taken", "watching", "status")
         app: CardhallApp = self.app  # type: ignore[assignment]
         try:
-            self.query_one("#help", Static).update(games_help(await app.client.games()))
+            self.query_one("#help", Plain).update(games_help(await app.client.games()))
         except OSError:
             pass  # the lobby refresh below reports the server unreachable
         await self.action_refresh()
@@ -138,12 +143,12 @@ class Lobby(Screen):
         try:
             tables = await asyncio.to_thread(app.fetch_tables)
         except OSError as exc:
-            self.query_one("#status", Static).update(f"lobby unavailable: {exc}")
+            self.query_one("#status", Plain).update(f"lobby unavailable: {exc}")
             return
         grid = self.query_one("#tables", DataTable)
         grid.clear()
-        for t in tables:
-            grid.add_row(t["id"], t["game"], str(t["seats"]), str(t["taken"]), str(t["spectators"]), t["status"],
+        for t in tables:  # the server's text as text (a str cell would be read as markup)
+            grid.add_row(*(plain(t[k]) for k in ("id", "game", "seats", "taken", "spectators", "status")),
                          key=t["id"])
 
     def _selected(self) -> str | None:
@@ -171,7 +176,7 @@ class Lobby(Screen):
             spec = parse_create(message.value)
             table = await app.client.create_table(spec["game"], spec.get("seats"), spec["options"], spec.get("bots"))
         except (ValueError, ServerError) as exc:
-            self.query_one("#status", Static).update(f"cannot create: {exc}")
+            self.query_one("#status", Plain).update(f"cannot create: {exc}")
             return
         message.input.value = ""
         await app.open_table(table, "player")
@@ -204,13 +209,13 @@ class TableView(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical():
-            yield Static("", id="info")
-            yield Static("", id="board")
-            yield Static("", id="turn")
-            yield Static("", id="legal")
-            yield RichLog(id="log", max_lines=200)
+            yield Plain("", id="info")
+            yield Plain("", id="board")
+            yield Plain("", id="turn")
+            yield Plain("", id="legal")
+            yield PlainLog(id="log", max_lines=200)
             yield Input(placeholder="amount, or for Avalanche: RANK [COUNT]", id="amount")
-            yield Static("", id="status")
+            yield Plain("", id="status")
         yield Footer()
 
     @property
@@ -221,7 +226,7 @@ class TableView(Screen):
         snap = await self.client.join(self.table, role=self.role)
         self._show(snap)
         self.set_interval(0.2, self._tick)
-        self.query_one("#log", RichLog).focus()  # keys act; click the input to type an amount
+        self.query_one("#log", PlainLog).focus()  # keys act; click the input to type an amount
         self.run_worker(self._follow(), exclusive=True)
 
     async def _follow(self) -> None:
@@ -232,7 +237,7 @@ class TableView(Screen):
             self.events.append(frame["event"])
             line = event_line(frame["event"], generic=self.generic)
             if line:
-                self.query_one("#log", RichLog).write(line)
+                self.query_one("#log", PlainLog).write(line)
             if "turn" in frame:
                 self.turn, self.turn_seen = frame["turn"], time.monotonic()
                 self.legal = frame.get("legal", [])
@@ -247,7 +252,7 @@ class TableView(Screen):
         try:
             snap = await self.client.join(self.table, role=self.role)
         except (TimeoutError, ServerError, ConnectionError) as exc:
-            self.query_one("#status", Static).update(str(exc))
+            self.query_one("#status", Plain).update(str(exc))
             return
         self._show(snap)
 
@@ -259,10 +264,10 @@ class TableView(Screen):
         self.generic = not has_renderer(info["game"])
         seats = ", ".join(f"{o['seat']} {o['name']}" + (" (bot)" if "bot" in o else "")
                           + ("" if o["connected"] else " (away)") for o in info["occupants"])
-        self.query_one("#info", Static).update(
+        self.query_one("#info", Plain).update(
             f"{info['game']}  table {info['id']}  match {info['match']}  {info['status']}  "
             f"you: {'seat ' + str(you) if you else 'watching'}\nseats: {seats}")
-        self.query_one("#board", Static).update(table_text(info["game"], snap.get("state"), you, names))
+        self.query_one("#board", Plain).update(table_text(info["game"], snap.get("state"), you, names))
         self.turn = snap.get("turn")
         self.turn_seen = time.monotonic()
         self.legal = snap.get("legal", [])
@@ -284,9 +289,9 @@ class TableView(Screen):
                 text = f"{who}   clock {max(0.0, left):4.1f}s   bank {max(0.0, bank):4.1f}s"
             else:
                 text = who
-        self.query_one("#turn", Static).update(text)
+        self.query_one("#turn", Plain).update(text)
         shown = legal_text(self.legal) if self.generic else "  ".join(_legal_text(a) for a in self.legal)
-        self.query_one("#legal", Static).update("legal: " + shown if self.legal else "")
+        self.query_one("#legal", Plain).update("legal: " + shown if self.legal else "")
 
     def _amount(self) -> str:
         return self.query_one("#amount", Input).value.strip()
@@ -311,7 +316,7 @@ class TableView(Screen):
         return {"type": what} if what in legal else None
 
     async def action_act(self, what: str) -> None:
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", Plain)
         try:
             action = self.choose(what)
         except ValueError as exc:  # a rank typed that the hand does not hold: say so, play nothing
@@ -324,7 +329,7 @@ class TableView(Screen):
 
     async def action_pick(self, n: int) -> None:
         """Play the ``n``-th legal action (from 1), with the amount typed, else its minimum."""
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", Plain)
         if not 1 <= n <= len(self.legal):
             status.update(f"there is no legal action {n} now")
             return
@@ -337,7 +342,7 @@ class TableView(Screen):
 
     async def _send(self, action: Frame, turn: bool = True) -> None:
         """``act`` with ``action`` (in the open turn when ``turn``); the outcome goes to the status line."""
-        status = self.query_one("#status", Static)
+        status = self.query_one("#status", Plain)
         try:
             await self.client.act(self.table, action, turn=self.turn["id"] if self.turn and turn else None)
             status.update(f"sent {action}")
@@ -352,13 +357,13 @@ class TableView(Screen):
             try:
                 action = parse_action(self._amount(), self.legal)
             except ValueError as exc:
-                self.query_one("#status", Static).update(str(exc))
+                self.query_one("#status", Plain).update(str(exc))
             else:
                 await self._send(action)
         else:
             kinds = {a["type"] for a in self.legal}
             await self.action_act("play" if "play" in kinds else "bet_raise")
-        self.query_one("#log", RichLog).focus()
+        self.query_one("#log", PlainLog).focus()
 
     async def action_leave(self) -> None:
         try:
@@ -396,8 +401,12 @@ class CardhallApp(App):
 
     async def on_mount(self) -> None:
         await self.client.connect()
-        await self.client.hello(self.player_name)
-        self.sub_title = f"{self.player_name} @ {self.server}"
+        try:
+            welcome = await self.client.hello(self.player_name)
+        except ServerError as exc:  # a name the server refuses (SPEC "Names"): say why and stop
+            self.exit(return_code=2, message=plain(f"cardhall play: {exc.message}"))
+            return
+        self.sub_title = f"{visible(welcome['name'])} @ {self.server}"  # the name as the server keeps it
         await self.push_screen(Lobby())
 
     async def open_table(self, table: str, role: str) -> None:

@@ -319,14 +319,15 @@ class Street:
 
     def _options(self, seat: int, bets: dict[int, int], behind: dict[int, int], folded: frozenset[int],
                  current: int, min_raise: int) -> list[tuple[str, list[int]]]:
-        """``seat``'s legal options as the engine lists them (fold only facing a
-        bet, check or call, a bet or raise and all-in when raising is open, or
+        """``seat``'s legal options as the engine lists them (fold on any turn,
+        AL-5; check or call, a bet or raise and all-in when raising is open, or
         all-in as a call that takes the whole stack), each with the raise-to
-        totals that stand for it."""
+        totals that stand for it. This seat itself never weighs a fold when
+        checking is free: it gains nothing over the check."""
         stack, bet = behind[seat], bets[seat]
         owed = current - bet
         allin = bet + stack
-        options: list[tuple[str, list[int]]] = [("fold", [])] if owed > 0 else []
+        options: list[tuple[str, list[int]]] = [("fold", [])] if owed > 0 or seat != self.me else []
         options.append(("call", [bet + min(owed, stack)]))
         reopened = any(s != seat and s not in folded and behind[s] + bets[s] > current for s in self.live)
         if stack > owed and reopened:
@@ -384,14 +385,18 @@ class AlamoBot(Bot):
 
     def candidates(self, view: Data, legal: Sequence[Data]) -> list[Data]:
         """The actions it weighs: each legal action, a bet or raise at its
-        minimum and at :attr:`sizes` of the pot (hole cards included, AL-4)."""
+        minimum and at :attr:`sizes` of the pot (hole cards included, AL-4);
+        not a fold when checking is free (AL-5 allows it; it never gains)."""
         out: list[Data] = []
         bets = view.get("bets") or {}
         current = max(bets.values(), default=0)
         call = next((a["min"] for a in legal if a["type"] == "call"), 0)
         pot = view["pot"] + HOLE * len(view["players"]) + call
+        free = any(a["type"] == "check" for a in legal)
         for option in legal:
             kind = option["type"]
+            if kind == "fold" and free:
+                continue
             if kind in ("bet", "raise"):
                 low, high = option["min"], option["max"]
                 totals = {low} | {min(high, max(low, current + int(f * pot))) for f in self.sizes}

@@ -3,8 +3,8 @@
 Texas Hold'em played with the cards themselves as the chips: each player's
 stack of face-down cards pays the antes and bets, the board is turned from the
 face-down cards in the pot, and the match ends when one player holds every
-card. The rematch (G-7) is a new engine with option ``dealer`` = the next seat
-clockwise.
+card. The rematch (G-7) is a new engine with option ``dealer`` = the seat after
+the previous match's first dealer: nothing is drawn.
 
 Options
     ``jokers``           None (default): by the number of players (AL-1: off for
@@ -48,8 +48,10 @@ Randomness (G-2), in this order, all through the injected random source:
    the hole cards (appended); a pot with several winners is shuffled and dealt
    out in consecutive slices by ``cardhall.engine.pots.split`` (odd cards one each from
    the first winner left of the dealer, G-6/AL-8), winners taken clockwise from
-   the dealer's left. Then each winner, clockwise from the dealer's left,
-   shuffles their winnings, which go under their stack (appended at the end).
+   the dealer's left; a winner's winnings are its shares joined in pot order,
+   main pot first. Then each winner (a lone winner too), clockwise from the
+   dealer's left, shuffles their winnings, which go under their stack
+   (appended at the end; AL-4: "each winner shuffles their winnings").
    When a match ends because only one player is left before the ante (AL-7),
    the pot (the eliminated cards) is that player's winnings, shuffled the same way.
 
@@ -64,17 +66,24 @@ Hand flow and ``pending`` (``advance()`` takes the step):
 
 Actions (``apply(seat, action)``); amounts are CARDS, raise-to totals for the street (AL-5, NL-2)
     =============================================  =====================================================
-    ``{"type": "fold"}``                           give up; hole cards set aside face down (seed)
+    ``{"type": "fold"}``                           give up, on any turn, even when checking is free
+                                                   (AL-5; seed: "At any time a player may fold");
+                                                   hole cards set aside face down (seed)
     ``{"type": "check"}``                          when nothing is to call
-    ``{"type": "call"}``                           match the street's bet (all-in for less allowed)
+    ``{"type": "call"}``                           match the street's bet (all-in for less allowed);
+                                                   ``amount``, if given, must be the cards added
     ``{"type": "bet", "amount": X}``               open the street to X cards (min 1, max the stack)
     ``{"type": "raise", "amount": X}``             raise to X cards in all this street (NL-2, NL-3)
     ``{"type": "all_in"}``                         bet or raise with the whole stack, or a call that
                                                    puts the player all in when raising is closed
+                                                   (``amount``, if given, must be the raise-to total)
     =============================================  =====================================================
 
-Legal actions (``legal_actions()``, ``LegalAction.to_data()``): ``fold`` (only
-facing a bet), ``check``, ``call`` (``min`` = ``max`` = cards added), ``bet`` /
+    ``fold`` and ``check`` take no ``amount``; a non-integer ``amount`` is
+    ``bad_amount`` (AL-5). These are the Hold'em engines' action forms.
+
+Legal actions (``legal_actions()``, ``LegalAction.to_data()``): ``fold`` (on
+every turn, AL-5), ``check``, ``call`` (``min`` = ``max`` = cards added), ``bet`` /
 ``raise`` (``min``/``max`` raise-to totals), ``all_in`` (``min`` = ``max`` =
 the raise-to total it makes).
 
@@ -120,7 +129,7 @@ from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.betting import UNLIMITED, BettingRound, BettingRules
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.games.alamo_ranking import hand_name, hand_value
-from cardhall.engine.options import Option, defaults
+from cardhall.engine.options import MAX_HANDS, Option, defaults
 from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 from cardhall.engine.pots import Pot, side_pots, split
 from cardhall.engine.rng import RandomSource
@@ -131,8 +140,9 @@ STREETS = ("preflop", "flop", "turn", "river")
 #: board cards turned at each street after preflop
 STREET_CARDS = {"flop": 3, "turn": 1, "river": 1}
 HOLE = 2
-#: AL-5: no limit in cards, minimum bet 1, raises as NL-2 and NL-3.
-ALAMO_BETTING = BettingRules(UNLIMITED, "full_raise", amount_rule="AL-5", reopen_rule="AL-5")
+#: AL-5: no limit in cards, minimum bet 1, raises as NL-2 and NL-3; a player may
+#: fold on any turn, checking free or not (seed: "At any time a player may fold").
+ALAMO_BETTING = BettingRules(UNLIMITED, "full_raise", free_fold=True, amount_rule="AL-5", reopen_rule="AL-5")
 MIN_BET = 1
 ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in")
 
@@ -154,8 +164,9 @@ class Alamo(Engine):
                "three players always play with them", "AL-1", nullable=True),
         Option("preflop_betting", False, "bool", "a betting round before the flop too", "AL-5"),
         Option("max_hands", None, "int", "end after this hand, the largest stack wins; null: play to the end",
-               "AL-8", min=1, nullable=True),
-        Option("dealer", None, "seat", "the first dealer's seat; null: drawn", "AL-1", nullable=True),
+               "AL-8", min=1, max=MAX_HANDS, nullable=True),
+        Option("dealer", None, "seat", "the first match's dealer seat; null: drawn; a rematch's is the seat after the previous "
+               "match's first, never drawn (G-7)", "AL-1", nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
 
@@ -316,6 +327,10 @@ class Alamo(Engine):
         return events + self._begin_hand()
 
     def apply(self, seat: int, action: Mapping[str, Any]) -> list[Event]:
+        """Apply ``seat``'s betting action (the table above; amounts in cards, AL-5)
+        and return its events. Raises :class:`IllegalAction` (state unchanged):
+        ``bad_action``, ``match_over`` (AL-8), ``not_your_turn``,
+        ``unknown_action``, ``bad_amount`` and the betting round's codes (AL-5)."""
         if not isinstance(action, Mapping) or not isinstance(action.get("type"), str):
             raise IllegalAction("bad_action", "an action is a map with a string 'type'")
         if self.is_finished:
@@ -329,8 +344,10 @@ class Alamo(Engine):
         if kind not in ACTIONS:
             raise IllegalAction("unknown_action", f"unknown action {kind!r}; one of {', '.join(ACTIONS)}", "AL-5")
         amount = action.get("amount")
-        if kind in ("fold", "check", "call") and amount is not None:
-            raise IllegalAction("bad_amount", f"a {kind} takes no amount", "AL-5")
+        if amount is not None and type(amount) is not int:
+            raise IllegalAction("bad_amount", f"amount must be a whole number of cards, not {amount!r}", "AL-5")
+        # as in Hold'em: fold and check take no amount; a call's amount, if given,
+        # must be the cards it adds, an all-in's the raise-to total it makes
         move = self.betting.act(kind, amount)  # raises IllegalAction, state unchanged
         events: list[Event] = []
         kind = move.kind

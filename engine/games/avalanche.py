@@ -6,10 +6,12 @@ cards, most stored cards wins. The rematch (G-7) is a new engine with option
 
 Options
     ``decks``   2 (110 cards: two 52-card decks + 6 jokers, 2-6 players) or 3
-                (165 cards: three decks + 9 jokers, up to 8 players); None
-                (default) picks 2 for up to 6 players and 3 for 7 or 8 (AV-1).
+                (165 cards: three decks + 9 jokers, any 2-8 players: required
+                for 7 or 8, allowed for fewer); None (default) picks 2 for up
+                to 6 players and 3 for 7 or 8 (AV-1).
     ``dealer``  the dealer's seat, or None (default) to choose one uniformly
-                through the injected random source (AV-1).
+                through the injected random source (AV-1). A rematch (G-7)
+                passes the seat after the previous match's first dealer.
 
 Randomness and the deal (G-2), in this order: if ``dealer`` is None,
 ``randbelow(len(seats))`` indexes the sorted seats; then
@@ -20,13 +22,16 @@ cards from the top.
 
 Ranks are the card-string rank characters ``2 3 4 5 6 7 8 9 T J Q K A X``
 (``X`` = joker), lowest to highest; suits do not matter (AV-1). Hands are
-multisets of card strings (cards repeat across decks), kept sorted by rank.
+multisets of card strings (cards repeat across decks), kept sorted by rank and,
+within a rank, by the card string (suits ``c d h s``, jokers ``Xb`` before
+``Xr``: :func:`card_key`).
 
 Actions (``apply(seat, action)``)
     =====================================================  ==========================================
     ``{"type": "snowfall"}``                                 draw the top card; only with no avalanche
                                                              in progress and a non-empty deck (AV-4/5)
-    ``{"type": "play", "rank": "9", "count": 2}``            play ``count`` cards of ``rank`` from hand
+    ``{"type": "play", "rank": "9", "count": 2}``            play the first ``count`` cards of ``rank``
+                                                             in the sorted hand (the timeout action)
     ``{"type": "play", "cards": ["9h", "9s"]}``              play exactly these cards (one rank); both
                                                              forms may be combined if they agree
     =====================================================  ==========================================
@@ -153,9 +158,10 @@ class Avalanche(Engine):
     min_seats = 2
     max_seats = 8
     options_spec = (
-        Option("decks", None, "choice", "decks with jokers: 2 (110 cards, up to 6 players) or 3 (165 cards, up to 8); "
-               "null: by the players", "AV-1", choices=tuple(MAX_PLAYERS), nullable=True),
-        Option("dealer", None, "seat", "the dealer's seat; null: drawn", "AV-1", nullable=True),
+        Option("decks", None, "choice", "decks with jokers: 2 (110 cards, up to 6 players) or 3 (165 cards, any 2 to 8 "
+               "players); null: 2 up to 6 players, else 3", "AV-1", choices=tuple(MAX_PLAYERS), nullable=True),
+        Option("dealer", None, "seat", "the first match's dealer seat; null: drawn; a rematch's is the seat after the previous "
+               "match's first, never drawn (G-7)", "AV-1", nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
 

@@ -21,8 +21,11 @@ from typing import ClassVar
 from cardhall.engine.base import Data
 from cardhall.engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
 from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
-from cardhall.engine.options import Option, defaults
+from cardhall.engine.options import MAX_CHIPS, MAX_HANDS, Option, defaults
 from cardhall.engine.plugins import Example, GameSpec, builtin_schema
+
+#: the most bets and raises a betting round may allow (``cap``)
+MAX_CAP = 100
 
 
 class FixedLimitHoldem(HoldemEngine):
@@ -35,14 +38,15 @@ class FixedLimitHoldem(HoldemEngine):
     max_seats = 6
     title = "Fixed-limit Hold'em"
     options_spec = holdem_options(
-        Option("starting_stacks", 500, "int", "chips each player starts with", "FL-1", min=1, per_seat=True),
-        Option("small_blind", 5, "int", "small blind, chips (at most the big blind)", "FL-1", min=0),
-        Option("big_blind", 10, "int", "big blind, chips", "FL-1", min=1),
-        Option("small_bet", 10, "int", "the fixed bet preflop and on the flop, chips", "FL-2", min=1),
-        Option("big_bet", 20, "int", "the fixed bet on the turn and river, chips", "FL-2", min=1),
-        Option("cap", 4, "int", "bets and raises allowed per betting round", "FL-2", min=1),
+        Option("starting_stacks", 500, "int", "chips each player starts with", "FL-1", min=1, max=MAX_CHIPS,
+               per_seat=True),
+        Option("small_blind", 5, "int", "small blind, chips (at most the big blind)", "FL-1", min=0, max=MAX_CHIPS),
+        Option("big_blind", 10, "int", "big blind, chips", "FL-1", min=1, max=MAX_CHIPS),
+        Option("small_bet", 10, "int", "the fixed bet preflop and on the flop, chips", "FL-2", min=1, max=MAX_CHIPS),
+        Option("big_bet", 20, "int", "the fixed bet on the turn and river, chips", "FL-2", min=1, max=MAX_CHIPS),
+        Option("cap", 4, "int", "bets and raises allowed per betting round", "FL-2", min=1, max=MAX_CAP),
         Option("blind_levels", None, "int", "hands per blind level, every amount doubling each level; null: off",
-               "NL-7", min=1, nullable=True),
+               "NL-7", min=1, max=MAX_HANDS, nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
 

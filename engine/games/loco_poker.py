@@ -12,7 +12,8 @@ Options (``LocoPoker.new(seats, options, rng)``; ValueError names a bad one)
     ``points_to_win``  int >= 1, default 3 (LO-6).
     ``multi_call``     ``"best_hand"`` (default) or ``"duels"`` (LO-4).
     ``dealer``         the first dealer's seat, or None (default): chosen at
-                       random (LO-1). A rematch passes the next seat (G-7).
+                       random (LO-1). A rematch passes the seat after the
+                       previous match's first dealer (G-7): nothing is drawn.
 
 Randomness (G-2): the match's generator is used for nothing but this, in
 this order: when ``dealer`` is None, the first dealer is
@@ -48,7 +49,8 @@ Actions (maps with ``type`` and no other key)
     Errors (:class:`cardhall.engine.base.IllegalAction`, state unchanged):
     ``not_started``, ``match_over``, ``not_your_turn`` (wrong seat, or a
     dealer step is pending), ``bad_action`` (not a map with a string ``type``
-    and nothing else), ``illegal_action`` (a type not legal now), all rule
+    and nothing else), ``unknown_action`` (not one of the game's action
+    types), ``illegal_action`` (a type not legal now), all rule
     ``LO-2``; ``advance()`` with nothing pending: ``nothing_pending``;
     ``start()`` twice: ``already_started``.
 
@@ -84,8 +86,13 @@ Outcomes of a hand (LO-3..LO-6)
     the players in the showdown, the highest value of the best five of six
     cards: the two hole cards plus the first four board cards (flop and
     turn), whatever street the all-in came on. The players holding that value
-    are the turn leaders. If no turn leader is among the players holding the
-    best seven-card hand at the showdown, a ``loco`` event goes to everyone.
+    are the turn leaders (several when tied). A ``loco`` event goes to
+    everyone when every turn leader loses the showdown: ``best_hand``, when no
+    turn leader holds the best seven-card hand (alone or shared); ``duels``,
+    when each turn leader loses its own duel with the all-in player (a caller
+    beaten by the all-in player; the all-in player beaten by a caller; a tied
+    duel is not lost). ``beaten_by``: the seats holding the best hand
+    (``best_hand``), or those that beat a leader in its duel (``duels``).
 
 Events (``Event.data`` is public; ``Event.private[seat]`` is laid over it
 for that seat only)
@@ -139,7 +146,12 @@ from cardhall.engine.ranking import hand_name, hand_value
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import clockwise, next_seat
 
+#: the most points a match may be played to (``points_to_win``)
+MAX_POINTS = 1000
+
 RULE = "LO-2"
+#: every action type of the game (LO-2): which are legal now is the turn's ``legal``
+ACTION_TYPES = ("check", "fold", "all_in", "call")
 STREETS = ("preflop", "flop", "turn", "river")
 #: cards put on the board when each street is dealt
 STREET_CARDS = {"flop": 3, "turn": 1, "river": 1}
@@ -235,10 +247,11 @@ class LocoPoker(Engine):
     max_seats = 8
     title = "Loco Poker"
     options_spec = (
-        Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1),
+        Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1, max=MAX_POINTS),
         Option("multi_call", "best_hand", "choice", "several callers: one showdown of the best hand, or duels",
                "LO-4", choices=MULTI_CALL),
-        Option("dealer", None, "seat", "the first dealer's seat; null: drawn", "LO-1", nullable=True),
+        Option("dealer", None, "seat", "the first match's dealer seat; null: drawn; a rematch's is the seat after the previous "
+               "match's first, never drawn (G-7)", "LO-1", nullable=True),
     )
     default_options = defaults(options_spec)
 
@@ -433,6 +446,8 @@ class LocoPoker(Engine):
         if extra:
             raise IllegalAction("bad_action", f"unexpected fields {sorted(map(str, extra))} in a loco_poker action", RULE)
         kind = action["type"]
+        if kind not in ACTION_TYPES:
+            raise IllegalAction("unknown_action", f"loco_poker has no {kind!r} action: {', '.join(ACTION_TYPES)}", RULE)
         legal = [a.type for a in self.legal_actions()]
         if kind not in legal:
             raise IllegalAction("illegal_action", f"{kind!r} is not legal now; legal: {legal}", RULE)
@@ -568,12 +583,9 @@ class LocoPoker(Engine):
             "hands": [{"seat": s, "cards": list(hand.hole[s]), "hand": hand_name(value[s])} for s in shown],
             "best": best,
         })]
-        # LO-7: the best hand after the turn (hole + flop + turn) loses the showdown
-        at_turn = {s: hand_value(hand.hole[s] + hand.board[:4]) for s in shown}
-        turn_top = max(at_turn.values())
-        leaders = [s for s in shown if at_turn[s] == turn_top]
-        if not set(leaders) & set(best):
-            events.append(Event({"type": "loco", "hand": hand.number, "seats": leaders, "beaten_by": best}))
+        loco = self._loco(shooter, shown, value, best)
+        if loco is not None:
+            events.append(loco)
 
         outcome: Data = {"scored": None}
         out: list[int]
@@ -605,6 +617,39 @@ class LocoPoker(Engine):
         if out:
             events.append(self._knock_out(out))
         return events + self._end_hand(outcome)
+
+    def _loco(self, shooter: int, shown: list[int], value: Mapping[int, Any], best: list[int]) -> Event | None:
+        """The ``loco`` event (LO-7), or None: the players holding the best hand
+        after the turn (best five of hole cards + flop + turn; several when tied)
+        all lose the showdown. ``best_hand``: a leader loses unless it holds the
+        best hand at the showdown (alone or shared); ``beaten_by`` = the seats
+        holding it. ``duels``: a leader loses only when it loses its own duel: a
+        caller, when the all-in player ``shooter`` beats it; the all-in player,
+        when a caller beats it (a tied duel is a push, not a loss); ``beaten_by``
+        = the seats that beat a leader, in showdown order. ``shown``: the all-in
+        player then the callers in call order; ``value``: seat -> seven-card value."""
+        hand = self.hand
+        assert hand is not None
+        at_turn = {s: hand_value(hand.hole[s] + hand.board[:4]) for s in shown}
+        turn_top = max(at_turn.values())
+        leaders = [s for s in shown if at_turn[s] == turn_top]
+        if self.options["multi_call"] == "best_hand":
+            if set(leaders) & set(best):
+                return None
+            beaten_by = list(best)
+        else:
+            callers = shown[1:]
+            beaten_by = []
+            for s in leaders:
+                if s == shooter:
+                    winners = [c for c in callers if value[c] > value[shooter]]
+                else:
+                    winners = [shooter] if value[shooter] > value[s] else []
+                if not winners:
+                    return None  # this leader won or pushed its duel
+                beaten_by += [w for w in winners if w not in beaten_by]
+            beaten_by.sort(key=shown.index)
+        return Event({"type": "loco", "hand": hand.number, "seats": leaders, "beaten_by": beaten_by})
 
     def _knock_out(self, seats: list[int]) -> Event:
         """Remove ``seats`` from the match, points lost (LO-6)."""

@@ -21,7 +21,7 @@ from typing import ClassVar
 from cardhall.engine.base import Data
 from cardhall.engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
 from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
-from cardhall.engine.options import Option, defaults
+from cardhall.engine.options import MAX_CHIPS, MAX_HANDS, Option, defaults
 from cardhall.engine.plugins import Example, GameSpec, builtin_schema
 
 
@@ -35,12 +35,14 @@ class NoLimitHoldem(HoldemEngine):
     max_seats = 9
     title = "No-limit Hold'em"
     options_spec = holdem_options(
-        Option("starting_stacks", 1000, "int", "chips each player starts with", "NL-1", min=1, per_seat=True),
-        Option("small_blind", 10, "int", "small blind, chips (at most the big blind)", "NL-1", min=0),
-        Option("big_blind", 20, "int", "big blind, chips", "NL-1", min=1),
-        Option("min_bet", None, "int", "the smallest bet, chips; null: the big blind", "NL-2", min=1, nullable=True),
+        Option("starting_stacks", 1000, "int", "chips each player starts with", "NL-1", min=1, max=MAX_CHIPS,
+               per_seat=True),
+        Option("small_blind", 10, "int", "small blind, chips (at most the big blind)", "NL-1", min=0, max=MAX_CHIPS),
+        Option("big_blind", 20, "int", "big blind, chips", "NL-1", min=1, max=MAX_CHIPS),
+        Option("min_bet", None, "int", "the smallest bet, chips; null: the big blind", "NL-2", min=1,
+               max=MAX_CHIPS, nullable=True),
         Option("blind_levels", 15, "int", "hands per blind level, every amount doubling each level; null: off",
-               "NL-7", min=1, nullable=True),
+               "NL-7", min=1, max=MAX_HANDS, nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
 

@@ -86,8 +86,8 @@ async def release(parts: Parts, table: TableActor, to: str | None = None) -> flo
             break
         await asyncio.sleep(0.01)
     host = parts.host
-    if host.tables.get(table.id) is not table or table.token is None:
-        return None
+    if host.tables.get(table.id) is not table or table.token is None or table.unwritable:
+        return None  # unwritable: its stored copy is quarantined, there is nothing to hand over
     stopped = time.time()
     table.drop()
     host.tables.pop(table.id, None)

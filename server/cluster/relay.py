@@ -105,6 +105,14 @@ class Relayed:
         self.delivered = 0
         self._busy = False  # the task is handling messages: new ones queue behind them
 
+    @property
+    def latest(self) -> int | None:
+        """The newest ``seq`` this node has received or delivered for the table (None: none yet)."""
+        cursors = [w.cursor for w in self.watches.values() if w.cursor is not None]
+        if self.recent:
+            cursors.append(self.recent[-1][0])
+        return max(cursors, default=None)
+
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._run(), name=f"relay {self.id}")
 

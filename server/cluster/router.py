@@ -79,6 +79,11 @@ class Router:
             await asyncio.sleep(0.01)
         return None
 
+    def latest(self, table: str) -> int | None:
+        """The newest ``seq`` of ``table`` relayed to this node (None: none)."""
+        relayed = self.relayed.get(table)
+        return relayed.latest if relayed is not None else None
+
     def owned_here(self, table: str) -> None:
         """This node claimed ``table``."""
         self._owners[table] = self.node

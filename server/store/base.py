@@ -138,6 +138,23 @@ class Store(ABC):
     async def hands(self, table: str) -> list[Data]:
         """Every stored hand record of ``table`` (``{"match", "hand"}``), oldest first."""
 
+    async def hand_count(self, table: str) -> int:
+        """How many hand records ``table`` has stored (0 for an unknown table)."""
+        return len(await self.hands(table))
+
+    async def hands_range(self, table: str, start: int, stop: int) -> list[Data]:
+        """The stored hand records ``start <= index < stop`` of ``table``
+        (0-based, oldest first; fewer at the end): a long history is read a
+        bounded batch at a time (``server/hands.py``). A record that cannot
+        be read is skipped (logged)."""
+        return (await self.hands(table))[max(start, 0):max(stop, 0)]
+
+    async def quarantined_state(self, table: str) -> StoredTable | None:
+        """The state kept of ``table`` if it is quarantined (``error`` set when
+        unreadable or missing), else None: what bounds the export of its hands
+        to finished matches (``server/hands.py``, RULES G-2)."""
+        return None
+
     @abstractmethod
     async def delete_table(self, table: str, token: str | None = None) -> None:
         """Forget a closed table's state and events; its hands stay (G-9).
@@ -152,6 +169,16 @@ class Store(ABC):
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         """``(player id, name)`` for a token hash, or None."""
 
+    async def touch_players(self, players: Sequence[str]) -> None:  # noqa: B027
+        """The players with these ids are in use (connected, seated or owning a
+        table): a store whose players expire starts their time again
+        (``Settings.player_expiry``). Optional: the default keeps nothing."""
+
+    async def forget_player(self, token_hash: str) -> None:  # noqa: B027
+        """This process forgets an idle player (``Settings.player_expiry``):
+        what it holds in memory goes; a shared store lets the record expire
+        by itself (another node may still use it). Optional."""
+
     async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:  # noqa: B027
         """Set an unreadable table aside: it is no longer loaded, its data is
         kept for an operator (``server/STORAGE.md``). With a fencing
@@ -160,6 +187,13 @@ class Store(ABC):
 
     async def quarantined(self) -> dict[str, str]:
         """Quarantined table ids and why."""
+        return {}
+
+    def set_aside(self) -> dict[str, str]:
+        """Entries of the table index this store moved to the quarantine by
+        itself while reading the index, because they are no table id at all
+        (a printable name -> why); the hall counts them with the tables it
+        quarantined. Empty for a store whose index cannot hold such entries."""
         return {}
 
     async def probe(self) -> bool:

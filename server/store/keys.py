@@ -27,7 +27,8 @@ class Keys:
         self.meta = f"{prefix}:meta"
         #: set: ids of the tables to serve (open, or finished and not yet closed)
         self.tables = f"{prefix}:tables"
-        #: hash: token hash -> msgpack [player id, name]
+        #: hash: token hash -> msgpack [player id, name], as stored before players
+        #: expired (read when a token is not found under :meth:`player`, and moved there)
         self.players = f"{prefix}:players"
         #: hash: table id -> why it was set aside
         self.quarantine = f"{prefix}:quarantine"
@@ -37,6 +38,16 @@ class Keys:
         self.nodes = f"{prefix}:nodes"
         #: sorted set: node id -> when its heartbeat expires (Redis time, ms)
         self.seen = f"{prefix}:nodes:seen"
+
+    def player(self, token_hash: str) -> str:
+        """String: msgpack ``[player id, name]`` of the player whose token hashes to
+        ``token_hash``; expires ``player_expiry`` after its last use."""
+        return f"{self.prefix}:player:{token_hash}"
+
+    def player_id(self, player: str) -> str:
+        """String: the token hash of player ``player`` (so a node that sees the
+        player seated can renew both keys); expires with :meth:`player`."""
+        return f"{self.prefix}:player-id:{player}"
 
     def base(self, table: str) -> str:
         """The hash-tagged stem of ``table``'s keys."""

@@ -92,6 +92,24 @@ class MemoryStore(Store):
     async def hands(self, table: str) -> list[Data]:
         return [msgpack.unpackb(blob, strict_map_key=False) for blob in self._hands.get(table, ())]
 
+    async def hand_count(self, table: str) -> int:
+        return len(self._hands.get(table, ()))
+
+    async def hands_range(self, table: str, start: int, stop: int) -> list[Data]:
+        blobs = self._hands.get(table, [])[max(start, 0):max(stop, 0)]
+        return [msgpack.unpackb(blob, strict_map_key=False) for blob in blobs]
+
+    async def quarantined_state(self, table: str) -> StoredTable | None:
+        if table not in self._quarantine:
+            return None
+        blob = self._states.get(table)
+        if blob is None:
+            return StoredTable(table, error="no state kept")
+        try:
+            return StoredTable(table, unpack_state(blob))
+        except CheckpointError as exc:
+            return StoredTable(table, error=str(exc))
+
     async def delete_table(self, table: str, token: str | None = None) -> None:
         self._states.pop(table, None)
         self._events.pop(table, None)
@@ -101,6 +119,10 @@ class MemoryStore(Store):
 
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         return self._players.get(token_hash)
+
+    async def forget_player(self, token_hash: str) -> None:
+        """This process is the only user of the store: the record goes (its token is unknown from now on)."""
+        self._players.pop(token_hash, None)
 
     async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         self._quarantine[table] = reason

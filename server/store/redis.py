@@ -43,6 +43,7 @@ from cardhall.server.store.base import (
 )
 from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, unpack_event, unpack_state
 from cardhall.server.store.keys import Keys
+from cardhall.server.store.redis_index import stored_table, table_ids
 from cardhall.server.store.scripts import (
     COMMIT_SCRIPT,
     COMMIT_SHA,
@@ -92,8 +93,11 @@ class RedisStore(Store):
 
     kind = "redis"
 
-    def __init__(self, url: str, prefix: str = "cardhall", stream_bound: int = 1024, timeout: float = 3.0) -> None:
+    def __init__(self, url: str, prefix: str = "cardhall", stream_bound: int = 1024, timeout: float = 3.0,
+                 player_ttl: float = 0.0) -> None:
         self.url = url
+        #: seconds a player's keys live after their last use (0: for ever; ``Settings.player_expiry``)
+        self.player_ttl = player_ttl
         self.prefix = prefix
         self.stream_bound = stream_bound
         self.client = aioredis.Redis.from_url(
@@ -101,6 +105,8 @@ class RedisStore(Store):
             retry=Retry(NoBackoff(), 1), health_check_interval=0,
         )
         self.run_id: str | None = None
+        #: index members that are no table id, moved to the quarantine (:meth:`set_aside`)
+        self._set_aside: dict[str, str] = {}
         #: the marker's generation this store saw (a new one means Redis lost its data meanwhile)
         self.generation: bytes | None = None
         self.keys = Keys(prefix)
@@ -184,18 +190,17 @@ class RedisStore(Store):
                 cp.error = LeaseLost(f"table {cp.table}: the lease is not this node's")
 
     async def load_tables(self) -> list[StoredTable]:
+        """Every table of the index (:func:`~cardhall.server.store.redis_index.table_ids`:
+        a member that is no id is set aside) with its state or the error that
+        makes it unreadable."""
         client = self.client
-        ids = sorted(i.decode() for i in await self._call(lambda: client.smembers(self._tables)))
+        ids = await self.table_ids()
         out: list[StoredTable] = []
         for start in range(0, len(ids), LOAD_CHUNK):
             chunk = ids[start:start + LOAD_CHUNK]
             keys = [self.keys.state(t) for t in chunk]
             blobs = await self._call(lambda keys=keys: client.mget(keys))
-            for table, blob in zip(chunk, blobs):
-                try:
-                    out.append(StoredTable(table, unpack_state(blob)))
-                except CheckpointError as exc:
-                    out.append(StoredTable(table, error=str(exc)))
+            out += [stored_table(table, blob) for table, blob in zip(chunk, blobs)]
         if not await self._call(lambda: client.exists(self._meta)):
             await self._mark()
         await self.probe()
@@ -207,7 +212,7 @@ class RedisStore(Store):
         (``P:t:{id}``) to its names now; returns the number of tables moved.
         Idempotent, and safe while other nodes start (one script per table)."""
         client = self.client
-        ids = sorted(i.decode() for i in await self._call(lambda: client.smembers(self._tables)))
+        ids = await self.table_ids()
         moved = 0
         for table in ids:
             old = self.keys.legacy_state(table)
@@ -219,18 +224,26 @@ class RedisStore(Store):
         return moved
 
     async def table_ids(self) -> list[str]:
-        """Ids of every stored table (``P:tables``)."""
-        return sorted(i.decode() for i in await self._call(lambda: self.client.smembers(self._tables)))
+        """Ids of every stored table (``P:tables``); a member that is not
+        UTF-8 text is moved to the quarantine and named in :meth:`set_aside`."""
+        return await self._call(lambda: table_ids(self.client, self.keys, self._set_aside))
+
+    def set_aside(self) -> dict[str, str]:
+        return dict(self._set_aside)
 
     async def load_table(self, table: str) -> StoredTable | None:
-        """One stored table (None when it is not stored)."""
-        blob = await self.raw_state(table)
-        if blob is None:
+        """One stored table (None when it is not stored, or quarantined: set
+        aside for an operator, never served again); an unreadable one comes
+        with its ``error``."""
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.get(self.keys.state(table))
+                pipe.hexists(self._quarantine, table)
+                return list(await pipe.execute())
+        blob, quarantined = await self._call(run)
+        if blob is None or quarantined:
             return None
-        try:
-            return StoredTable(table, unpack_state(blob))
-        except CheckpointError as exc:
-            return StoredTable(table, error=str(exc))
+        return stored_table(table, blob)
 
     async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
         if upto <= seq:
@@ -252,8 +265,33 @@ class RedisStore(Store):
         return out if expected == upto + 1 else None
 
     async def hands(self, table: str) -> list[Data]:
+        return await self._hand_list(table, 0, -1)
+
+    async def quarantined_state(self, table: str) -> StoredTable | None:
+        """One pipeline: ``HEXISTS P:quarantine``, ``GET`` the state."""
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hexists(self._quarantine, table)
+                pipe.get(self.keys.state(table))
+                return list(await pipe.execute())
+        quarantined, blob = await self._call(run)
+        if not quarantined:
+            return None
+        return stored_table(table, blob) if blob is not None else StoredTable(table, error="no state kept")
+
+    async def hand_count(self, table: str) -> int:
         key = self.table_keys(table)[2]
-        blobs = await self._call(lambda: self.client.lrange(key, 0, -1))
+        return int(await self._call(lambda: self.client.llen(key)))
+
+    async def hands_range(self, table: str, start: int, stop: int) -> list[Data]:
+        """One ``LRANGE`` of the batch."""
+        start = max(start, 0)
+        return await self._hand_list(table, start, stop - 1) if stop > start else []
+
+    async def _hand_list(self, table: str, first: int, last: int) -> list[Data]:
+        """The hand records ``first..last`` (inclusive, as ``LRANGE``: -1 is the end)."""
+        key = self.table_keys(table)[2]
+        blobs = await self._call(lambda: self.client.lrange(key, first, last))
         out = []
         for blob in blobs:
             try:
@@ -269,25 +307,74 @@ class RedisStore(Store):
         if not done:
             raise LeaseLost(f"table {table}: the lease is not this node's; not deleted")
 
+    def _set_player(self, pipe: Any, player: str, token_hash: str, name: str) -> None:
+        """Queue the two keys of a player on ``pipe``, expiring after ``player_ttl``."""
+        ttl = int(self.player_ttl) if self.player_ttl >= 1 else None
+        pipe.set(self.keys.player(token_hash), msgpack.packb([player, name]), ex=ttl)
+        pipe.set(self.keys.player_id(player), token_hash, ex=ttl)
+
     async def save_player(self, player: str, token_hash: str, name: str) -> None:
-        blob = msgpack.packb([player, name])
-        await self._call(lambda: self.client.hset(self._players, token_hash, blob))
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=True) as pipe:
+                self._set_player(pipe, player, token_hash, name)
+                return await pipe.execute()
+        await self._call(run)
         self._player_cache[token_hash] = (player, name)
+
+    async def touch_players(self, players: Sequence[str]) -> None:
+        """Renew both keys of each player in ``players`` (ids) for ``player_ttl`` seconds."""
+        if self.player_ttl < 1 or not players:
+            return
+        ttl = int(self.player_ttl)
+        id_keys = [self.keys.player_id(p) for p in players]
+        hashes = await self._call(lambda: self.client.mget(id_keys))
+
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for key, found in zip(id_keys, hashes, strict=True):
+                    if found is not None:
+                        pipe.expire(key, ttl)
+                        pipe.expire(self.keys.player(found.decode()), ttl)
+                return await pipe.execute()
+        if any(h is not None for h in hashes):
+            await self._call(run)
+
+    async def forget_player(self, token_hash: str) -> None:
+        """Drop the cached record; the keys expire by themselves (another node may still use the player)."""
+        self._player_cache.pop(token_hash, None)
 
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         found = self._player_cache.get(token_hash)
         if found is not None:
             return found
-        blob = await self._call(lambda: self.client.hget(self._players, token_hash))
+        blob = await self._call(lambda: self.client.get(self.keys.player(token_hash)))
+        if blob is None:  # stored before players expired: moved to its own keys on first use
+            blob = await self._call(lambda: self.client.hget(self._players, token_hash))
+            if blob is not None:
+                await self._move_player(token_hash, blob)
         if blob is None:
             return None
         try:
             pid, name = msgpack.unpackb(blob)
         except Exception:
-            log.error("player record %s in %s is unreadable", token_hash[:12], self._players)
+            log.error("player record %s in %s is unreadable", token_hash[:12], self.keys.player(token_hash))
             return None
         self._player_cache[token_hash] = (pid, name)
         return pid, name
+
+    async def _move_player(self, token_hash: str, blob: bytes) -> None:
+        """A player of the old shared hash goes to its own expiring keys."""
+        try:
+            pid, name = msgpack.unpackb(blob)
+        except Exception:
+            return  # reported as unreadable by the caller
+
+        async def run() -> Any:
+            async with self.client.pipeline(transaction=True) as pipe:
+                self._set_player(pipe, pid, token_hash, name)
+                pipe.hdel(self._players, token_hash)
+                return await pipe.execute()
+        await self._call(run)
 
     async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         note = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {reason}"
@@ -330,15 +417,15 @@ class RedisStore(Store):
         :data:`REWRITE_CHUNK` tables), the cached players, then the marker."""
         calls = [self._pack(batch[i:i + REWRITE_CHUNK], "r") for i in range(0, len(batch), REWRITE_CHUNK)]
         calls = [(keys, args) for keys, args in calls if len(args) > 4]
-        players = {h: msgpack.packb([p, n]) for h, (p, n) in self._player_cache.items()}
+        players = list(self._player_cache.items())
 
         async def run() -> Any:
             await self.client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT)
             async with self.client.pipeline(transaction=True) as pipe:
                 for keys, args in calls:
                     pipe.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
-                if players:
-                    pipe.hset(self._players, mapping=players)
+                for token_hash, (player, name) in players:
+                    self._set_player(pipe, player, token_hash, name)
                 pipe.hset(self._meta, mapping=self._marker())
                 pipe.hsetnx(self._meta, "generation", secrets.token_hex(8))  # the first node after a loss sets it
                 pipe.hget(self._meta, "generation")

@@ -16,8 +16,19 @@ timer and sends the immediate replies the step asks for, then
 So no event, snapshot or acknowledgement leaves before the checkpoint holding
 it. A store that is down (:class:`~cardhall.server.store.base.StoreUnavailable`)
 stalls the table (:class:`~cardhall.server.table.inputs.StoreFailed`) until a
-checkpoint is written again; any other commit error breaks it. The actor
-reaches the service only through :class:`TableHost`.
+checkpoint is written again; any other commit error (the checkpoint cannot
+be built or encoded) breaks it and makes it *unwritable*: the host sets the
+store's older copy aside (:meth:`TableHost.table_unwritable`), and what the
+table still publishes (``broken``, the ``table_broken`` answers, ``closed``)
+is delivered without a checkpoint. The actor reaches the service only
+through :class:`TableHost`.
+
+No table dies silently: whatever escapes a step outside the machine's rules
+(delivering, encoding, the cluster's part of a checkpoint) is contained by
+the loop itself (:meth:`TableMachine.fail`): the table becomes broken, its
+viewers get the ``broken`` event, each request taken but not answered and
+everything still in the mailbox is answered with ``table_broken``, the host
+is told, and a ``Close`` still closes it.
 """
 
 from __future__ import annotations
@@ -109,6 +120,11 @@ class TableHost(Protocol):
     def table_broken(self, table: TableActor) -> None:
         """``table`` broke (a fault, or a checkpoint the store refused)."""
 
+    def table_unwritable(self, table: TableActor, reason: str) -> None:
+        """``table``'s checkpoints cannot be written at all (``reason``: why):
+        the copy in the store is older than the table and must never be
+        restored (set it aside); the table writes nothing more."""
+
     def table_stalled(self, table: TableActor, exc: StoreUnavailable) -> None:
         """``table``'s checkpoint could not be written: the store is unavailable."""
 
@@ -142,7 +158,7 @@ class TableActor:
     """The asyncio owner of one :class:`TableMachine` (see the module docstring).
 
     ``buffer_size``: events kept for ``join`` with ``since``. ``creator``: the
-    address that created the table without an owner (a limit of the hall's,
+    client address that created the table (the hall's per-address limit,
     not part of the table's state). Other code talks to it through
     :meth:`post` and reads the machine.
     """
@@ -160,6 +176,11 @@ class TableActor:
         #: the ``seq`` of the last event delivered to this node's subscribers
         self.delivered = machine.seq
         self.lost = False
+        #: the store refused a checkpoint of this table (not for being down): nothing more is written
+        self.unwritable = False
+        #: ``(subscriber, re)`` of the requests being answered by the delivery under way, in its order
+        self._answering: list[tuple[Hashable, Any]] = []
+        self._answered = 0
         self._timer: asyncio.Handle | None = None
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -170,6 +191,7 @@ class TableActor:
         restored one re-arms its clock, bot, dealer step or rematch."""
         self._loop = asyncio.get_running_loop()
         self._task = self._loop.create_task(self._run(), name=f"table {self.id}")
+        self._task.add_done_callback(self._ended)
         self.post(Start())
         if restored:
             self.post(Rearm())
@@ -223,13 +245,44 @@ class TableActor:
         machine, mailbox = self.machine, self.mailbox
         while not self.lost:
             inputs = await mailbox.take()
-            self._effects(machine.step(inputs, now()))
-            await self._flush()
+            try:
+                self._effects(machine.step(inputs, now()))
+                await self._flush()
+            except Exception as exc:  # not CancelledError: stopping is not a fault
+                await self._contain(exc)
             if self.lost:
                 return
             if machine.status == CLOSED:
                 self.host.table_closed(self)
                 return
+
+    async def _contain(self, exc: Exception) -> None:
+        """``exc`` escaped a step outside the machine's rules: break the table
+        through the machine (:meth:`TableMachine.fail`: ``broken`` event,
+        ``table_broken`` for every request left unanswered) and deliver that.
+        A second fault while doing so is logged and what is pending dropped:
+        the loop goes on, so later requests are still answered."""
+        log.error("table %s: %s escaped the table's step", self.id, type(exc).__name__, exc_info=exc)
+        what = f"{type(exc).__name__}: {exc}"[:300]
+        for _ in range(2):
+            unanswered, self._answering = self._answering[self._answered:], []
+            try:
+                self._effects(self.machine.fail(what, now(), unanswered))
+                await self._flush()
+                return
+            except Exception as again:
+                log.error("table %s: containing the fault failed too (%s)", self.id, type(again).__name__, exc_info=again)
+                what = f"{type(again).__name__}: {again}"[:300]
+        self._answering = []
+        self.machine.take()
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """The actor's task ended: an exception here is a fault of the loop
+        itself (:meth:`_run` contains every other one); say so loudly."""
+        if not task.cancelled() and task.exception() is not None:
+            log.critical("table %s: its actor ended with an exception; the table is out of service",
+                         self.id, exc_info=task.exception())
+            self.host.table_broken(self)
 
     async def _flush(self) -> None:
         """Write what the machine holds, then deliver it; again while that
@@ -237,9 +290,9 @@ class TableActor:
         machine = self.machine
         while not (pending := machine.pending).empty:
             checkpoint = None
-            if pending.needs_commit:
-                checkpoint = self._checkpoint(pending)
+            if pending.needs_commit and not self.unwritable:
                 try:
+                    checkpoint = self._checkpoint(pending)
                     await self.host.commit(checkpoint)
                 except LeaseLost:
                     try:
@@ -255,15 +308,21 @@ class TableActor:
                     return
                 except Exception as exc:
                     log.exception("table %s: checkpoint failed; table out of service", self.id)
-                    self._effects(machine.handle(StoreRejected(repr(exc)), now()))
+                    self.unwritable = True
+                    reason = f"its state cannot be written: {exc!r}"[:300]
+                    self.host.table_unwritable(self, reason)
+                    self._effects(machine.handle(StoreRejected(reason), now()))
                     continue
             out = machine.take()
+            self._answering = [(j.sub, j.re) for j in out.joins] + [(r.sub, r.frame.get("re")) for r in out.replies]
+            self._answered = 0
             if checkpoint is not None:
                 append = self.buffer.append
                 for seq, blob in checkpoint.events:  # committed: kept for joins with since
                     append(seq, blob)
             older = await self._read_older_events(out.joins) if out.joins else {}
             self._deliver(out, older)
+            self._answering = []
             if checkpoint is not None and machine.stalled:  # written: the stall is over
                 self._effects(machine.handle(StoreWritten(), now()))
 
@@ -364,15 +423,16 @@ class TableActor:
                     cast(RelayedPeer, peer).answers_join(join.viewer)
                 self._answer_join(peer, join, records, older.get(id(join)))
                 peer.flush()
+            self._answered += 1  # counted once sent: a fault before leaves it to :meth:`_contain`
         if out.replies:
             peers: list[Peer] = []
             for reply in out.replies:
-                if reply.frame.get("re") == REJOIN:  # the server's own join (the table moved): nobody to answer
-                    continue
-                peer = self._peer(reply.sub)
-                if peer is not None:
-                    peer.send(reply.frame)
-                    peers.append(peer)
+                if reply.frame.get("re") != REJOIN:  # REJOIN: the server's own join (the table moved): nobody to answer
+                    peer = self._peer(reply.sub)
+                    if peer is not None:
+                        peer.send(reply.frame)
+                        peers.append(peer)
+                self._answered += 1
             for peer in peers:
                 peer.flush()
 

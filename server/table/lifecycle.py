@@ -49,8 +49,9 @@ def start_when_full(t: TableCore, _: Start) -> None:
 
 def rematch(t: TableCore) -> None:
     """G-7: the next match with the same seats; it starts at once when every
-    seat is taken. The ``rematch`` event carries the commitment published at
-    the previous match's end (G-2)."""
+    seat is taken, else (a seat freed at the previous match's end, G-7) it
+    waits for a player or the owner's ``start`` (G-9). The ``rematch`` event
+    carries the commitment published at the previous match's end (G-2)."""
     t.match += 1
     t.engine = None
     t.status = WAITING

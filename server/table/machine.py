@@ -10,7 +10,13 @@ owner's side of the guarantee: ``server/STORAGE.md``).
 
 Faults: an exception while applying an input drops that input's partial
 events and replies and marks the table broken (a ``broken`` event); nothing
-else is touched. Stalls: when the store cannot be written
+else is touched. A fault of the owner's outside a step (delivering,
+encoding) is contained the same way through :meth:`TableMachine.fail`, and
+a checkpoint the store refuses
+(:class:`~cardhall.server.table.inputs.StoreRejected`) breaks the table with
+a ``broken`` event too. A broken table answers every request with
+``table_broken`` and takes a :class:`~cardhall.server.table.inputs.Close`
+(its ``closed`` event is its last). Stalls: when the store cannot be written
 (:class:`~cardhall.server.table.inputs.StoreFailed`) the table keeps what it
 applied unpublished, stops its clock and timer, refuses requests with
 ``unavailable`` (an immediate reply) and holds closes; disconnects and the
@@ -117,7 +123,9 @@ class TableMachine(TableCore):
     def from_data(cls, data: Data, now: Now, entropy: Entropy = new_server_seed) -> TableMachine:
         """A table from :meth:`to_data` (format 2); its clock stays paused with
         the time that was left until a :class:`~cardhall.server.table.inputs.Rearm`.
-        ValueError on another version, KeyError/ValueError on malformed data."""
+        ValueError on another version, KeyError/ValueError on malformed data
+        (the caller checks the stored options first:
+        :func:`cardhall.server.stored.check_stored_options`)."""
         state.check_version(data)
         machine = cls(data["id"], data["game"], data["seats"], data["table_options"], data["game_options"],
                       data["owner"], server_seed=bytes.fromhex(data["server_seed"]), entropy=entropy, now=now)
@@ -152,6 +160,8 @@ class TableMachine(TableCore):
         elif isinstance(inp, REQUESTS):
             self._request(inp)
             self.effects.members[inp.sub] = inp.sub in self.subscribers
+        elif self.status == BROKEN and isinstance(inp, Close):
+            self._close_broken(inp)
         elif self.status in (CLOSED, BROKEN):
             if isinstance(inp, Disconnect):  # forgotten without events: nothing is published any more
                 self.subscribers.unsubscribe(inp.sub)
@@ -199,11 +209,47 @@ class TableMachine(TableCore):
         out = self.pending
         del out.records[records:], out.replies[replies:], out.hands[hands:]
         self.seq = seq
+        self._broken()
+
+    def fail(self, what: str, now: Now, unanswered: Iterable[tuple[Any, Any]] = ()) -> Effects:
+        """Contain a fault of the owner's outside a step (``what``: where, for
+        the log): drop everything pending and not yet written (events, hands,
+        replies; the ``seq`` goes back to the last event kept), answer each
+        request left without its answer with ``table_broken`` (the pending
+        ones, and ``unanswered``: ``(subscriber, re)`` pairs the owner had
+        taken but not delivered), and, unless it already is, mark the table
+        broken with a ``broken`` event. Returns the step's effects."""
+        effects = self.effects = Effects()
+        self.now = now
+        out = self.pending
+        waiting = [(r.sub, r.frame.get("re")) for r in out.replies] + [(j.sub, j.re) for j in out.joins]
+        if out.records:
+            self.seq = out.records[0].seq - 1
+        self.pending = Outputs(dirty=out.dirty)
+        error = ProtocolError("table_broken", "the table failed")
+        for sub, re in [*waiting, *unanswered]:
+            self.reply(sub, error.frame(re))
+            effects.errors.append(error.code)
+        if self.status not in (BROKEN, CLOSED):
+            log.error("table %s (%s) broke: %s", self.id, self.game, what)
+            self._broken()
+        return effects
+
+    def _broken(self) -> None:
+        """Mark the table broken: no timer, a ``broken`` event, the host told."""
         self.cancel_timer()
         self.status = BROKEN
         self.changed()
         self.emit(Event({"type": "broken"}))
         self.effects.notices.append(NOTICE_BROKEN)
+
+    def _close_broken(self, inp: Close) -> None:
+        """A broken table closes (an operator, or G-9's sweeping of a table
+        nobody watches): ``closed`` is its last event; nothing else of it runs."""
+        self.cancel_timer()
+        self.status = CLOSED
+        self.changed()
+        self.emit(Event({"type": "closed", "reason": inp.reason}))
 
     # -- the store ---------------------------------------------------------------
     def _store(self, inp: StoreFailed | StoreWritten | StoreBack | StoreRejected) -> None:
@@ -225,16 +271,23 @@ class TableMachine(TableCore):
         elif isinstance(inp, StoreBack):
             if self.stalled:
                 self.changed()
-        else:  # the checkpoint cannot be written at all: out of service
+        else:  # the checkpoint cannot be written at all: out of service, and its viewers told
             out = self.pending
-            out.records.clear()
-            out.replies.clear()
-            out.hands.clear()
-            out.dirty = False
-            self.cancel_timer()
-            if self.status != BROKEN:
-                self.status = BROKEN
-                self.effects.notices.append(NOTICE_BROKEN)
+            if out.records:
+                self.seq = out.records[0].seq - 1
+            error = ProtocolError("table_broken", "the table's state cannot be saved")
+            waiting = [(r.sub, r.frame.get("re")) for r in out.replies] + [(j.sub, j.re) for j in out.joins]
+            self.pending = Outputs()
+            for sub, re in waiting:
+                self.reply(sub, error.frame(re))
+                self.effects.errors.append(error.code)
+            if self.status == CLOSED:
+                self.emit(Event({"type": "closed", "reason": "the table's state cannot be saved"}))
+            elif self.status != BROKEN:
+                log.error("table %s (%s) broke: its state cannot be saved (%s)", self.id, self.game, inp.reason)
+                self._broken()
+            else:
+                self.emit(Event({"type": "broken"}))
 
     def _held(self, inp: Input) -> None:
         """An input while stalled: a request is refused at once (``unavailable``:

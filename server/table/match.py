@@ -4,7 +4,8 @@
 client seeds in seat order (G-2), places the button or dealer (G-7: a
 rematch's is the seat after the previous match's first), seats the bots and
 deals; :func:`end_match` reveals the server seed, draws and publishes the
-next commitment (G-2) and offers the rematch (G-7). Neither takes turns:
+next commitment (G-2), frees the seats of players who left during the match
+(G-7, :func:`.vacancy.free_left_seats`) and offers the rematch (G-7). Neither takes turns:
 the caller settles the table afterwards (:func:`.turns.settle`).
 """
 
@@ -18,19 +19,21 @@ from cardhall.engine.seats import next_seat
 from cardhall.server.store.format import hand_digest
 from cardhall.server.table.core import FINISHED, RUNNING, TableCore
 from cardhall.server.table.inputs import RematchDue
+from cardhall.server.table.vacancy import free_left_seats
 
 Data = dict[str, Any]
 
 
 def match_options(t: TableCore, seats: list[int]) -> Data:
     """The game options for the next match: the table's, with the button or
-    dealer moved on from the previous match's first one (G-7, FL-1; the first
-    match's is the option's or drawn)."""
+    dealer moved on from the previous match's first one (G-7, FL-1: the next
+    seated seat clockwise after it, also when that seat has been freed since,
+    whatever the table's option says; the first match's is the option's, or
+    drawn when it is not set)."""
     options = dict(t.gopts)
     for key in ("button", "dealer"):
-        if key in t.cls.default_options and key not in options and t.first_dealer in t.seats:
-            assert t.first_dealer is not None
-            options[key] = next_seat(seats, after=t.first_dealer) if t.match > 1 else None
+        if key in t.cls.default_options and t.match > 1 and t.first_dealer is not None:
+            options[key] = next_seat(seats, after=t.first_dealer)  # a rematch: never the option's seat again
     for key in ("button", "dealer"):
         if key in options and options[key] is None:
             del options[key]
@@ -51,6 +54,7 @@ def deal(t: TableCore) -> None:
         occ.bank = t.seconds("time_bank")
         occ.timeouts = 0
         occ.sitting_out = False
+        occ.left = False
         if occ.bot is not None:
             occ.start_bot(t.game, t.server_seed)
     t.status = RUNNING
@@ -89,7 +93,8 @@ def record_hand(t: TableCore) -> None:
 def end_match(t: TableCore) -> None:
     """The match is over: its result, the server seed revealed with the client
     seeds (G-2), the next match's commitment (a new seed from ``t.entropy``),
-    the rematch offered (G-7)."""
+    then a ``left`` event for each seat freed because its player left during
+    the match (G-7), and the rematch offered (G-7)."""
     assert t.engine is not None
     t.cancel_timer()
     t.turn_id = t.turn_seat = t.turn_kind = None
@@ -108,6 +113,7 @@ def end_match(t: TableCore) -> None:
         "client_seeds": {str(s): o.seed for s, o in sorted(t.seats.items()) if o.seed},
         "next_commitment": commitment(t.server_seed),
     }))
+    free_left_seats(t)
     schedule_rematch(t)
 
 

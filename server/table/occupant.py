@@ -26,7 +26,10 @@ class Occupant:
     """A taken seat. ``player``: the holder's player id (None for a bot);
     ``bot``: the bot's registry name; ``seed``: the client seed given when
     sitting down (G-2); ``bank``: time bank left in seconds (G-3);
-    ``timeouts``: consecutive timeouts (two sit the player out, G-3)."""
+    ``timeouts``: consecutive timeouts (two sit the player out, G-3);
+    ``left``: the player left during the running match (G-5), so the seat is
+    freed when the match ends unless they are back in it by then (G-7,
+    :func:`.vacancy.free_left_seats`)."""
 
     seat: int
     player: str | None
@@ -36,6 +39,7 @@ class Occupant:
     sitting_out: bool = False
     timeouts: int = 0
     bank: float = 0.0
+    left: bool = False
     bot_rng: Data | None = None
     brain: Bot | None = field(default=None, repr=False, compare=False)
 
@@ -69,7 +73,7 @@ class Occupant:
         out: Data = {
             "seat": self.seat, "player": self.player, "name": self.name, "bot": self.bot,
             "seed": self.seed, "sitting_out": self.sitting_out, "timeouts": self.timeouts,
-            "bank": self.bank,
+            "bank": self.bank, "left": self.left,
         }
         if self.brain is not None:
             rng = self.brain.rng
@@ -79,10 +83,10 @@ class Occupant:
     @classmethod
     def from_data(cls, data: Data) -> Occupant:
         """Inverse of :meth:`to_data` (the strategy is rebuilt by :meth:`resume_bot`);
-        KeyError on a missing field."""
+        KeyError on a missing field (``left`` may be missing: False)."""
         return cls(
             data["seat"], data["player"], data["name"], data["bot"], data["seed"],
-            data["sitting_out"], data["timeouts"], data["bank"], data.get("bot_rng"),
+            data["sitting_out"], data["timeouts"], data["bank"], bool(data.get("left", False)), data.get("bot_rng"),
         )
 
 

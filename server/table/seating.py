@@ -3,8 +3,8 @@
 G-5: one player holds at most one seat at a table; a disconnected player
 keeps the seat (a ``presence`` event tells the table, G-4 stops waiting for
 their ``continue``); a player who leaves a running match keeps the seat
-sitting out until the match ends, and leaving before it starts frees the
-seat. Seats are taken only between matches (G-9); the join that takes the
+sitting out until the match ends, when it is freed unless they came back
+(G-7, :mod:`.vacancy`), and leaving before it starts frees the seat. Seats are taken only between matches (G-9); the join that takes the
 last seat starts the match, and its answer is the table before the match
 (SPEC "Resuming": the snapshot first, the match's events after it).
 """
@@ -30,6 +30,7 @@ from cardhall.server.table.occupant import Occupant, parse_seed
 from cardhall.server.table.outputs import JoinAnswer
 from cardhall.server.table.subscribers import NOT_JOINED
 from cardhall.server.table.turns import end_continue, schedule_auto, stop_waiting_for
+from cardhall.server.table.vacancy import free_seat
 from cardhall.server.table.views import snapshot
 
 
@@ -65,6 +66,9 @@ def join(t: TableCore, inp: Join) -> None:
             raise ProtocolError("already_seated", f"you hold seat {seat} at this table (G-5)")
         elif seed and t.status in (WAITING, FINISHED):
             t.seats[seat].seed = seed
+            t.changed()
+        if t.seats[seat].left:  # back at the match they left: the seat stays theirs when it ends (G-7)
+            t.seats[seat].left = False
             t.changed()
         viewer = seat
     previous = t.subscribers.subscribe(inp.sub, viewer)
@@ -114,9 +118,13 @@ def leave(t: TableCore, inp: Leave) -> None:
 
 
 def release(t: TableCore, seat: int) -> None:
-    """A player leaves: sit out for the rest of a running match, else free the seat (G-5)."""
+    """A player leaves: sit out for the rest of a running match, the seat
+    marked to be freed when it ends (G-5, G-7); else free the seat now."""
     if t.status == RUNNING:
         occ = t.seats[seat]
+        if not occ.left:
+            occ.left = True
+            t.changed()
         if not occ.sitting_out:
             occ.sitting_out = True
             t.emit(Event({"type": "sat_out", "seat": seat, "reason": "left"}))
@@ -125,8 +133,7 @@ def release(t: TableCore, seat: int) -> None:
                 schedule_auto(t)
             stop_waiting_for(t, seat)
     else:
-        del t.seats[seat]
-        t.emit(Event({"type": "left", "seat": seat}))
+        free_seat(t, seat)
         if t.turn_kind == CONTINUE and t.turn_seat == seat:
             end_continue(t)
 

@@ -19,6 +19,16 @@ from tests.server.conftest import running_server
 
 CLI = [sys.executable, "-m", "cardhall.clients.cli"]
 
+#: one whole no-limit hand in PHH: dealt, then a fold
+HEADS_UP_HAND = """variant = "NT"
+antes = [0, 0]
+blinds_or_straddles = [1, 2]
+min_bet = 2
+starting_stacks = [200, 200]
+actions = ["d dh p1 AcAd", "d dh p2 7h2s", "p2 f"]
+finishing_stacks = [201, 199]
+"""
+
 
 @pytest.fixture
 async def live():
@@ -113,3 +123,73 @@ async def test_serve_interrupted_shuts_down_gracefully(tmp_path):
     err = before.decode() + err
     assert code == 0, err
     assert "Finished server process" in err and "Traceback" not in err, err
+
+
+async def test_phh_replay_interrupted(tmp_path):
+    """A folder of 2,000 hands: the replay fills the stdout pipe, which this test stops reading after
+    the first line, so it is still at work when the signal comes."""
+    hand = tmp_path / "one.phh"
+    hand.write_text(HEADS_UP_HAND)
+    folder = tmp_path / "hands"
+    folder.mkdir()
+    for i in range(2000):
+        (folder / f"h{i}.phh").symlink_to(hand)
+    proc = await _start("phh", "replay", str(folder), cwd=tmp_path)
+    assert proc.stdout is not None
+    await _wait_for_line(proc.stdout, str(folder))
+    code, _, err = await _interrupt(proc)
+    assert code == 130
+    assert err.strip().splitlines()[-1] == "cardhall phh replay: interrupted" and "Traceback" not in err, err
+
+
+async def test_bench_engine_interrupted(tmp_path):
+    proc = await _start("bench", "engine", "--games", "no_limit_holdem", "--hands", "10000000", "--no-pokerkit",
+                        cwd=tmp_path)
+    assert proc.stdout is not None
+    await _wait_for_line(proc.stdout, "ours h/s")
+    code, _, err = await _interrupt(proc)
+    assert code == 130
+    assert err.strip().splitlines()[-1] == "cardhall bench engine: interrupted" and "Traceback" not in err, err
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+async def _served_port(parent: int, timeout: float = 60) -> int:
+    """The ``--port`` of ``parent``'s ``cardhall serve`` child, once that port accepts connections."""
+    async with asyncio.timeout(timeout):
+        while True:
+            for child in _children(parent):
+                try:
+                    argv = Path(f"/proc/{child}/cmdline").read_bytes().decode().split("\0")
+                except OSError:
+                    continue
+                if "serve" in argv and "--port" in argv:
+                    port = int(argv[argv.index("--port") + 1])
+                    try:
+                        _, writer = await asyncio.open_connection("127.0.0.1", port)
+                    except OSError:
+                        continue
+                    writer.close()
+                    return port
+            await asyncio.sleep(0.1)
+
+
+async def test_bench_server_interrupted_stops_its_server(tmp_path):
+    proc = await _start("bench", "server", "--tables", "2", "--spectators", "1", "--seats", "2", "--warmup", "0",
+                        "--duration", "300", cwd=tmp_path)
+    await _served_port(proc.pid)  # its server is up: the benchmark is under way
+    code, _, err = await _interrupt(proc)
+    assert code == 130
+    assert err.strip().splitlines()[-1] == "cardhall bench server: interrupted" and "Traceback" not in err, err
+    assert await _group_gone(proc.pid), "the benchmark's server outlived the interrupted command"

@@ -39,8 +39,10 @@ from tests.server.play import QUICK
 
 pytestmark = pytest.mark.redis
 
-#: every event of a test stays in the table's stream (check_history reads them all)
-NODE_ARGS = ["--redis-stream-bound", "100000"]
+#: every event of a test stays in the table's stream (check_history reads them all); every client
+#: comes from 127.0.0.1 and the bots-only tables play faster than a public server's floor
+NODE_ARGS = ["--redis-stream-bound", "100000", "--max-tables-per-address", "0", "--new-players-per-address", "0",
+             "--bot-think-floor", "0"]
 #: bots-only tables: paced so that events keep coming at a steady rate, matches without end
 BOTS = {"bot_think": 0.15, "pause": 0.05, "auto_rematch": True, "close_after": 3600}
 #: tables with two human players (and a bot): long clocks, nothing times out while a node is away

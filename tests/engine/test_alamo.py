@@ -294,6 +294,7 @@ def test_AL5_preflop_betting_option():
     game, events = new_game([1, 2, 3], 2, {}, preflop_betting=True)
     assert game.to_act == 3 and game.board == []
     assert [a.to_data() for a in game.legal_actions()] == [
+        {"type": "fold"},  # AL-5: on any turn
         {"type": "check"},
         {"type": "bet", "min": 1, "max": 15},
         {"type": "all_in", "min": 15, "max": 15, "as": "bet"},
@@ -307,8 +308,12 @@ def test_AL5_preflop_betting_option():
         ("AL5_bet_above_the_stack", [("bet", 23)], "amount_too_large", "AL-5"),
         ("NL2_raise_at_least_the_last_bet", [("bet", 3), ("raise", 5)], "amount_too_small", "AL-5"),
         ("cannot_check_facing_a_bet", [("bet", 3), ("check", None)], "cannot_check", "AL-5"),
-        ("cannot_fold_when_check_is_free", [("fold", None)], "check_available", "AL-5"),
         ("bet_must_be_a_whole_number", [("bet", 2.5)], "bad_amount", "AL-5"),
+        ("call_amount_must_be_the_cards_added", [("bet", 3), ("call", 2)], "bad_amount", "AL-5"),
+        ("call_amount_must_be_a_whole_number", [("bet", 3), ("call", "3")], "bad_amount", "AL-5"),
+        ("all_in_amount_must_be_the_total", [("all_in", 5)], "bad_amount", "AL-5"),
+        ("fold_takes_no_amount", [("fold", 1)], "bad_amount", "AL-5"),
+        ("check_takes_no_amount", [("check", 0)], "bad_amount", "AL-5"),
         ("unknown_action", [("snowfall", None)], "unknown_action", "AL-5"),
     ],
 )
@@ -535,7 +540,7 @@ def test_view_shows_counts_never_stack_or_face_down_cards():
         own = set(game.hole.get(viewer, [])) if viewer else set()
         assert cards <= set(game.board) | own
         assert view["face_down"] == 1 and view["pot"] == 4 and view["stacks"] == {"1": 22, "2": 22}
-    assert game.view(2)["legal_actions"][0] == {"type": "check"}
+    assert game.view(2)["legal_actions"][:2] == [{"type": "fold"}, {"type": "check"}]  # AL-5
     assert "legal_actions" not in game.view(1)
 
 

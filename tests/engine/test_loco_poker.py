@@ -277,7 +277,7 @@ ILLEGAL = [
     ("wrong_seat", [], 2, {"type": "check"}, "not_your_turn"),
     ("unknown_seat", [], 9, {"type": "check"}, "not_your_turn"),
     ("call_without_all_in", [], 1, {"type": "call"}, "illegal_action"),
-    ("raise_does_not_exist", [], 1, {"type": "raise"}, "illegal_action"),
+    ("raise_does_not_exist", [], 1, {"type": "raise"}, "unknown_action"),
     ("bet_does_not_exist", [], 1, {"type": "bet", "amount": 1}, "bad_action"),
     ("extra_field", [], 1, {"type": "check", "amount": 5}, "bad_action"),
     ("no_type", [], 1, {}, "bad_action"),

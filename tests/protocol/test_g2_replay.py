@@ -1,22 +1,27 @@
 """SPEC "Randomness" is enough to check every card of a real match.
 
-A real server plays a match of each game (two people with client seeds, seated
-in the reverse of the order they joined, plus a server bot; a spectator
-watches). Then, with ONLY the algorithm of protocol/SPEC.md, implemented again
-here from hashlib (no ``engine`` import), the revealed server seed and client
-seeds rebuild the generator, and every random choice is replayed in the order
-the spec gives: the first button or dealer, each hand's shuffle, Alamo's board
-picks from the face-down pot and its winnings shuffles. Checked against what
-the clients saw (board cards, cards shown, each person's own cards, Avalanche's
-draws and every card played) and, after the match, against the hand histories
-(``GET /api/tables/{id}/hands``), which hold every hidden card too.
+A real server plays a match of each game and its rematch (two people with
+client seeds, seated in the reverse of the order they joined, plus a server
+bot; a spectator watches). Then, with ONLY the algorithm of protocol/SPEC.md,
+implemented again here from hashlib (no ``engine`` import) and followed as
+written, the revealed server seed and client seeds rebuild each match's
+generator, and every random choice is replayed in the order the spec gives:
+the first button or dealer (drawn only in the table's first match, never in a
+rematch: G-2, G-7), each hand's shuffle, Alamo's board picks from the
+face-down pot and its winnings (a lone winner's pool + hole cards unshuffled,
+then every winner's shuffle). Checked against what the clients saw (board
+cards, cards shown, each person's own cards, Avalanche's draws and every card
+played) and, after the match, against the hand histories (``GET
+/api/tables/{id}/hands``), which hold every hidden card too (Hold'em's burns in
+``_cardhall_burns``). The msgpack client's frames carry string map keys only
+(SPEC "Transport").
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -91,29 +96,73 @@ QUICK = {
 SEATS = {"fixed_limit_holdem": 3, "no_limit_holdem": 3, "alamo": 3, "loco_poker": 3, "avalanche": 2}
 
 
+MATCHES = 2  # the first match and its rematch
+
+
+def _string_keys(value, where="frame"):
+    """SPEC "Transport": map keys are strings in both codecs (seat-keyed maps too)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert isinstance(key, str), f"{where}: map key {key!r} is not a string"
+            _string_keys(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _string_keys(item, f"{where}[{i}]")
+
+
 async def _match(live, game):
+    """Play the match and its rematch; returns, per match, (match_ended, public events, own events,
+    that match's hand records), and the table's ``info.options``."""
     ann = await live.client("ann", codec="json")
-    bob = await live.client("bob")
+    bob = await live.client("bob")  # msgpack
     eve = await live.client("eve", codec="json")
     seats = SEATS[game]
     table = await ann.create_table(game, seats=seats, bots=seats - 2,
                                    options={"pause": 0, "bot_think": 0, **QUICK[game]})
-    await eve.join(table, role="spectator")
-    players = [BotPlayer(bob, table, "random", seat=2, seed="bob's seed", bot_seed=b"b"),
-               BotPlayer(ann, table, "random", seat=1, seed="ann's seed", bot_seed=b"a")]
-    bob_task = asyncio.get_running_loop().create_task(players[0].play(timeout=120))
+    info = (await eve.join(table, role="spectator"))["info"]
+    players = [BotPlayer(bob, table, "random", seat=2, seed="bob's seed", bot_seed=b"b", rematches=MATCHES - 1),
+               BotPlayer(ann, table, "random", seat=1, seed="ann's seed", bot_seed=b"a", rematches=MATCHES - 1)]
+    bob_task = asyncio.get_running_loop().create_task(players[0].play(timeout=240))
     await asyncio.sleep(0.05)  # bob sits down first
-    await asyncio.gather(bob_task, players[1].play(timeout=120))
-    ended = await eve.next_event(table, timeout=60, where=lambda f: f["event"]["type"] == "match_ended")
+    await asyncio.gather(bob_task, players[1].play(timeout=240))
+    await eve.next_event(table, timeout=60, where=lambda f: f["event"]["type"] == "match_ended"
+                         and f["event"]["match"] == MATCHES)
     async with httpx.AsyncClient(base_url=live.http) as http:
         hands = (await http.get(f"/api/tables/{table}/hands")).text
-    own = {}
-    for seat, client in ((1, ann), (2, bob)):
-        own[seat] = [f["event"] for f in client.frames if f.get("type") == "event" and f["table"] == table]
-    public = [f["event"] for f in eve.frames if f.get("type") == "event" and f["table"] == table]
+    for frame in bob.frames:
+        _string_keys(frame)
+    frames = {seat: [f["event"] for f in client.frames if f.get("type") == "event" and f["table"] == table]
+              for seat, client in ((0, eve), (1, ann), (2, bob))}
     for c in (ann, bob, eve):
         await c.close()
-    return ended["event"], public, own, hands
+    matches = []
+    for number in range(1, MATCHES + 1):
+        public = _of_match(frames[0], number)
+        own = {seat: _of_match(frames[seat], number) for seat in (1, 2)}
+        ended = next(e for e in frames[0] if e["type"] == "match_ended" and e["match"] == number)
+        matches.append((ended, public, own, _records(game, hands, number)))
+    return matches, info["options"]
+
+
+def _of_match(events, number):
+    """The events of match ``number``: from its ``match_started`` up to its ``match_ended``."""
+    out, inside = [], False
+    for e in events:
+        if e["type"] == "match_started":
+            inside = e["match"] == number
+        if inside:
+            out.append(e)
+        if e["type"] == "match_ended" and e["match"] == number:
+            break
+    return out
+
+
+def _records(game, hands, number):
+    """The hand records of match ``number`` (SPEC "HTTP"): PHH tables with ``_cardhall_match``
+    for Hold'em, else the JSON list's ``hand`` maps."""
+    if game.endswith("holdem"):
+        return [h for h in tomllib.loads(hands).values() if h["_cardhall_match"] == number]
+    return [r["hand"] for r in httpx.Response(200, text=hands).json()["hands"] if r["match"] == number]
 
 
 def _generator(ended) -> G2:
@@ -124,6 +173,24 @@ def _generator(ended) -> G2:
     return G2(server_seed, [seeds[k].encode() for k in sorted(seeds, key=int)])  # seat order, not join order
 
 
+def _first_button_or_dealer(rng, game, start, number, options, previous):
+    """SPEC "Randomness", "The first button or dealer": drawn (the very first draw) only in the
+    table's first match and only when the table's option is not set; a rematch's is the seat
+    after the previous match's first, clockwise, never drawn; fixed limit never draws."""
+    key = "button" if game.endswith("holdem") else "dealer"
+    seats = start["seats"]
+    if number > 1:
+        expected = clockwise(seats, previous)[0]
+    elif options.get(key) is not None:
+        expected = options[key]
+    elif game == "fixed_limit_holdem":
+        expected = min(seats)  # FL-1
+    else:
+        expected = sorted(seats)[rng.randbelow(len(seats))]
+    assert start[key] == expected, (game, number, start[key], expected)
+    return expected
+
+
 def _private(own, seat, kind, field):
     return [e[field] for e in own[seat] if e["type"] == kind and field in e]
 
@@ -131,13 +198,10 @@ def _private(own, seat, kind, field):
 # --------------------------------------------------------------------------- per game
 
 
-def _replay_board_game(game, rng, public, own, hands):
+def _replay_board_game(rng, game, public, own, records, number, options, previous):
     """Hold'em and Loco Poker: one shuffle of a standard deck per hand."""
     start = next(e for e in public if e["type"] == "match_start")
-    seats = start["seats"]
-    if game != "fixed_limit_holdem":  # FL-1: the first button is the lowest seat, nothing drawn
-        drawn = sorted(seats)[rng.randbelow(len(seats))]
-        assert drawn == start.get("button", start.get("dealer"))
+    first = _first_button_or_dealer(rng, game, start, number, options, previous)
     checked = 0
     deals = []
     hand = None
@@ -149,7 +213,8 @@ def _replay_board_game(game, rng, public, own, hands):
             n = len(players)
             hole = {p: [deck[k], deck[n + k]] for k, p in enumerate(players)}
             board = [deck[2 * n + 1], deck[2 * n + 2], deck[2 * n + 3], deck[2 * n + 5], deck[2 * n + 7]]
-            hand = {"hole": hole, "board": board, "players": players}
+            burns = [deck[2 * n], deck[2 * n + 4], deck[2 * n + 6]]
+            hand = {"hole": hole, "board": board, "burns": burns, "players": players}
             deals.append(hand)
         elif e["type"] in ("board", "street"):
             assert e["board"] == hand["board"][: len(e["board"])], (game, e)
@@ -166,45 +231,47 @@ def _replay_board_game(game, rng, public, own, hands):
         dealt = [d["hole"][seat] for d in deals if seat in d["hole"]]
         assert mine == dealt[-len(mine):] if mine else True
         checked += 2 * len(mine)
-    # the hand histories hold every card dealt, hidden ones included
-    if game == "loco_poker":
-        records = httpx.Response(200, text=hands).json()["hands"]
-        assert len(records) == len(deals)
-        for rec, deal in zip(records, deals):
-            hole = rec["hand"]["hole"]
-            assert {int(s): c for s, c in hole.items()} == deal["hole"]
-            assert rec["hand"]["board"] == deal["board"][: len(rec["hand"]["board"])]
-            checked += 2 * len(hole) + len(rec["hand"]["board"])
-    else:
-        recorded = re.findall(r"\[(\d+)\].*?actions = \[(.*?)\]", hands, re.S)
-        assert len(recorded) == len(deals)
-        for (_, actions), deal in zip(recorded, deals):
-            dealt = dict(re.findall(r"d dh p(\d+) (\w{4})", actions))
+    # the hand histories hold every card dealt, hidden ones (burns too) included
+    assert len(records) == len(deals)
+    for rec, deal in zip(records, deals):
+        if game == "loco_poker":
+            assert {int(s): c for s, c in rec["hole"].items()} == deal["hole"]
+            board = rec["board"]
+            assert rec["burns"] == deal["burns"][: {0: 0, 3: 1, 4: 2, 5: 3}[len(board)]]
+            checked += 2 * len(rec["hole"]) + len(board) + len(rec["burns"])
+        else:
+            dealt = {a.split()[2]: a.split()[3] for a in rec["actions"] if a.startswith("d dh ")}
             for k, p in enumerate(deal["players"]):
-                assert dealt[str(k + 1)] == "".join(deal["hole"][p])
+                assert dealt[f"p{k + 1}"] == "".join(deal["hole"][p])
                 checked += 2
-            board = "".join(re.findall(r"d db (\w+)", actions))
-            assert board == "".join(deal["board"])[: len(board)]
-    return checked
+            board = [a.split()[2][i: i + 2] for a in rec["actions"] if a.startswith("d db ") for i in (0, 2, 4)]
+            board = [c for c in board if c]
+            assert rec["_cardhall_burns"] == deal["burns"][: {0: 0, 3: 1, 4: 2, 5: 3}[len(board)]]
+            checked += len(rec["_cardhall_burns"])
+        assert board == deal["board"][: len(board)]
+    return checked, first
 
 
-def _replay_avalanche(rng, public, own, hands):
+def _replay_avalanche(rng, game, public, own, records, number, options, previous):
     start = next(e for e in public if e["type"] == "game_start")
     seats, decks = start["seats"], start["decks"]
-    assert sorted(seats)[rng.randbelow(len(seats))] == start["dealer"]
+    first = _first_button_or_dealer(rng, game, start, number, options, previous)
     deck = [c for _ in range(decks) for c in standard_deck()] + [("Xr", "Xb")[i % 2] for i in range(3 * decks)]
     rng.shuffle(deck)
     order = clockwise(seats, start["dealer"])
     held = {s: Counter() for s in seats}
+    dealt = {s: [] for s in seats}
     for i in range(10 * len(order)):
         held[order[i % len(order)]][deck[i]] += 1
+        dealt[order[i % len(order)]].append(deck[i])
     top = 10 * len(order)
-    record = httpx.Response(200, text=hands).json()["hands"][0]["hand"]
+    (record,) = records
     assert record["deck_order"] == deck
     checked = len(deck)
     for seat in (1, 2):  # the seat that sat down last got its deal inside its join snapshot
         for cards in _private(own, seat, "deal", "cards"):
-            assert Counter(cards) == held[seat]
+            # sorted by rank, then by the card string (SPEC "Avalanche")
+            assert cards == sorted(dealt[seat], key=lambda c: (RANK[c[0]], c))
             checked += 10
     draws = {1: [], 2: []}
     for e in public:
@@ -226,19 +293,23 @@ def _replay_avalanche(rng, public, own, hands):
         mine = [[e["card"]] if e["type"] == "snowfall" else e["cards"] for e in own[seat]
                 if e["type"] in ("snowfall", "refill") and ("card" in e or "cards" in e)]
         assert mine == draws[seat]
-    return checked
+    return checked, first
 
 
-def _replay_alamo(rng, public, own, hands):
+def _replay_alamo(rng, game, public, own, records, number, options, previous):
+    """SPEC "Randomness", Alamo, as written: the stacks, each board card's pick, each hand's
+    settling (a lone winner: pool + hole cards, unshuffled; else the pool shuffled and cut into the
+    pots' slices, shared pots shuffled; a winner's shares joined main pot first), then every
+    winner's shuffle of its winnings, which go under its stack."""
     start = next(e for e in public if e["type"] == "match_start")
     seats = start["seats"]
-    assert sorted(seats)[rng.randbelow(len(seats))] == start["dealer"]
+    first = _first_button_or_dealer(rng, game, start, number, options, previous)
     deck = standard_deck(2 if start["jokers"] else 0)
     rng.shuffle(deck)
     order = clockwise(seats, start["dealer"])
     piles = {s: deck[k::len(order)] for k, s in enumerate(order)}
-    records = [r["hand"] for r in httpx.Response(200, text=hands).json()["hands"]]
     checked = 0
+    alone = 0
     face_down: list[str] = []
     board: list[str] = []
     hole: dict[int, list[str]] = {}
@@ -247,6 +318,7 @@ def _replay_alamo(rng, public, own, hands):
     mine = {1: _private(own, 1, "hole_cards", "cards"), 2: _private(own, 2, "hole_cards", "cards")}
     dealt = {1: [], 2: []}
     hand_no = 0
+    rec = None
     for e in public:
         kind = e["type"]
         if kind == "eliminated":
@@ -291,14 +363,16 @@ def _replay_alamo(rng, public, own, hands):
             pool = board + face_down
             holes = [c for s in players for c in hole[s]]
             assert e["hole_cards"] == len(holes)
-            winners = {s for pot in e["pots"] for s in pot["winners"]}
             winnings: dict[int, list[str]] = {}
-            if len(winners) == 1 and all(len(pot["winners"]) == 1 for pot in e["pots"]):
-                winnings[winners.pop()] = pool + holes
+            lone = {w for pot in e["pots"] for w in pot["winners"]}
+            if len(lone) == 1 and all(len(pot["winners"]) == 1 for pot in e["pots"]):
+                # one seat wins every pot alone: pool + hole cards, in that order, no draw yet
+                winnings[lone.pop()] = pool + holes
+                alone += 1
             else:
                 rng.shuffle(pool)
                 at = 0
-                for i, pot in enumerate(e["pots"]):
+                for i, pot in enumerate(e["pots"]):  # main pot first
                     cards = pool[at: at + pot["cards"]]
                     at += pot["cards"]
                     if i == 0:
@@ -306,14 +380,18 @@ def _replay_alamo(rng, public, own, hands):
                     if len(pot["winners"]) > 1:
                         rng.shuffle(cards)
                     taken = 0
-                    for s in players:  # winners clockwise from the dealer's left, shares as announced
+                    for s in players:  # consecutive slices of the announced shares, hand_start order
                         share = pot["shares"].get(str(s), 0)
-                        winnings.setdefault(s, []).extend(cards[taken: taken + share]) if share else None
-                        taken += share
+                        if share:
+                            winnings.setdefault(s, []).extend(cards[taken: taken + share])
+                            taken += share
+            # then, in both cases, each winner in hand_start order shuffles its winnings (AL-4)
             for s in players:
                 if s in winnings:
                     rng.shuffle(winnings[s])
                     piles[s].extend(winnings[s])
+            assert rec is not None and rec["winnings"] == {str(s): w for s, w in winnings.items()}
+            checked += sum(len(w) for w in winnings.values())
             face_down, board = [], []
         elif kind == "hand_end":
             if e["reason"] == "last_player":  # AL-7: the pot of the eliminated cards, shuffled
@@ -325,20 +403,22 @@ def _replay_alamo(rng, public, own, hands):
     for seat in (1, 2):
         assert mine[seat] == dealt[seat][-len(mine[seat]):] if mine[seat] else True
         checked += 2 * len(mine[seat])
-    return checked
+    assert alone, "no hand of this match was won alone"
+    return checked, first
+
+
+REPLAYS = {"avalanche": _replay_avalanche, "alamo": _replay_alamo}
 
 
 @pytest.mark.parametrize("game", ["fixed_limit_holdem", "no_limit_holdem", "loco_poker", "alamo", "avalanche"])
-async def test_every_card_of_a_real_match_from_the_revealed_seeds(live, game):
-    ended, public, own, hands = await _match(live, game)
-    rng = _generator(ended)
-    if game == "avalanche":
-        checked = _replay_avalanche(rng, public, own, hands)
-    elif game == "alamo":
-        checked = _replay_alamo(rng, public, own, hands)
-    else:
-        checked = _replay_board_game(game, rng, public, own, hands)
-    assert checked > 20
+async def test_every_card_of_a_real_match_and_its_rematch_from_the_revealed_seeds(live, game):
+    matches, options = await _match(live, game)
+    first = None
+    for number, (ended, public, own, records) in enumerate(matches, 1):
+        rng = _generator(ended)
+        checked, first = REPLAYS.get(game, _replay_board_game)(rng, game, public, own, records, number, options,
+                                                              first)
+        assert checked > 20
 
 
 def test_spec_test_vectors():

@@ -118,8 +118,12 @@ class LiveServer:
         return c
 
 
+#: the per-address limits on tables and new players and the bot think floor lifted: the suite's
+#: clients all come from 127.0.0.1 and its bots play at full speed (the limits have tests of their own);
+#: so is the per-address connection limit (many tests hold more than its default 64 connections)
 TEST_SETTINGS = Settings(host="127.0.0.1", port=0, log_level="warning", event_buffer=100_000, sweep_interval=0.2,
-                         shutdown_grace=1.0)
+                         shutdown_grace=1.0, max_tables_per_address=0, new_players_per_address=0,
+                         bot_think_floor=0.0, max_connections_per_ip=0)
 
 
 @contextlib.asynccontextmanager

@@ -58,7 +58,8 @@ async def test_requests_before_hello_and_bad_create(live):
     c = await live.client("ann")
     cases = [
         ({"game": "chess"}, "unknown_game"),
-        ({"game": 5}, "unknown_game"),
+        ({"game": 5}, "bad_request"),
+        ({}, "bad_request"),
         ({"game": "loco_poker", "seats": 1}, "bad_request"),
         ({"game": "loco_poker", "seats": "4"}, "bad_request"),
         ({"game": "loco_poker", "options": {"no_such_option": 1}}, "bad_options"),

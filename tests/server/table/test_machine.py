@@ -94,10 +94,14 @@ def test_while_stalled_disconnects_and_the_service_stop_are_taken_and_a_close_wa
 def test_a_checkpoint_the_store_refuses_breaks_the_table():
     bench = two_players()
     _seat, sub, player = to_act(bench)
+    written = bench.m.seq
     bench.step(Act(sub, player, 1, {"type": "check"}, bench.m.turn_id), deliver=False)
     effects = bench.step(StoreRejected("cannot encode"), deliver=False)
     assert effects.notices == [BROKEN] and bench.m.status == "broken" and effects.timer is CANCEL
-    assert not bench.m.pending.records and not bench.m.pending.replies and not bench.m.pending.needs_commit
+    # what was refused is dropped; the viewers are told (``broken`` after the last written event), the act answered
+    pending = bench.m.pending
+    assert [(r.seq, r.event.data) for r in pending.records] == [(written + 1, {"type": "broken"})]
+    assert [(r.sub, r.frame["code"], r.frame["re"]) for r in pending.replies] == [(sub, "table_broken", 1)]
     bench.deliver()
     assert bench.step(Act(sub, player, 2, {"type": "check"})) and bench.replies[-1][1]["code"] == "table_broken"
 

@@ -1,0 +1,118 @@
+"""Player names: text shown to everyone at a table, so data, never markup or control.
+
+:func:`checked_name` turns the ``name`` of a ``hello`` into the name the
+server keeps, or refuses it with ProtocolError ``bad_request`` and the reason
+(protocol/SPEC.md "Fields and types", "Limits"). The rules, in order:
+
+1. a string of at most :data:`MAX_CHARS` characters (Unicode code points) as sent;
+2. no control or invisible format characters anywhere: categories ``Cc``
+   (NUL, newlines, tabs, ESC of ANSI sequences), ``Cf`` (bidi overrides and
+   isolates, zero-width spaces and joiners, the BOM, soft hyphens), ``Zl``/``Zp``
+   (line and paragraph separators), ``Cs`` (surrogates), ``Co`` (private use);
+   the one exception is U+200D ZERO WIDTH JOINER between two emoji
+   (:func:`_emoji_joiner`), which builds emoji such as 👩‍💻;
+3. normalised: Unicode NFC, surrounding white space stripped, every run of
+   white space inside turned into one ASCII space;
+4. after that at most :data:`MAX_CHARS` characters and :data:`MAX_BYTES` bytes
+   of UTF-8, and no character carrying more than :data:`MAX_MARKS` combining marks;
+5. not blank: at least one letter, digit, punctuation mark or symbol that
+   draws something (the Hangul fillers and the blank Braille pattern do not);
+6. not a server bot's name: server bots are named ``bot N`` (N its seat,
+   :mod:`cardhall.server.table.machine`), so a name is refused when its
+   letters and digits alone, after NFKC and case folding, with the lookalikes
+   of :data:`LOOKALIKES` read as Latin letters, are ``bot`` followed by one or
+   more digits (``Bot 2``, ``b0t-2``, ``ＢＯＴ２``, ``bot²``, Cyrillic ``ВОТ 3``).
+   ``bot`` without a number is a fine name (the ``cardhall bot`` default).
+
+>>> checked_name("  Zoë   the\u00a0great ")
+'Zoë the great'
+>>> checked_name("[/]")
+'[/]'
+>>> checked_name("bot 2")
+Traceback (most recent call last):
+...
+cardhall.protocol.errors.ProtocolError: name 'bot 2' reads as a server bot's name ('bot' and a number)
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from cardhall.protocol.errors import ProtocolError
+
+#: longest name, in characters (Unicode code points), as sent and as kept
+MAX_CHARS = 40
+#: longest name in UTF-8 bytes: any 40 characters of the Basic Multilingual Plane fit
+MAX_BYTES = 120
+#: most combining marks on one character (NFC leaves at most two on real text)
+MAX_MARKS = 4
+#: the name of a ``hello`` without one
+DEFAULT_NAME = "player"
+
+#: refused Unicode categories: control, format, line and paragraph separators, surrogates, private use
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+#: characters of drawing categories that draw nothing (they do not make a name visible)
+BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+#: Cyrillic and Greek letters (after case folding) read as the Latin letters of "bot", and zero as o
+LOOKALIKES = str.maketrans({"в": "b", "β": "b", "ь": "b", "о": "o", "ο": "o", "0": "o", "т": "t", "τ": "t"})
+_BOT = re.compile(r"bot[0-9]+")
+_ZWJ = "\u200d"
+
+
+def checked_name(value: Any) -> str:
+    """The name to keep for ``hello.name`` ``value`` (a str; see the module
+    docstring for the rules, which it applies in order). Raises ProtocolError
+    ``bad_request`` naming the rule broken."""
+    if not isinstance(value, str) or not value:
+        raise ProtocolError("bad_request", f"name must be a string of 1 to {MAX_CHARS} characters")
+    if len(value) > MAX_CHARS:
+        raise ProtocolError("bad_request", f"name is {len(value)} characters; at most {MAX_CHARS}")
+    for i, ch in enumerate(value):
+        if unicodedata.category(ch) in REFUSED_CATEGORIES and not (ch == _ZWJ and _emoji_joiner(value, i)):
+            what = unicodedata.name(ch, "a control character")
+            raise ProtocolError("bad_request", f"name contains the control or invisible character U+{ord(ch):04X} ({what})")
+    name = " ".join(unicodedata.normalize("NFC", value).split())
+    if len(name) > MAX_CHARS or len(name.encode()) > MAX_BYTES:
+        raise ProtocolError("bad_request", f"name must be at most {MAX_CHARS} characters and {MAX_BYTES} bytes")
+    marks = 0
+    for ch in name:
+        marks = marks + 1 if unicodedata.category(ch).startswith("M") else 0
+        if marks > MAX_MARKS:
+            raise ProtocolError("bad_request", f"name has more than {MAX_MARKS} combining marks on one character")
+    if not any(_draws(ch) for ch in name):
+        raise ProtocolError("bad_request", "name is blank: it needs a visible letter, digit or symbol")
+    if impersonates_bot(name):
+        raise ProtocolError("bad_request", f"name {name!r} reads as a server bot's name ('bot' and a number)")
+    return name
+
+
+def impersonates_bot(name: str) -> bool:
+    """True when ``name`` reads as a server bot's ``bot N`` (rule 6 of the
+    module docstring: letters and digits only, NFKC, case folded, lookalikes
+    read as Latin).
+
+    >>> [impersonates_bot(n) for n in ("Bot 2", "b0t_12", "ВОТ 3", "bot", "robot 2", "Abbott")]
+    [True, True, True, False, False, False]
+    """
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    key = "".join(str(unicodedata.digit(ch)) if ch.isdigit() else ch for ch in folded if ch.isalnum())
+    return _BOT.fullmatch(key.translate(LOOKALIKES)) is not None
+
+
+def _draws(ch: str) -> bool:
+    """A letter, digit, punctuation mark or symbol that is not blank-looking."""
+    return unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_LOOKING
+
+
+def _emoji_joiner(text: str, i: int) -> bool:
+    """The ZERO WIDTH JOINER at ``text[i]`` joins two emoji: a symbol (``So``)
+    follows it, and one precedes it, maybe with marks or modifiers between
+    (variation selectors, skin tones)."""
+    if i + 1 >= len(text) or unicodedata.category(text[i + 1]) != "So":
+        return False
+    j = i - 1
+    while j >= 0 and unicodedata.category(text[j]) in ("Mn", "Me", "Sk"):
+        j -= 1
+    return j >= 0 and unicodedata.category(text[j]) == "So"
