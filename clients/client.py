@@ -528,6 +528,11 @@ class Client:
             msg["turn"] = turn
         return await self.request(msg)
 
+    async def chat(self, table: str, text: str) -> Frame:
+        """``chat`` → ``ok`` (1.1, SPEC "Chat"): a message to ``table``, which
+        every viewer then receives as a ``chat`` event."""
+        return await self.request({"type": "chat", "table": table, "text": text})
+
     async def leave(self, table: str) -> Frame:
         """``leave`` → ``ok``: stop following ``table`` (a seat is freed between
         matches, sat out during one, G-5)."""

@@ -225,6 +225,12 @@ class Engine(ABC):
     def timeout_action(self, seat: int) -> Data:
         """The action played for ``seat`` when its clock runs out (RULES G-3)."""
 
+    def in_match(self, seat: int) -> bool:
+        """False once ``seat`` is out of the match (busted, knocked out,
+        eliminated): from then on its player only watches (G-4). The default,
+        for games where nobody leaves before the end: True."""
+        return True
+
     def audit(self) -> Data:
         """Conservation check of the whole state (chips, or every card of the deck).
 

@@ -467,6 +467,10 @@ class HoldemEngine(Engine):
     def finished(self) -> bool:
         return self.is_finished
 
+    def in_match(self, seat: int) -> bool:
+        """False once ``seat`` busted (no chips at a hand's end)."""
+        return not any(seat in group for group in self.eliminated)
+
     @property
     def button(self) -> int | None:
         """The current hand's button seat (None before the first hand)."""

@@ -28,6 +28,7 @@ cardhall.engine.options.OptionError: points_to_win: must be an integer in [1, 10
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,22 @@ NUMERIC = ("int", "number")
 MAX_CHIPS = 1_000_000_000
 #: the largest count of hands an option may name (a match's length, hands per blind level), hands
 MAX_HANDS = 100_000
+
+
+#: Unicode categories a text option may not hold: control, format (bidi overrides, zero-width),
+#: line and paragraph separators, surrogates, private use (shown to everyone as the text it is)
+UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+
+
+def plain_text(value: str) -> bool:
+    """True when ``value`` holds no character of :data:`UNPRINTABLE`: text an
+    option carries to every viewer (NL-6's ``item_stakes``) is data, never
+    terminal escapes, bidi overrides or invisible characters.
+
+    >>> plain_text("a signed ball"), plain_text("x\x1b[2J"), plain_text("\u202eevil")
+    (True, False, False)
+    """
+    return not any(unicodedata.category(ch) in UNPRINTABLE for ch in value)
 
 
 class OptionError(ValueError):
@@ -105,7 +122,7 @@ class Option:
         if kind == "choice":
             return any(type(value) is type(c) and value == c for c in self.choices)
         if kind == "text":
-            return isinstance(value, str) and (self.max is None or len(value) <= self.max)
+            return isinstance(value, str) and (self.max is None or len(value) <= self.max) and plain_text(value)
         if isinstance(value, bool):
             return False
         if kind == "number":
@@ -122,7 +139,8 @@ class Option:
         elif kind == "choice":
             what = "one of " + ", ".join(repr(c) for c in self.choices)
         elif kind == "text":
-            what = "text" + (f" of at most {self.max:g} characters" if self.max is not None else "")
+            what = ("text" + (f" of at most {self.max:g} characters" if self.max is not None else "")
+                    + ", without control or invisible characters")
         elif kind == "seat":
             what = "a seat number"
         else:

@@ -109,6 +109,7 @@ class Info(TypedDict):
     match: int
     paused: bool
     result: dict[str, Any] | None
+    spectator_chat: bool
 
 
 #: The open turn: ``id`` is the seq of the event that began it (send it back as
@@ -273,12 +274,19 @@ def event(table: str, seq: int, event: dict[str, Any], ts: float, turn: Turn | N
 
 def snapshot(table: str, seq: int, you: Seat | None, info: Info, state: dict[str, Any] | None,
              re: RequestId | None = None, turn: Turn | None = None,
-             legal: list[LegalAction] | None = None) -> Snapshot:
+             legal: list[LegalAction] | None = None, *, reply: bool = False) -> Snapshot:
     """The table as viewer ``you`` (a seat, or None for a spectator) sees it at
     ``seq``: ``state`` is ``Engine.view(you)`` (None before the first match);
-    ``legal`` only for the seat to act."""
+    ``legal`` only for the seat to act. The answer to a ``join`` (``reply``,
+    or any ``re``) carries ``re``, null for a join without an id; a snapshot
+    sent on its own (the table replaced the viewer's copy) has none (SPEC
+    "Resuming and reconnecting").
+
+    >>> "re" in snapshot("t_1", 0, None, {}, None, reply=True), "re" in snapshot("t_1", 0, None, {}, None)
+    (True, False)
+    """
     out: Snapshot = {"type": "snapshot", "table": table, "seq": seq, "you": you, "info": info, "state": state}
-    if re is not None:
+    if reply or re is not None:
         out["re"] = re
     if turn is not None:
         out["turn"] = turn

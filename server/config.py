@@ -34,8 +34,9 @@ class Settings:
     seconds; past it ``hello`` answers ``rate_limited``; 0 means no limit.
     ``bot_think_floor``: the least ``bot_think`` (seconds) of a table created
     by a client that nobody owns (HTTP without a token) or whose seats are all
-    bots; a lower request is raised to it (0: no floor). An operator-keyed
-    HTTP creation is exempt from it and from ``max_tables_per_address``.
+    bots; a lower request is raised to it (0: no floor); at any other table
+    the bots think at least this long while no person there is in play. An
+    operator-keyed HTTP creation is exempt from it and from ``max_tables_per_address``.
     ``player_expiry``: seconds after which a player with no connection, no
     seat and no open table it owns on this node is forgotten (its Redis key
     expires that long after its last use); 0 keeps players for ever.

@@ -41,7 +41,9 @@ def check(spec: Mapping[str, Any]) -> tuple[str, int, Data, Data, list[str | Non
     except (ImportError, AttributeError):  # a registered plugin whose engine does not import here
         raise ProtocolError("unknown_game", f"{game} is not available on this server") from None
     seats = spec.get("seats", default_seats(cls))
-    if isinstance(seats, bool) or not isinstance(seats, int) or not cls.min_seats <= seats <= cls.max_seats:
+    if isinstance(seats, bool) or not isinstance(seats, int):
+        raise ProtocolError("bad_request", f"seats must be an integer ({game} takes {cls.min_seats} to {cls.max_seats})")
+    if not cls.min_seats <= seats <= cls.max_seats:
         raise ProtocolError("bad_request", f"{game} takes {cls.min_seats} to {cls.max_seats} seats")
     table_opts, game_opts = split_options(spec.get("options"))
     try:
@@ -63,6 +65,8 @@ def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
     if isinstance(value, bool):
         raise ProtocolError("bad_request", "bots is a count or a list of bot names")
     if isinstance(value, int):
+        if not 0 <= value <= seats:
+            raise ProtocolError("bad_request", f"between 0 and {seats} bots")
         names: list[Any] = [None] * value
     elif isinstance(value, list):
         names = value

@@ -69,6 +69,10 @@ def make_store(settings: Settings) -> Store:
     return MemoryStore(settings.event_buffer)
 
 
+class StoppedWaiting(Exception):
+    """The process was asked to stop while the hall waited for its store at start."""
+
+
 class Hall:
     """The service's state. ``store`` defaults to :func:`make_store` of the settings."""
 
@@ -98,8 +102,12 @@ class Hall:
 
             self.cluster = ClusterNode(self, self.store)  # type: ignore[arg-type]
         self._sweeper: asyncio.Task[None] | None = None
+        #: :meth:`shutdown` ran to its end (the server's own shutdown calls it, then the app's lifespan)
+        self._shut_down = False
         #: True once the process was asked to stop (set by the server): ends a wait for the store at start
         self.should_stop: Callable[[], bool] = lambda: False
+        #: the process was asked to stop before the store answered at start: nothing ran, nothing to stop
+        self.stopped_early = False
 
     # -- lifecycle ----------------------------------------------------------
     async def start(self) -> None:
@@ -108,11 +116,16 @@ class Hall:
         orphans; else every stored table. An unreachable store is waited for
         (logged), never a crash."""
         started = time.perf_counter()
-        if self.cluster is not None:
-            await self._wait_for_store(self.cluster.start)
-        else:
-            for item in await self._wait_for_store(self.store.load_tables):
-                await self._restore(item, None)
+        try:
+            if self.cluster is not None:
+                await self._wait_for_store(self.cluster.start)
+            else:
+                for item in await self._wait_for_store(self.store.load_tables):
+                    await self._restore(item, None)
+        except StoppedWaiting:
+            log.info("stopped before the %s store answered: nothing was served", self.store.kind)
+            self.stopped_early = True
+            return
         for name, why in self.store.set_aside().items():  # index entries that are no table id
             self.quarantined.setdefault(name, why)
         self.metrics.quarantined.set(len(self.quarantined))
@@ -132,7 +145,7 @@ class Hall:
                 return await job()
             except (StoreUnavailable, RedisError, OSError) as exc:
                 if self.should_stop():
-                    raise RuntimeError(f"stopped while waiting for the {self.store.kind} store") from None
+                    raise StoppedWaiting from None
                 if waited == 0.0 or waited >= 10.0:
                     log.error("cannot read the %s store (%s); waiting for it", self.store.kind, exc)
                     waited = 0.0
@@ -162,7 +175,13 @@ class Hall:
         """Stop taking work; with a cluster, hand every table to another live
         node first (final state written, lease released, claimed there); let
         tables finish what is queued; close sockets with 1001. A store that
-        lost its data is written back first (:meth:`StoreWatch.write_back`)."""
+        lost its data is written back first (:meth:`StoreWatch.write_back`).
+        Once it has run to its end, a second call does nothing (it would wait
+        in full for the stopped tables' mailboxes to drain)."""
+        if self._shut_down:
+            return
+        if self.stopped_early:
+            return
         await self.watch.write_back(timeout=max(2.0, self.settings.shutdown_grace * 2))
         if self.cluster is not None:
             self.accepting = False
@@ -198,6 +217,7 @@ class Hall:
                     await self.cluster.release_lease(table)
             await self.cluster.stop()
         await self.store.close()
+        self._shut_down = True
 
     async def _save_clocks(self) -> None:
         """Write the state of every table whose player's clock is running, so
@@ -261,6 +281,8 @@ class Hall:
             except StoreUnavailable:
                 raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
+        if address is not None:  # an operator's table is exempt
+            machine.unattended_think = settings.bot_think_floor
         table = TableActor(self, machine, self.settings.event_buffer, creator=address)
         table.token = token
         if self.cluster is not None:  # stored (and in the cluster's lobby) before anyone hears of it
@@ -309,7 +331,9 @@ class Hall:
                 return None
             try:
                 check_stored_options(data.get("game"), data.get("table_options"), data.get("game_options"))
-                table = TableActor(self, TableMachine.from_data(data, now()), self.settings.event_buffer)
+                machine = TableMachine.from_data(data, now())
+                machine.unattended_think = self.settings.bot_think_floor
+                table = TableActor(self, machine, self.settings.event_buffer)
             except Exception as exc:
                 reason = f"state cannot be restored: {exc!r}"[:300]
             else:

@@ -57,7 +57,7 @@ REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
 BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 #: Cyrillic and Greek letters (after case folding) read as the Latin letters of "bot", and zero as o
 LOOKALIKES = str.maketrans({"в": "b", "β": "b", "ь": "b", "о": "o", "ο": "o", "0": "o", "т": "t", "τ": "t"})
-_BOT = re.compile(r"bot[0-9]+")
+_BOT = re.compile(r"(.+?)([0-9]+)")
 _ZWJ = "\u200d"
 
 
@@ -65,27 +65,74 @@ def checked_name(value: Any) -> str:
     """The name to keep for ``hello.name`` ``value`` (a str; see the module
     docstring for the rules, which it applies in order). Raises ProtocolError
     ``bad_request`` naming the rule broken."""
-    if not isinstance(value, str) or not value:
-        raise ProtocolError("bad_request", f"name must be a string of 1 to {MAX_CHARS} characters")
-    if len(value) > MAX_CHARS:
-        raise ProtocolError("bad_request", f"name is {len(value)} characters; at most {MAX_CHARS}")
-    for i, ch in enumerate(value):
-        if unicodedata.category(ch) in REFUSED_CATEGORIES and not (ch == _ZWJ and _emoji_joiner(value, i)):
-            what = unicodedata.name(ch, "a control character")
-            raise ProtocolError("bad_request", f"name contains the control or invisible character U+{ord(ch):04X} ({what})")
-    name = " ".join(unicodedata.normalize("NFC", value).split())
-    if len(name) > MAX_CHARS or len(name.encode()) > MAX_BYTES:
-        raise ProtocolError("bad_request", f"name must be at most {MAX_CHARS} characters and {MAX_BYTES} bytes")
-    marks = 0
-    for ch in name:
-        marks = marks + 1 if unicodedata.category(ch).startswith("M") else 0
-        if marks > MAX_MARKS:
-            raise ProtocolError("bad_request", f"name has more than {MAX_MARKS} combining marks on one character")
-    if not any(_draws(ch) for ch in name):
-        raise ProtocolError("bad_request", "name is blank: it needs a visible letter, digit or symbol")
+    name = plain_text(value, "name", MAX_CHARS, MAX_BYTES)
     if impersonates_bot(name):
         raise ProtocolError("bad_request", f"name {name!r} reads as a server bot's name ('bot' and a number)")
     return name
+
+
+def invisible_character(text: str) -> str | None:
+    """The first control or invisible format character of ``text`` (rule 2 of
+    the module docstring; a joiner between two emoji is fine), as
+    ``"U+001B (ESCAPE)"``, or None when there is none. Names and chat text
+    (:mod:`cardhall.server.chat`) share it.
+
+    >>> invisible_character("a\u202eb"), invisible_character("👩\u200d💻")
+    ('U+202E (RIGHT-TO-LEFT OVERRIDE)', None)
+    """
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) in REFUSED_CATEGORIES and not (ch == _ZWJ and _emoji_joiner(text, i)):
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
+    return None
+
+
+def normalised(text: str) -> str:
+    """``text`` in NFC, white space around it removed and each run of white
+    space inside it made one ASCII space (rule 3)."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def too_many_marks(text: str) -> bool:
+    """True when a character of ``text`` carries more than :data:`MAX_MARKS`
+    combining marks (rule 4: stacked marks draw over the lines around them)."""
+    marks = 0
+    for ch in text:
+        marks = marks + 1 if unicodedata.category(ch).startswith("M") else 0
+        if marks > MAX_MARKS:
+            return True
+    return False
+
+
+def visible(text: str) -> bool:
+    """True when ``text`` has a letter, digit, punctuation mark or symbol that
+    draws something (rule 5)."""
+    return any(_draws(ch) for ch in text)
+
+
+def plain_text(value: Any, what: str, max_chars: int, max_bytes: int) -> str:
+    """``value`` as text shown to a table (rules 1 to 5 of the module
+    docstring, with ``max_chars`` characters and ``max_bytes`` bytes of UTF-8),
+    normalised. Raises ProtocolError ``bad_request`` naming ``what`` (the
+    field) and the rule broken.
+
+    >>> plain_text("  gg   wp ", "text", 200, 600)
+    'gg wp'
+    """
+    if not isinstance(value, str) or not value:
+        raise ProtocolError("bad_request", f"{what} must be a string of 1 to {max_chars} characters")
+    if len(value) > max_chars:
+        raise ProtocolError("bad_request", f"{what} is {len(value)} characters; at most {max_chars}")
+    bad = invisible_character(value)
+    if bad is not None:
+        raise ProtocolError("bad_request", f"{what} contains the control or invisible character {bad}")
+    text = normalised(value)
+    if len(text) > max_chars or len(text.encode()) > max_bytes:
+        raise ProtocolError("bad_request", f"{what} must be at most {max_chars} characters and {max_bytes} bytes")
+    if too_many_marks(text):
+        raise ProtocolError("bad_request", f"{what} has more than {MAX_MARKS} combining marks on one character")
+    if not visible(text):
+        raise ProtocolError("bad_request", f"{what} is blank: it needs a visible letter, digit or symbol")
+    return text
 
 
 def impersonates_bot(name: str) -> bool:
@@ -93,12 +140,13 @@ def impersonates_bot(name: str) -> bool:
     module docstring: letters and digits only, NFKC, case folded, lookalikes
     read as Latin).
 
-    >>> [impersonates_bot(n) for n in ("Bot 2", "b0t_12", "ВОТ 3", "bot", "robot 2", "Abbott")]
-    [True, True, True, False, False, False]
+    >>> [impersonates_bot(n) for n in ("Bot 2", "b0t_12", "ВОТ 3", "bot 0", "b0t 02", "bot", "robot 2", "Abbott")]
+    [True, True, True, True, True, False, False, False]
     """
     folded = unicodedata.normalize("NFKC", name).casefold()
     key = "".join(str(unicodedata.digit(ch)) if ch.isdigit() else ch for ch in folded if ch.isalnum())
-    return _BOT.fullmatch(key.translate(LOOKALIKES)) is not None
+    found = _BOT.fullmatch(key)  # the lookalikes are read in the letters only: "bot 0" is bot and 0
+    return found is not None and found.group(1).translate(LOOKALIKES) == "bot"
 
 
 def _draws(ch: str) -> bool:

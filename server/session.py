@@ -21,12 +21,13 @@ from typing import Any
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, choose_subprotocol
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.chat import ChatLimits, checked_text
 from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
 from cardhall.server.hall import Hall
 from cardhall.server.names import DEFAULT_NAME, checked_name
 from cardhall.server.players import Player
 from cardhall.server.ratelimit import TokenBucket
-from cardhall.server.table.inputs import Act, Join, Leave, Request
+from cardhall.server.table.inputs import Act, Chat, Join, Leave, Request
 from cardhall.server.ws_protocol import ABORT, BUCKET, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
@@ -38,8 +39,8 @@ _ids = itertools.count(secrets.randbits(40))
 #: what a table id looks like ("t_" and hex digits); anything else is unknown without asking Redis
 TABLE_ID = re.compile(r"t_[0-9a-f]{1,32}")
 
-#: the client message types of protocol v1
-CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping"}
+#: the client message types of protocol v1 (``chat``: 1.1)
+CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping", "chat"}
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:
@@ -69,6 +70,7 @@ class WebSocketEndpoint:
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
         self.per_ip: dict[str, int] = {}
+        self.chat = ChatLimits()  # each connection's chat rate (SPEC "Chat")
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         hall = self.hall
@@ -122,6 +124,7 @@ class WebSocketEndpoint:
                     continue
                 await self.frame(conn, payload)
         finally:
+            self.chat.forget(conn.id)
             left = self.per_ip.get(address, 1) - 1
             if left:
                 self.per_ip[address] = left
@@ -184,6 +187,8 @@ class WebSocketEndpoint:
             if not isinstance(table_id, str):
                 raise ProtocolError("bad_request", f"{kind} needs table: the id of a table (a string)")
             request = table_request(kind, conn.id, conn.player, msg, received)
+            if isinstance(request, Chat):  # its text is checked first: a refused one is not counted
+                self.chat.check(conn.id, received)
             table = hall.tables.get(table_id) if isinstance(table_id, str) else None
             if table is not None:
                 if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
@@ -244,10 +249,13 @@ def request_id(msg: dict[str, Any] | None) -> int | str | None:
 
 
 def table_request(kind: str, sub: int, player: Player, msg: dict[str, Any], received: float) -> Request:
-    """The table input for a ``join``, ``act`` or ``leave`` frame ``msg`` from
-    connection ``sub`` (its fields as sent: the table checks them);
+    """The table input for a ``join``, ``act``, ``leave`` or ``chat`` frame
+    ``msg`` from connection ``sub`` (its fields as sent: the table checks
+    them; a chat's text is checked here, ProtocolError ``bad_request``);
     ``received``: monotonic seconds the frame was read."""
     rid = msg.get("id")
+    if kind == "chat":
+        return Chat(sub, player.id, player.name, rid, checked_text(msg.get("text")), received)
     if kind == "join":
         return Join(sub, player.id, player.name, rid, msg.get("role"), msg.get("seat"), msg.get("seed"),
                     msg.get("since"), received)

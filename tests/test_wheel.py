@@ -227,12 +227,12 @@ class Served:
         return f"ws://127.0.0.1:{self.port}/ws"
 
 
-def _serve(installed: Installed, name: str) -> Served:
-    """Start ``cardhall serve`` on a free loopback port; return once ``/healthz`` says ok."""
+def _serve(installed: Installed, name: str, *args: str) -> Served:
+    """Start ``cardhall serve ARGS`` on a free loopback port; return once ``/healthz`` says ok."""
     port = free_port()
     log = installed.work / f"{name}.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([str(installed.bin / "cardhall"), "serve", "--port", str(port)], cwd=installed.work,
+        proc = subprocess.Popen([str(installed.bin / "cardhall"), "serve", "--port", str(port), *args], cwd=installed.work,
                                 env=installed.env(), stdout=out, stderr=subprocess.STDOUT)
     served = Served(proc, port, log)
     deadline = time.monotonic() + 30
@@ -252,7 +252,9 @@ def _serve(installed: Installed, name: str) -> Served:
 
 @pytest.fixture(scope="module")
 def server(installed: Installed) -> Iterator[Served]:
-    served = _serve(installed, "server")
+    # bots at full speed: the tables these tests create over HTTP have no owner, so the public
+    # server's bot think floor would pace them
+    served = _serve(installed, "server", "--bot-think-floor", "0")
     yield served
     served.proc.terminate()
     served.proc.wait(20)

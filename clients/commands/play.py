@@ -20,7 +20,9 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Run the terminal client; its exit status (2: the server refused the name, 1: unreachable)."""
     from cardhall.clients.tui.app import CardhallApp
 
-    CardhallApp(args.server, args.name, "json" if args.json else "msgpack").run()
-    return 0
+    app = CardhallApp(args.server, args.name, "json" if args.json else "msgpack")
+    app.run()
+    return app.return_code or 0

@@ -19,13 +19,14 @@ are created with it, which lifts the per-address table limit and the floor.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from cardhall.clients.client import http_base
+from cardhall.clients.client import ServerError, http_base
 from cardhall.clients.load.histogram import LatencyHistogram
 from cardhall.clients.load.interrupts import sigint_ignored
 from cardhall.clients.load.probe import histogram_quantile, labelled, metric
@@ -117,6 +118,22 @@ def choose_addresses(url: str, connections: int) -> tuple[int, str]:
                f"{PER_ADDRESS} each: within cardhall serve's default --max-connections-per-ip 64")
 
 
+def refusal(status: int, body: str) -> ServerError:
+    """The error for a table the server would not create (HTTP ``status``,
+    ``body`` its answer): the server's error frame, with a hint for the
+    per-address table limit (deploy/README.md, "Limits")."""
+    try:
+        frame = json.loads(body)
+    except ValueError:
+        frame = None
+    if not isinstance(frame, dict) or not isinstance(frame.get("code"), str):
+        frame = {"type": "error", "code": f"http_{status}", "message": body[:300]}
+    if frame["code"] == "too_many_tables":
+        frame = {**frame, "message": f"{frame.get('message', '')} (tables of earlier runs may still be open: "
+                                     "--operator-key lifts the limit and closes the tables at the end)"}
+    return ServerError(frame)
+
+
 def create_tables(spec: LoadSpec, chosen: dict[str, Any] | None = None) -> list[str]:
     """Create the tables over HTTP (with the operator key when there is one);
     returns their ids. ``chosen``, when given, gets ``bot_think``: the
@@ -134,7 +151,7 @@ def create_tables(spec: LoadSpec, chosen: dict[str, Any] | None = None) -> list[
         for _ in range(spec.tables):
             r = http.post("/api/tables", json=body)
             if r.status_code != 201:
-                raise RuntimeError(f"creating a table failed: {r.status_code} {r.text[:300]}")
+                raise refusal(r.status_code, r.text)
             out.append(r.json()["table"])
             if chosen is not None:
                 chosen["bot_think"] = r.json()["info"]["options"].get("bot_think")

@@ -66,14 +66,18 @@ class Plain(Static):
 
 
 class PlainLog(RichLog):
-    """A ``RichLog`` whose strings are lines of text, never markup (:func:`plain`)."""
+    """A ``RichLog`` whose strings are lines of text, never markup (:func:`plain`).
+    :attr:`written` keeps the last ``max_lines`` strings written, whole (``lines`` holds
+    them as drawn: wrapped to the width when ``wrap``)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, highlight=False, **kwargs)
+        self.written: list[str] = []
 
     def write(self, content: RenderableType | object, width: int | None = None, expand: bool = False,
               shrink: bool = True, scroll_end: bool | None = None, animate: bool = False) -> Self:
         """``RichLog.write``, a string written literally (:func:`plain`)."""
         if isinstance(content, str):
+            self.written = [*self.written[-(self.max_lines or 1000) + 1:], content]
             content = plain(content)
         return super().write(content, width, expand, shrink, scroll_end, animate)

@@ -10,12 +10,15 @@ process has not registered (a remote server's own game), is drawn by
 
 >>> card("Ah"), card("Td"), card("Xr")
 ('A♥', 'T♦', '🃏r')
->>> event_line({"type": "action", "seat": 2, "action": "raise", "amount": 40, "total": 60})
-'seat 2 raise 40 (total 60)'
+>>> event_line({"type": "action", "seat": 2, "action": "raise", "amount": 40, "total": 60}, {2: "bob"})
+'bob raises to 60'
 >>> has_renderer("loco_poker"), has_renderer("no_such_game")
 (True, False)
 >>> event_line({"type": "deal", "hand": 1, "card": "Qh"}, generic=True)
 'deal: hand 1, card Q♥'
+>>> print(table_text("no_such_game", {"hand": 2, "result": {"winners": [1], "ranking": [[1], [2]]}}, 1, {1: "ann"}))
+hand: 2
+RESULT: ann wins   ranking: 1. ann  2. seat 2
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from cardhall.clients.tui.generic import event_text, generic_text
-from cardhall.clients.tui.text import card, cards, seat_map
+from cardhall.clients.tui.events import event_line, who_all
+from cardhall.clients.tui.generic import generic_text
+from cardhall.clients.tui.text import card, cards
 from cardhall.engine import plugins
 
 __all__ = ["card", "cards", "event_line", "has_renderer", "renderer", "table_text"]
@@ -33,9 +37,6 @@ __all__ = ["card", "cards", "event_line", "has_renderer", "renderer", "table_tex
 Data = dict[str, Any]
 Renderer = Callable[[Data, "int | None", dict[int, str]], str]
 log = logging.getLogger("cardhall.tui")
-#: the table's own events (protocol/SPEC.md "Events"): every game's stream has them
-TABLE_EVENTS = frozenset({"seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
-                          "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"})
 
 
 def renderer(game: str) -> Renderer:
@@ -64,54 +65,13 @@ def table_text(game: str, state: Data | None, you: int | None, names: dict[int, 
         return "waiting for players (the match starts when every seat is taken, or the owner starts it)"
     lines = [renderer(game)(state, you, names)]
     if state.get("result"):
-        lines.append(f"RESULT: winners {state['result'].get('winners')}  ranking {state['result'].get('ranking')}")
+        lines.append(result_text(state["result"], names))
     return "\n".join(lines)
 
 
-def event_line(e: Data, generic: bool = False) -> str | None:
-    """One short line for the log, or None for events not worth a line.
-    ``generic``: the table's game has no renderer of its own, so the game's
-    events get the generic ``type: key value, ...`` line (the table's own
-    events keep theirs)."""
-    t = e.get("type")
-    if generic and t not in TABLE_EVENTS:
-        return event_text(e)
-    seat = e.get("seat")
-    if t == "action":
-        line = f"seat {seat} {e.get('action')}"
-        if e.get("amount"):
-            line += f" {e['amount']}"
-        if e.get("total") is not None and e.get("action") in ("bet", "raise"):
-            line += f" (total {e['total']})"
-        return line + (" all-in" if e.get("all_in") else "")
-    if t in ("board", "street"):
-        return f"{e.get('street')}: {cards(e.get('cards'))}"
-    if t == "show":
-        return f"seat {seat} shows {cards(e.get('cards'))} {e.get('hand') or ''}".rstrip()
-    if t == "showdown":
-        return "showdown: " + "; ".join(f"{h['seat']} {cards(h['cards'])} {h['hand']}" for h in e["hands"])
-    if t == "award":
-        if "winners" in e and isinstance(e["winners"], dict):
-            return f"pot {e.get('amount')} to {seat_map(e['winners'])}"
-        return "pots: " + "; ".join(f"{p['cards']} cards to {p['winners']}" for p in e.get("pots", []))
-    if t == "hand_end":
-        return f"— hand {e.get('hand')} over" + (f" ({e['result']})" if "result" in e else "")
-    if t == "hand_start":
-        return f"— hand {e.get('hand')}"
-    if t == "play":
-        return f"seat {seat} plays {cards(e.get('cards'))} ({e.get('outcome')})"
-    if t == "snowfall":
-        return f"seat {seat} snowfall" + (f" {card(e['card'])}" if "card" in e else "")
-    if t in ("stopped", "fallen"):
-        return f"avalanche {t} ({e.get('count')} cards)"
-    if t in ("point", "knocked_out", "loco", "bust", "timeout", "sat_out", "sat_in", "paused", "resumed"):
-        return f"{t} " + ", ".join(f"{k} {v}" for k, v in e.items() if k != "type")
-    if t in ("match_ended", "game_end", "match_end"):
-        result = e.get("result", e)
-        return f"MATCH OVER: winners {result.get('winners')}"
-    if t == "match_started":
-        played = ", ".join(f"{k} {v}" for k, v in (e.get("options") or {}).items() if v is not None)
-        return f"match {e.get('match')} (commitment {e.get('commitment', '')[:12]}…)" + (f": {played}" if played else "")
-    if t == "rematch":
-        return f"match {e.get('match')} (commitment {e.get('commitment', '')[:12]}…)"
-    return None
+def result_text(result: Data, names: dict[int, str]) -> str:
+    """A match's ``result`` (``winners``, ``ranking``: groups of tied seats, best first) by name."""
+    winners = list(result.get("winners") or [])
+    ranking = "  ".join(f"{i}. {who_all(names, group)}" for i, group in enumerate(result.get("ranking") or [], 1))
+    return f"RESULT: {who_all(names, winners)} {'win' if len(winners) > 1 else 'wins'}" + (
+        f"   ranking: {ranking}" if ranking else "")

@@ -240,6 +240,23 @@ class Alamo(Engine):
     def finished(self) -> bool:
         return self.is_finished
 
+    def in_match(self, seat: int) -> bool:
+        """False once ``seat`` is eliminated (AL-7); between hands also when it
+        cannot ante and pull two cards for the next one (the check the next
+        hand's start runs, without changing anything)."""
+        if seat in self.eliminated:
+            return False
+        if self.pending_step != "hand":
+            return True
+        live = [s for s in self.seats if s not in self.eliminated]
+        while len(live) > 1:
+            ante = ante_for(len(live))
+            short = [s for s in live if len(self.piles[s]) < ante + HOLE]
+            if not short:
+                break
+            live = [s for s in live if s not in short]
+        return seat in live
+
     def result(self) -> Data | None:
         return self.result_data
 

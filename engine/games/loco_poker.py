@@ -306,6 +306,10 @@ class LocoPoker(Engine):
     def finished(self) -> bool:
         return self.phase == "over"
 
+    def in_match(self, seat: int) -> bool:
+        """False once ``seat`` is knocked out (LO-6)."""
+        return seat in self.alive
+
     def legal_actions(self) -> list[LegalAction]:
         """``check``/``fold``/``all_in`` with no all-in pending, ``call``/``fold``
         against one (LO-2, LO-3); empty when nobody is to act."""

@@ -193,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'ok  ' if o.problem is None else 'FAIL'} {o.codec:8} {o.case}" + (f": {o.problem}" if o.problem else ""))
     failed = sum(o.problem is not None for o in outcomes)
     print(f"{len(outcomes) - failed} of {len(outcomes)} passed")
+    if not args.operator_key and any("too_many_tables" in (o.problem or "") for o in outcomes):
+        print("(the server's table limits refused set-up steps: give --operator-key to close each case's table, "
+              "or run it against a server started with higher --max-tables-per-player and --max-tables-per-address)")
     return 1 if failed else 0
 
 

@@ -2,7 +2,7 @@
 
 To a node's inbox (``Keys.inbox``):
 
-* ``["in", table, input]``: a request, a disconnect or a close for a table
+* ``["in", table, input]``: a request (``chat`` included), a disconnect or a close for a table
   the receiver owns; ``input`` is :func:`pack_input`'s list. A remote
   subscriber's key is ``"<node>/<connection id>"`` (:func:`remote_key`).
 * ``["out", table, connection, after, frames, member]``: frames (each
@@ -41,10 +41,10 @@ from typing import Any
 
 import msgpack
 
-from cardhall.server.table.inputs import Act, Close, Disconnect, Join, Leave
+from cardhall.server.table.inputs import Act, Chat, Close, Disconnect, Join, Leave
 
 #: inputs that travel to an owner
-Remote = Join | Act | Leave | Disconnect | Close
+Remote = Join | Act | Leave | Chat | Disconnect | Close
 
 
 def remote_key(node: str, conn: int) -> str:
@@ -71,6 +71,8 @@ def pack_input(inp: Remote) -> list[Any]:
         return ["a", inp.sub, inp.player, inp.re, inp.action, inp.turn]
     if isinstance(inp, Leave):
         return ["l", inp.sub, inp.player, inp.re]
+    if isinstance(inp, Chat):
+        return ["m", inp.sub, inp.player, inp.name, inp.re, inp.text]
     if isinstance(inp, Disconnect):
         return ["d", inp.sub]
     return ["c", inp.reason]
@@ -85,6 +87,8 @@ def unpack_input(data: list[Any]) -> Remote:
         return Act(*f)
     if kind == "l" and len(f) == 3:
         return Leave(*f)
+    if kind == "m" and len(f) == 5 and isinstance(f[4], str):
+        return Chat(*f)
     if kind == "d" and len(f) == 1:
         return Disconnect(f[0])
     if kind == "c" and len(f) == 1:

@@ -461,7 +461,8 @@ class TableActor:
                 if join.re != REJOIN:
                     peer.send(frames.ok(join.re, seq))
                 return
-        peer.send(machine.snapshot(join.viewer, None if join.re == REJOIN else join.re, time.monotonic()))
+        own = join.re == REJOIN  # the server's own join: a snapshot sent on its own, without re
+        peer.send(machine.snapshot(join.viewer, None if own else join.re, time.monotonic(), reply=not own))
 
     async def _read_older_events(self, joins: list[JoinAnswer]) -> dict[int, list[EventRecord]]:
         """Joins with a ``since`` older than the buffer (a restart empties it; it

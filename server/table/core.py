@@ -57,6 +57,7 @@ class TableCore:
         self.entropy = entropy
         self.status = WAITING
         self.paused = False
+        self.spectator_chat = True  # spectators may chat (SPEC "Chat"; the owner's control)
         self.match = 1
         self.server_seed = server_seed
         self.seats: dict[int, Occupant] = {}
@@ -66,6 +67,9 @@ class TableCore:
         self.first_dealer: int | None = None  # of the current or last match (G-7)
         self.created = now.wall
         self.idle_since = now.mono
+        #: the least bot think time, seconds, while no person at the table is in play (set by the host
+        #: from its settings; 0: none): :meth:`bot_think`
+        self.unattended_think = 0.0
         self.last_hand_digest: str | None = None  # of the last hand recorded
         # the open turn: id (the seq of the event that began it), seat, kind, legal actions, clock
         self.turn_id: int | None = None
@@ -99,6 +103,20 @@ class TableCore:
     def seconds(self, option: str) -> float:
         """A table option in seconds (``action_clock``, ``pause``, ...)."""
         return float(self.topts[option])
+
+    def bot_think(self) -> float:
+        """The bots' mean think time, seconds: the ``bot_think`` option, raised
+        to :attr:`unattended_think` while no person holding a seat is in play
+        (connected, not sitting out, not left), so a table its people walked
+        away from never makes the server's bots play at full speed
+        (deploy/README.md, ``--bot-think-floor``)."""
+        think = self.seconds("bot_think")
+        if think >= self.unattended_think:
+            return think
+        for seat, occ in self.seats.items():
+            if occ.human and not occ.sitting_out and not occ.left and self.presence(seat) > 0:
+                return think
+        return self.unattended_think
 
     # -- the step's outputs ------------------------------------------------------
     def emit(self, event: Event) -> EventRecord:

@@ -1,7 +1,7 @@
 """The inputs of a table machine, and ``Now``, the time a step happens at.
 
 Every input is a frozen dataclass. Requests (:class:`Join`, :class:`Act`,
-:class:`Leave`) carry the request's raw fields as the client sent them: the
+:class:`Leave`, :class:`Chat`) carry the request's raw fields as the client sent them: the
 machine checks them in its step, so an error reply keeps its place after the
 replies of earlier requests (SPEC: a step's replies follow its events).
 Timer inputs (``...Due``) are the ones the machine itself asked for in a
@@ -67,6 +67,20 @@ class Act:
     re: RequestId = None
     action: Any = None
     turn: Any = None
+    received: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    """``chat`` (SPEC "Chat"): ``text`` already checked and normalised by the
+    connection's node (:mod:`cardhall.server.chat`), ``name`` the sender's
+    name (a seat's occupant name takes its place)."""
+
+    sub: Hashable
+    player: str
+    name: str
+    re: RequestId = None
+    text: str = ""
     received: float | None = None
 
 
@@ -183,12 +197,12 @@ class RematchDue:
     at: float
 
 
-Request = Join | Act | Leave
+Request = Join | Act | Leave | Chat
 Due = ClockDue | BotDue | AutoDue | StepDue | RematchDue
 StoreOutcome = StoreFailed | StoreWritten | StoreBack | StoreRejected
 Input = Request | Disconnect | Close | Start | Rearm | ServiceStopping | StoreOutcome | Due
 
 #: the input types that are requests (answered with a reply)
-REQUESTS = (Join, Act, Leave)
+REQUESTS = (Join, Act, Leave, Chat)
 #: the store's outcomes (taken whatever the table's status)
 STORE_OUTCOMES = (StoreFailed, StoreWritten, StoreBack, StoreRejected)

@@ -39,7 +39,7 @@ from cardhall.engine.bots.registry import DEFAULT
 from cardhall.engine.rng import new_server_seed
 from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info, Snapshot, Turn
-from cardhall.server.table import lifecycle, requests, seating, state, turns, views
+from cardhall.server.table import chat, lifecycle, requests, seating, state, turns, views
 from cardhall.server.table.clock import TurnClock
 from cardhall.server.table.core import (
     BROKEN,
@@ -56,6 +56,7 @@ from cardhall.server.table.inputs import (
     Act,
     AutoDue,
     BotDue,
+    Chat,
     ClockDue,
     Close,
     Disconnect,
@@ -187,6 +188,8 @@ class TableMachine(TableCore):
                 seating.join(self, inp)
             elif isinstance(inp, Act):
                 requests.act(self, inp)
+            elif isinstance(inp, Chat):
+                chat.chat(self, inp)
             else:
                 seating.leave(self, inp)
         except ProtocolError as exc:
@@ -301,9 +304,10 @@ class TableMachine(TableCore):
             self.deferred.append(inp)
 
     # -- questions -------------------------------------------------------------------
-    def snapshot(self, viewer: int | None, re: Any, mono: float) -> Snapshot:
-        """The ``snapshot`` frame for ``viewer`` at monotonic time ``mono``."""
-        return views.snapshot(self, viewer, re, mono)
+    def snapshot(self, viewer: int | None, re: Any, mono: float, reply: bool = True) -> Snapshot:
+        """The ``snapshot`` frame for ``viewer`` at monotonic time ``mono``
+        (``reply``: the answer to a join, with ``re``; else sent on its own)."""
+        return views.snapshot(self, viewer, re, mono, reply)
 
     def info(self) -> Info:
         """Public metadata (``GET /api/tables/{id}``, ``snapshot.info``)."""

@@ -2,7 +2,8 @@
 
 Table controls: the seat's own (``continue`` G-4, ``sit_out``/``sit_in`` G-3,
 ``show``/``muck`` FL-9) and the owner's (``start`` G-9, ``pause``/``resume``
-G-8, ``rematch`` G-7, which a seated player may ask for too). Everything else
+G-8, ``rematch`` G-7, which a seated player may ask for too;
+``spectator_chat``, :mod:`.chat`). Everything else
 is a game action for the engine, taken only from the seat to act (spectators
 cannot act). A ``turn`` naming a turn that has passed is ``stale_turn``.
 Every refusal is a :class:`~cardhall.protocol.errors.ProtocolError`.
@@ -16,6 +17,7 @@ from typing import Any
 from cardhall.engine.base import Engine, Event, IllegalAction
 from cardhall.protocol import frames
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.table.chat import SPECTATOR_CHAT, spectator_chat
 from cardhall.server.table.core import (
     CONTINUE,
     FINISHED,
@@ -72,13 +74,15 @@ def act(t: TableCore, inp: Act) -> None:
     turn = inp.turn
     if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
         raise ProtocolError("bad_request", "turn must be the id of a turn (an integer)")
-    if kind in OWNER_CONTROLS:
+    if kind == SPECTATOR_CHAT:
+        spectator_chat(t, inp.player, action)
+    elif kind in OWNER_CONTROLS:
         owner_control(t, kind, inp.player, viewer)
     else:
         if viewer is None:
             raise ProtocolError("not_a_player", "spectators cannot act")
         if turn is not None and turn != t.turn_id:
-            raise ProtocolError("stale_turn", f"turn {turn} has passed; the current turn is {t.turn_id}")
+            raise ProtocolError("stale_turn", f"turn {turn} is not the open turn ({t.turn_id}): it has passed, or has not come")
         if kind in SEAT_CONTROLS:
             seat_control(t, kind, viewer)
         else:

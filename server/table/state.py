@@ -5,7 +5,7 @@ The shape is format :data:`~cardhall.server.store.format.FORMAT_VERSION` (2):
 ``owner``, ``status``, ``paused``, ``match``, ``server_seed`` (hex),
 ``seq``, ``created`` (Unix seconds), ``occupants``, ``engine``, ``turn``
 (id, seat, kind, and for a person ``clock``/``bank``: seconds left),
-``step``, ``last_result``, ``last_hand_digest``, ``first_dealer``. Older
+``step``, ``last_result``, ``last_hand_digest``, ``first_dealer``, ``spectator_chat`` (absent: true). Older
 formats are migrated by :func:`~cardhall.server.store.format.unpack_state`
 before they get here. Subscribers, the service's state and the undelivered
 outputs are not part of it.
@@ -45,6 +45,7 @@ def to_data(t: TableCore, mono: float, shared: bool = False) -> Data:
         "engine": (engine.state_data() if shared else engine.to_data()) if engine is not None else None,
         "turn": turn, "step": t.step_id, "last_result": t.last_result,
         "last_hand_digest": t.last_hand_digest, "first_dealer": t.first_dealer,
+        "spectator_chat": t.spectator_chat,
     }
 
 
@@ -68,6 +69,7 @@ def load(t: TableCore, data: Data) -> None:
     t.last_result = data["last_result"]
     t.last_hand_digest = data.get("last_hand_digest")
     t.first_dealer = data.get("first_dealer")
+    t.spectator_chat = data.get("spectator_chat", True) is not False
     for od in data["occupants"]:
         occ = Occupant.from_data(od)
         if occ.bot is not None:

@@ -6,9 +6,10 @@ pacing between streets and hands, and the solo player's ``continue``.
   is played, and a second timeout in a row sits the player out; a voluntary
   action resets the count. A sitting-out player's turn is played at once.
 * G-4: a dealer step (next street, next hand) waits ``pause`` seconds; a table
-  whose only human is one player still in the match (connected, not sitting
-  out) waits for that player's ``continue`` instead, except while the
-  service stops (its disconnects are its own).
+  whose only human is one player still in the match (not busted, knocked out
+  or eliminated; connected, not sitting out) waits for that player's
+  ``continue`` instead, except while the service stops (its disconnects are
+  its own). Once that player is out, the bots play on at ``pause``.
 * NL-5: a bot's turn waits its think time (:func:`.bots.think_time`).
 
 The turn's id is the ``seq`` of the event that began it; inputs naming an
@@ -112,7 +113,7 @@ def begin_turn(t: TableCore, seat: int) -> None:
     turn: Turn = {"seat": seat, "id": rec.seq}
     if occ.bot is not None:
         t.turn_kind = BOT
-        t.arm(BotDue(rec.seq, t.after(think_time(occ, t.seconds("bot_think")))))
+        t.arm(BotDue(rec.seq, t.after(think_time(occ, t.bot_think()))))
     elif occ.sitting_out:
         t.turn_kind = AUTO
         schedule_auto(t)
@@ -234,14 +235,19 @@ def auto_turn(t: TableCore, due: AutoDue) -> None:
 # -- G-4: who is waited for ---------------------------------------------------------------
 def solo_human(t: TableCore) -> int | None:
     """The seat of the table's only human, if exactly one human plays and is
-    there to press ``continue`` (G-4): connected and not sitting out. A solo
-    player who left or lost the connection is not waited for: the table goes
+    there to press ``continue`` (G-4): still in the match (not busted, knocked
+    out or eliminated), connected and not sitting out. A solo player who is
+    out of the match watches the bots play on at the table's ``pause``; one
+    who left or lost the connection is not waited for either: the table goes
     on at its own pace and their turns run on the clock (G-3, G-5)."""
     humans = [s for s, o in t.seats.items() if o.human]
     if len(humans) != 1:
         return None
     seat = humans[0]
-    return None if t.seats[seat].sitting_out or t.presence(seat) == 0 else seat
+    occ = t.seats[seat]
+    if occ.sitting_out or t.presence(seat) == 0:
+        return None
+    return seat if t.engine is None or t.engine.in_match(seat) else None
 
 
 def stop_waiting_for(t: TableCore, seat: int) -> None:
@@ -292,6 +298,6 @@ def rearm(t: TableCore) -> None:
         clock = t.clock = paused.resume(t.now.mono)
         t.arm(ClockDue(t.turn_id, clock.deadline))
     elif t.turn_kind == BOT:
-        t.arm(BotDue(t.turn_id, t.after(think_time(occ, t.seconds("bot_think")))))
+        t.arm(BotDue(t.turn_id, t.after(think_time(occ, t.bot_think()))))
     elif t.turn_kind == AUTO:
         schedule_auto(t)

@@ -64,21 +64,22 @@ def occupants(t: TableCore) -> list[frames.Occupant]:
 
 def info(t: TableCore) -> Info:
     """Public metadata: the lobby entry, the seats, the match's commitment (G-2),
-    the match number, whether paused, the last result."""
+    the match number, whether paused, the last result, whether spectators may chat."""
     entry = lobby_entry(t)
     return {
         "id": t.id, "game": t.game, "seats": t.n_seats, "taken": entry["taken"], "spectators": entry["spectators"],
         "status": entry["status"], "owner": t.owner, "options": entry["options"],
         "occupants": occupants(t), "commitment": commitment(t.server_seed), "match": t.match,
-        "paused": t.paused, "result": t.last_result,
+        "paused": t.paused, "result": t.last_result, "spectator_chat": t.spectator_chat,
     }
 
 
-def snapshot(t: TableCore, viewer: int | None, re: Any, mono: float) -> Snapshot:
+def snapshot(t: TableCore, viewer: int | None, re: Any, mono: float, reply: bool = True) -> Snapshot:
     """The ``snapshot`` frame for ``viewer`` (a seat or None) at monotonic time
     ``mono``: the state through ``Engine.view``, the open turn, and the legal
-    actions for the seat to act only."""
+    actions for the seat to act only; ``reply``: it answers a join (``re``
+    present, null without an id), else it is sent on its own (no ``re``)."""
     turn = turn_public(t, mono)
     state = t.engine.view(viewer) if t.engine is not None else None
     legal = legal_for(viewer, t.turn_seat if t.turn_kind == HUMAN else None, t.turn_legal)
-    return frames.snapshot(t.id, t.seq, viewer, info(t), state, re, turn, legal)
+    return frames.snapshot(t.id, t.seq, viewer, info(t), state, re, turn, legal, reply=reply)

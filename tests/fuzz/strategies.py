@@ -20,8 +20,11 @@ Message = dict[str, Any]
 
 GAMES = ["fixed_limit_holdem", "no_limit_holdem", "alamo", "loco_poker", "avalanche", "chess"]
 ACTION_TYPES = ["fold", "check", "call", "bet", "raise", "all_in", "snowfall", "play", "continue", "sit_out",
-                "sit_in", "show", "muck", "start", "pause", "resume", "rematch"]
+                "sit_in", "show", "muck", "start", "pause", "resume", "rematch", "spectator_chat"]
 CARDS = ["Ah", "Td", "2c", "Ks", "Xr", "Zz", "", "A"]
+#: chat texts (SPEC "Chat"): markup, controls, bidi, zero-width, stacked marks, the length edges
+CHAT_TEXTS = ["gg", "<script>alert(1)</script>", "[b]x[/b] [@click=app.quit]q[/]", "\x1b[2J", "a\u202eb", "\u200b",
+              "e" + "\u0301" * 6, "x" * 200, "x" * 201, "😀" * 151, "  ", "", "line\nbreak"]
 
 #: values of every kind, with the edges that break parsers and checks
 ATOMS = (
@@ -54,6 +57,8 @@ def _templates(draw: Any, ctx: Context) -> list[Message]:
     action: Message = {"type": draw(st.sampled_from(ACTION_TYPES))}
     if draw(st.booleans()):
         action["amount"] = draw(st.integers(min_value=-5, max_value=5000))
+    if action["type"] == "spectator_chat":
+        action["on"] = draw(st.booleans())
     if action["type"] == "play":
         action.update(rank=draw(st.sampled_from(["2", "A", "X", "T"])), count=draw(st.integers(0, 5)))
     if draw(st.booleans()):
@@ -79,6 +84,8 @@ def _templates(draw: Any, ctx: Context) -> list[Message]:
                                                     "since": st.integers(-1, 400)}))},
         {"type": "act", "table": table, "action": action, **({"turn": turn} if draw(st.booleans()) else {})},
         {"type": "leave", "table": table},
+        {"type": "chat", "table": legal_table, "text": draw(st.sampled_from(CHAT_TEXTS) | st.text(max_size=220))},
+        {"type": "chat", "table": table, "text": draw(st.text(min_size=1, max_size=20))},
     ]
 
 

@@ -126,8 +126,15 @@ async def test_new_players_per_address_are_limited_but_a_token_always_comes_back
         await c.close()
 
 
+async def _until(condition, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
 async def test_an_idle_player_is_forgotten_but_a_seated_one_is_not():
-    settings = replace(TEST_SETTINGS, player_expiry=1.0)
+    settings = replace(TEST_SETTINGS, player_expiry=0.5)
     async with running_server(settings) as live:
         async with httpx.AsyncClient(base_url=live.http) as http:
             table = (await http.post("/api/tables", json=WAITING_TABLE)).json()["table"]
@@ -136,11 +143,14 @@ async def test_an_idle_player_is_forgotten_but_a_seated_one_is_not():
         owner = await live.client("owner")
         await seated.join(table, seat=1)
         await owner.create_table(**WAITING_TABLE)
-        idle_token, seated_token, seated_id = idle.token, seated.token, seated.player
+        idle_token, seated_token, seated_id, idle_id = idle.token, seated.token, seated.player, idle.player
         for c in (idle, seated, owner):
             await c.close()  # disconnected; the seat is kept (G-5), the table stays open
 
-        await asyncio.sleep(2.5)  # past the expiry and a sweep (every 0.25 s here); a hello now would renew it
+        # past the expiry and a sweep (every 0.2 s here): the idle player is forgotten; then two sweeps
+        # more, which would forget the others too had they no seat or table; a hello now would renew them
+        await _until(lambda: live.hall.players.get(idle_id) is None)
+        await asyncio.sleep(0.5)
         back = await Client(live.url).connect()
         assert await _code(back.hello("back", token=idle_token)) == "unknown_token"
         assert (await back.hello("back", token=owner.token))["player"] == owner.player
@@ -152,7 +162,13 @@ async def test_an_idle_player_is_forgotten_but_a_seated_one_is_not():
 
 @pytest.mark.redis
 async def test_an_idle_players_redis_keys_expire_but_a_seated_players_do_not(redis_server: RedisServer):
-    settings = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="limits", player_expiry=2.0)
+    import redis
+
+    from cardhall.server.players import token_hash
+    from cardhall.server.store.keys import Keys
+
+    # 1 s: the shortest time a Redis key can be given (whole seconds)
+    settings = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="limits", player_expiry=1.0)
     async with running_server(settings) as live:
         async with httpx.AsyncClient(base_url=live.http) as http:
             table = (await http.post("/api/tables", json=WAITING_TABLE)).json()["table"]
@@ -163,7 +179,14 @@ async def test_an_idle_players_redis_keys_expire_but_a_seated_players_do_not(red
         seated_id = seated.player
         await idle.close()
         await seated.close()
-        await asyncio.sleep(3.0)  # past the expiry: the idle player's keys have expired in Redis
+        # past the expiry: the idle player's keys have expired in Redis; then a while more, in which
+        # the seated player's keys, written with them, would have expired too had no sweep renewed them
+        db = redis.Redis.from_url(redis_server.url)
+        try:
+            await _until(lambda: not db.exists(Keys("limits").player(token_hash(tokens[0]))))
+        finally:
+            db.close()
+        await asyncio.sleep(0.5)
     async with running_server(settings) as live:  # a new process: nothing in memory, only Redis
         c = await Client(live.url).connect()
         assert await _code(c.hello("back", token=tokens[0])) == "unknown_token"

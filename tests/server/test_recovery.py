@@ -71,6 +71,13 @@ def _without_clock(state: dict) -> dict:
     return out
 
 
+async def _until(condition: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
 async def _act_until(table, clients: dict[int, Client], acks: int) -> None:
     """The humans play ``acks`` actions (check or call, else the first legal action)."""
     done = 0
@@ -99,11 +106,12 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
         await late.join(bots, role="spectator")
         t = srv.hall.tables[table]
         await _act_until(t, {1: ann, 2: bob}, acks=5)
-        await asyncio.sleep(0.3)
+        await _until(lambda: bots in early.seqs)
         early_seq = early.seqs[bots]
         await early.close()  # gone before the restart; the bots play on
-        await asyncio.sleep(0.5)
-        await asyncio.sleep(1.0)  # the human to act thinks
+        await _until(lambda: late.seqs.get(bots, 0) > early_seq)
+        # the human to act thinks: a second of its clock runs
+        await _until(lambda: t.machine.turn_kind == "human" and t.turn_public()["clock"] < 29.0)
         to_act, turn_id = t.machine.turn_seat, t.machine.turn_id
         clock_before = t.turn_public()
         assert to_act in (1, 2) and clock_before["clock"] < 29.5
@@ -237,7 +245,7 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
         owner = await srv.client("owner")
         table = await owner.create_table("loco_poker", seats=2, bots=2, options={
             "pause": 0, "bot_think": 0.01, "auto_rematch": True, **QUICK["loco_poker"]})
-        await asyncio.sleep(0.5)
+        await _until(lambda: srv.hall.tables[table].machine.last_hand_digest is not None)  # a hand recorded
         await owner.close()
     store = stores()
     state = await _stored_state(stores(), table)
@@ -252,7 +260,8 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
     assert restored.last_hand_digest == hand_digest(record)
     async with running_server(SETTINGS, stores()) as srv:
         t = srv.hall.tables[table]
-        await asyncio.sleep(0.3)  # it plays on: new hands are recorded, the old one not again
+        # it plays on: new hands are recorded, the old one not again
+        await _until(lambda: t.machine.last_hand_digest != restored.last_hand_digest)
         assert t.machine.seq > state["seq"]
     hands = await _hands(stores(), table)
     assert len(hands) > len(hands_before)

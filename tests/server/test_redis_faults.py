@@ -130,6 +130,11 @@ async def _until(condition, timeout: float = 15.0) -> None:
         await asyncio.sleep(0.01)
 
 
+async def _playing(players: list[Player], after: dict[int | None, int] | None = None) -> None:
+    """Until every player received an event (past its ``after`` count of them, by seat)."""
+    await _until(lambda: all(len(p.events) > (after or {}).get(p.seat, 0) for p in players))
+
+
 async def _health(srv: LiveServer) -> tuple[int, dict[str, Any], str]:
     async with httpx.AsyncClient(base_url=srv.http) as http:
         health = await http.get("/healthz")
@@ -179,7 +184,7 @@ async def test_redis_stopped_mid_game_tables_stall_then_resume(redis_server, cap
     caplog.set_level(logging.WARNING)
     async with running_server(_settings(redis_server)) as srv:
         human, bots, players = await _tables(srv)
-        await asyncio.sleep(0.5)
+        await _playing(players)
         before = {p.seat: len(p.events) for p in players}
         redis_server.stop()  # a clean stop: the append-only file keeps everything
         await _until(lambda: srv.hall.tables[bots] in srv.hall.stalled and srv.hall.tables[human] in srv.hall.stalled)
@@ -202,7 +207,7 @@ async def test_redis_stopped_mid_game_tables_stall_then_resume(redis_server, cap
                                                   and t.turn_public() == clock_at_stall)
         redis_server.start()
         await _until(lambda: srv.hall.store_up and not srv.hall.stalled)
-        await asyncio.sleep(0.8)  # and play goes on
+        await _playing(players, after=frozen)  # and play goes on
         assert all(len(p.events) > frozen[p.seat] for p in players)
         status, health, metrics = await _health(srv)
         assert status == 200 and health["store"]["up"] is True and health["store"]["stalled_tables"] == 0
@@ -217,7 +222,7 @@ async def test_redis_back_empty_gets_every_table_again(redis_server, caplog):
     async with running_server(_settings(redis_server)) as srv:
         human, bots, players = await _tables(srv)
         ann = players[0].client
-        await asyncio.sleep(0.5)
+        await _playing(players)
         redis_server.stop()
         await _until(lambda: len(srv.hall.stalled) == 2)
         redis_server.start(fresh=True)  # no data at all: as if it had no persistence
@@ -225,7 +230,7 @@ async def test_redis_back_empty_gets_every_table_again(redis_server, caplog):
         assert any("lost its data" in r.getMessage() for r in caplog.records)
         _, _, metrics = await _health(srv)
         assert _metric(metrics, "cardhall_store_rewrites_total") == 1
-        await asyncio.sleep(0.5)
+        await _playing(players, after={p.seat: len(p.events) for p in players})  # play goes on after the rewrite
         await _check_store_matches(srv, redis_server, players)  # the rewritten history is what clients saw
     # a restart now recovers from what was written again: tables, players
     async with running_server(_settings(redis_server)) as srv:
@@ -239,7 +244,7 @@ async def test_redis_back_empty_gets_every_table_again(redis_server, caplog):
 async def test_a_hung_redis_counts_as_unavailable(redis_server):
     async with running_server(_settings(redis_server, timeout=0.5)) as srv:
         human, bots, players = await _tables(srv)
-        await asyncio.sleep(0.3)
+        await _playing(players)
         assert redis_server.proc is not None
         redis_server.proc.send_signal(signal.SIGSTOP)  # the socket stays open, nothing answers
         try:
@@ -250,6 +255,6 @@ async def test_a_hung_redis_counts_as_unavailable(redis_server):
         finally:
             redis_server.proc.send_signal(signal.SIGCONT)
         await _until(lambda: srv.hall.store_up and not srv.hall.stalled, timeout=15)
-        await asyncio.sleep(0.5)
+        await _playing(players, after=frozen)
         assert all(len(p.events) > frozen[p.seat] for p in players)
         await _check_store_matches(srv, redis_server, players)

@@ -25,11 +25,8 @@ def _frames(payload: Any) -> list[dict[str, Any]]:
 def _action(frame: dict[str, Any]) -> dict[str, Any]:
     if frame.get("turn", {}).get("continue"):
         return {"type": "continue"}
-    kinds = [a["type"] for a in frame["legal"]]
-    for kind in ("check", "call", "fold"):
-        if kind in kinds:
-            return {"type": kind}
-    return {"type": kinds[0]}
+    kinds = [a["type"] for a in frame["legal"]]  # check or fold: the match lasts (never all in against the bot)
+    return {"type": "check" if "check" in kinds else "fold"}
 
 
 async def test_a_rejoin_without_since_gets_every_event_after_its_snapshot_and_none_before(live):
@@ -71,3 +68,22 @@ async def test_a_rejoin_without_since_gets_every_event_after_its_snapshot_and_no
                     await ws.send(CODEC.encode(act))
                     await ws.send(CODEC.encode({"type": "join", "table": table, "role": "player", "id": waiting}))
         assert rejoins == 12
+
+
+async def test_the_answer_to_a_join_without_an_id_has_re_null(live):
+    async with connect(live.url, subprotocols=[JSON]) as ws:  # type: ignore[list-item]
+        await ws.send(CODEC.encode({"type": "hello", "name": "ann", "id": "h"}))
+        await ws.send(CODEC.encode({"type": "create_table", "game": "loco_poker", "seats": 3, "bots": 1, "id": "c"}))
+        table = None
+        while table is None:
+            for f in _frames(await asyncio.wait_for(ws.recv(), 10)):
+                if f["type"] == "table_created":
+                    table = f["table"]
+        for join in ({"type": "join", "table": table, "role": "spectator"},
+                     {"type": "join", "table": table, "role": "spectator", "id": None}):
+            await ws.send(CODEC.encode(join))
+            while True:
+                frame = next((f for f in _frames(await asyncio.wait_for(ws.recv(), 10)) if f["type"] == "snapshot"), None)
+                if frame is not None:
+                    break
+            assert "re" in frame and frame["re"] is None, frame  # a reply, not a snapshot sent on its own

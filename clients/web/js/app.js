@@ -5,6 +5,8 @@ import { Lobby } from "./lobby.js";
 import { Table } from "./table.js";
 import { gameInfo, loadGames } from "./games/index.js";
 import { h, mount } from "./dom.js";
+import { setBaseTitle, setSound, showAlert, soundOn } from "./alerts.js";
+import { fourColour, setFourColour } from "./cards.js";
 
 const main = document.getElementById("main");
 const statusEl = document.getElementById("conn-status");
@@ -40,6 +42,28 @@ nameInput.addEventListener("change", () => {
   route();
 });
 
+// the page's switches (index.html): the turn sound (alerts.js) and the four-colour deck (cards.js)
+const soundSwitch = document.getElementById("pref-sound");
+const fourSwitch = document.getElementById("pref-four-colour");
+soundSwitch.checked = soundOn();
+soundSwitch.addEventListener("change", () => setSound(soundSwitch.checked));
+fourSwitch.checked = fourColour();
+setFourColour(fourSwitch.checked);
+fourSwitch.addEventListener("change", () => setFourColour(fourSwitch.checked));
+
+/** The breadcrumb and title of a table of `game` (its name; null: not known yet). */
+function tableCrumbs(game) {
+  const g = game ? gameInfo(game).title : "Table";
+  mount(crumbs, h("a", { href: "#/" }, "Lobby"), " › ", h("span", { "aria-current": "page" }, g));
+  setBaseTitle(`${g} · cardhall`);
+}
+
+// a table opened before its first snapshot shows "Table" until the snapshot names the game
+conn.addEventListener("frame", (ev) => {
+  const f = ev.detail;
+  if (f.type === "snapshot" && view instanceof Table && f.table === view.id && f.info) tableCrumbs(f.info.game);
+});
+
 function tableFor(id) {
   let t = tables.get(id);
   if (!t) {
@@ -73,9 +97,7 @@ function route() {
     if (m[2] && t.role !== "player") t.role = "spectator";
     if (!t.joined && !t.joining) t.join();
     show(t);
-    const g = t.model ? gameInfo(t.model.info.game).title : "Table";
-    mount(crumbs, h("a", { href: "#/" }, "Lobby"), " › ", h("span", { "aria-current": "page" }, g));
-    document.title = `${g} · cardhall`;
+    tableCrumbs(t.model && t.model.info.game);
   } else {
     // spectators stop receiving a table they no longer look at; players keep their seats
     for (const [id, t] of tables) {
@@ -83,12 +105,14 @@ function route() {
     }
     show(new Lobby(conn, openTable));
     mount(crumbs, h("span", { "aria-current": "page" }, "Lobby"));
-    document.title = "cardhall";
+    showAlert(""); // the lobby shows no table's turn
+    setBaseTitle("cardhall");
   }
   main.focus({ preventScroll: true });
 }
 
-// Keyboard: F fold, C check/call, R bet/raise, A all-in, S snowfall, P play, Space/Enter continue.
+// Keyboard: F fold, C check/call, R bet/raise (the amount in the field; Enter in the field too), A all-in,
+// S snowfall, P play, Space/Enter continue.
 document.addEventListener("keydown", (ev) => {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const target = ev.target;
@@ -97,13 +121,13 @@ document.addEventListener("keydown", (ev) => {
   if (!panel) return;
   let key = ev.key.toLowerCase();
   if (key === " " || key === "enter") {
-    if (typing && key === " ") return;
+    if (typing) return; // Enter in a field is the field's (the amount, the chat, the name)
     const cont = panel.querySelector('[data-action="continue"]');
     if (cont && !(target instanceof HTMLButtonElement)) { ev.preventDefault(); cont.click(); }
     return;
   }
-  if (typing) return;
-  const button = panel.querySelector(`button[aria-keyshortcuts="${key.toUpperCase()}"]`);
+  if (typing || !/^[a-z0-9]$/.test(key)) return;
+  const button = panel.querySelector(`button[aria-keyshortcuts~="${key.toUpperCase()}"]`); // a button may have several keys
   if (button) { ev.preventDefault(); button.click(); }
 });
 

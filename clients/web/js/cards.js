@@ -55,14 +55,27 @@ function isRed(card) {
   return isJoker(card) ? card[1] === "r" : card[1] === "h" || card[1] === "d";
 }
 
-/** A face-up card element. */
+const FOUR_COLOUR_KEY = "cardhall.fourColour";
+
+/** Is the four-colour deck on (diamonds blue, clubs green; kept in localStorage)? */
+export function fourColour() {
+  return localStorage.getItem(FOUR_COLOUR_KEY) === "on";
+}
+
+/** Turn the four-colour deck on or off: a class on <html> that the stylesheet reads (`.card.suit-d`, `.card.suit-c`). */
+export function setFourColour(on) {
+  localStorage.setItem(FOUR_COLOUR_KEY, on ? "on" : "off");
+  document.documentElement.classList.toggle("four-colour", on);
+}
+
+/** A face-up card element (classes: red or black, and suit-c/d/h/s for the four-colour deck). */
 export function cardEl(card, extra = "") {
   if (isJoker(card)) {
     return h("span", { class: `card joker ${isRed(card) ? "red" : "black"} ${extra}`, role: "img",
       "aria-label": cardName(card), "data-card": card, title: cardName(card) },
     h("span", { class: "rank" }, "★"), h("span", { class: "suit" }, "JOKER"));
   }
-  return h("span", { class: `card ${isRed(card) ? "red" : "black"} ${extra}`, role: "img",
+  return h("span", { class: `card ${isRed(card) ? "red" : "black"} suit-${card[1]} ${extra}`, role: "img",
     "aria-label": cardName(card), "data-card": card, title: cardName(card) },
   h("span", { class: "rank" }, rankLabel(card[0])), h("span", { class: "suit" }, SUIT_SYMBOL[card[1]]));
 }

@@ -6,6 +6,7 @@ import { h, mount } from "./dom.js";
 import { loadedCatalogue } from "./catalogue.js";
 import { CHOICE_LABELS, LABELS, gameInfo, loadGames as loadGamesAndRenderers } from "./games/index.js";
 import { forgetTable, savedTables } from "./table.js";
+import { Seated, freeText, joinable, sortTables, stakesText } from "./lobbyrows.js";
 
 const LAST_GAME = "cardhall.lastGame";
 
@@ -85,6 +86,8 @@ export class Lobby {
     this.timer = null;
     this.catalogueError = null;
     this.game = localStorage.getItem(LAST_GAME) || "no_limit_holdem";
+    this.seated = new Seated();
+    this.onFocus = () => { if (!document.hidden) this.refresh(); }; // back to the tab: the list is fresh at once
   }
 
   attach(root) {
@@ -92,7 +95,9 @@ export class Lobby {
     this.renderShell();
     if (!loadedCatalogue()) this.loadGames();
     this.refresh();
-    this.timer = setInterval(() => this.refresh(), 2500);
+    this.timer = setInterval(() => { if (!document.hidden) this.refresh(); }, 2500);
+    addEventListener("focus", this.onFocus);
+    document.addEventListener("visibilitychange", this.onFocus);
   }
 
   /** The form needs the server's catalogue (GET /api/games) and the games' renderers: fetch them,
@@ -111,14 +116,17 @@ export class Lobby {
 
   detach() {
     clearInterval(this.timer);
+    removeEventListener("focus", this.onFocus);
+    document.removeEventListener("visibilitychange", this.onFocus);
     this.root = null;
   }
 
   async refresh() {
     try {
       const r = await fetch("/api/tables", { cache: "no-store" });
-      this.tables = await r.json();
+      this.tables = sortTables(await r.json());
       this.listError = null;
+      this.seated.refresh(this.tables, () => this.renderList());
       const open = new Set(this.tables.map((t) => t.id));
       for (const t of savedTables()) if (!open.has(t.table)) forgetTable(t.table); // closed since
     } catch (err) {
@@ -208,16 +216,19 @@ export class Lobby {
     const rows = this.tables.map((t) => {
       const g = gameInfo(t.game);
       const seat = mine.get(t.id);
-      const canSit = (t.status === "waiting" || t.status === "finished") && t.taken < t.seats;
-      return h("li", { class: `table-row status-${t.status}`, "data-table": t.id, "data-game": t.game },
+      const canSit = joinable(t);
+      const players = this.seated.text(t);
+      return h("li", { class: `table-row status-${t.status}${canSit ? " joinable" : ""}`, "data-table": t.id, "data-game": t.game },
         h("div", { class: "row-main" },
           h("strong", {}, g.title),
           h("span", { class: "muted" }, ` · ${t.id}`),
           h("div", { class: "row-meta" },
             h("span", { class: `pill status-${t.status}` }, t.status),
-            h("span", {}, `${t.taken}/${t.seats} seated`),
+            h("span", { class: "row-stakes", "data-stakes": "" }, stakesText(t)),
+            h("span", { "data-free": t.seats - t.taken }, `${t.taken}/${t.seats} seated · ${freeText(t)}`),
             h("span", {}, `${t.spectators} watching`),
-            seat && seat.role === "player" ? h("span", { class: "pill you" }, "your table") : null)),
+            seat && seat.role === "player" ? h("span", { class: "pill you" }, "your table") : null),
+          players ? h("div", { class: "row-players", "data-players": "" }, players) : null),
         h("div", { class: "row-actions" },
           seat && seat.role === "player"
             ? h("a", { class: "button primary", href: `#/t/${t.id}`, "data-go": "return" }, "Return")

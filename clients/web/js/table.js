@@ -10,15 +10,19 @@
 import { h, mount, plural } from "./dom.js";
 import { gameInfo } from "./games/index.js";
 import { continueButton, genericPanel } from "./actions.js";
+import { preactionBoxes, takePreaction } from "./preactions.js";
 import { newClientSeed } from "./fair.js";
 import { verifyMatch } from "./verify.js";
+import { alertFor, showAlert } from "./alerts.js";
 import { nameOf } from "./games/common.js";
+import { historyPanel } from "./history.js";
+import { CHAT_EVENTS, ChatPanel, chatEvent, describeChat } from "./chat.js";
 
 const STORE_PREFIX = "cardhall.table.";
 /** Table events that leave the current turn open (every other event ends it unless it carries one). */
-const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused"]);
+const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused", ...CHAT_EVENTS]);
 const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
-  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"]);
+  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken", ...CHAT_EVENTS]);
 const LOG_LINES = 120;
 /** Milliseconds between two looks at the number of spectators (no event tells it: GET /api/tables/{id}). */
 const WATCHERS_EVERY = 10000;
@@ -52,6 +56,7 @@ export class Table {
     this.toast = null;
     this.panelKey = null;
     this.saveTimer = null;
+    this.chat = new ChatPanel(this);
     const saved = this._load();
     this.role = saved ? saved.role : "spectator";
     this.seed = saved ? saved.seed : null;
@@ -213,7 +218,7 @@ export class Table {
       table: this.id, seq: f.seq, you: f.you, info: f.info, drawing: drawn.drawing,
       state: f.state && game ? game.fromView(f.state) : null,
       turn: f.turn ? { ...f.turn, at: Date.now() } : null, legal: f.legal || null,
-      log: old ? old.log : [], record: null, nextCommitment: null, ended: old ? old.ended : null,
+      log: old ? old.log : [], chat: old ? old.chat : [], record: null, nextCommitment: null, ended: old ? old.ended : null,
       verification: old ? old.verification : null, skew: old ? old.skew : null,
     };
     if (f.info.status === "running" && f.state) {
@@ -240,7 +245,7 @@ export class Table {
       if (e.type === game.firstEvent || (!m.state && !game.firstEvent)) m.state = game.init(e);
       if (m.state) game.reduce(m.state, e, m.you);
     }
-    if (m.record && !m.record.done && e.type !== "match_started") m.record.events.push({ ...e, seq: f.seq });
+    if (m.record && !m.record.done && e.type !== "match_started" && !CHAT_EVENTS.has(e.type)) m.record.events.push({ ...e, seq: f.seq });
     if (f.turn) {
       m.turn = { ...f.turn, at: (f.ts + m.skew) * 1000 };
       m.legal = f.legal || null;
@@ -313,6 +318,10 @@ export class Table {
       case "broken":
         info.status = "broken";
         break;
+      case "chat":
+      case "spectator_chat":
+        chatEvent(m, e, m.seq);
+        break;
       default:
     }
   }
@@ -334,6 +343,7 @@ export class Table {
       case "resumed": return "The table resumes";
       case "closed": return `The table is closed (${e.reason})`;
       case "broken": return "The table failed and is out of service";
+      case "chat": case "spectator_chat": return describeChat(e);
       default: return game ? game.describe(e, names) : null;
     }
   }
@@ -393,6 +403,7 @@ export class Table {
       el.querySelector(".clock-bar").style.width = `${Math.round((inBank ? (left.bank / Math.max(1, this.model.turn.bank)) : left.fraction) * 100)}%`;
       el.querySelector(".clock-text").textContent = inBank ? `time bank ${Math.ceil(left.bank)}s` : `${Math.ceil(left.clock)}s · bank ${Math.ceil(left.bank)}s`;
     }
+    showAlert(alertFor(this.model, left)); // the tab's title and icon on this viewer's turn (alerts.js)
     if (this.toast && Date.now() > this.toast.until) { this.toast = null; this.render(); }
   }
 
@@ -429,7 +440,7 @@ export class Table {
       this.toast ? h("div", { class: "toast", role: "alert" }, this.toast.text) : null,
       h("div", { class: "table-layout" },
         h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
-        h("aside", { class: "side" }, this._logPanel(), this._fairPanel())));
+        h("aside", { class: "side" }, this._logPanel(), this.chat.render(m), historyPanel(this), this._fairPanel())));
     const focused = document.activeElement && keepPanel && panel.contains(document.activeElement) ? document.activeElement : null;
     const oldLog = root.querySelector(".log ol");
     const follow = !oldLog || oldLog.scrollTop + oldLog.clientHeight >= oldLog.scrollHeight - 8;
@@ -492,7 +503,9 @@ export class Table {
       const angle = Math.PI / 2 + (2 * Math.PI * i) / n;
       const x = 50 + 44 * Math.cos(angle);
       const y = 50 + 40 * Math.sin(angle);
-      seats.push(this._seat(seat, ctx, game, `--x:${x.toFixed(1)}%;--y:${y.toFixed(1)}%`));
+      const el = this._seat(seat, ctx, game, `--x:${x.toFixed(1)}%;--y:${y.toFixed(1)}%`);
+      if (i && Math.abs(y - 50) > 5 && Math.abs(y - 50) < 30) el.dataset.half = y < 50 ? "upper" : "lower"; // side seats grow away from each other (style.css)
+      seats.push(el);
     }
     const center = m.state && game ? game.center(m.state, ctx) : h("div", { class: "center-info" }, h("p", { class: "waiting" },
       info.status === "waiting" ? `Waiting for players: ${info.taken} of ${info.seats} seated` : info.status === "finished" ? "Match over" : ""));
@@ -534,16 +547,21 @@ export class Table {
     const m = this.model;
     const send = (action) => this.act(action);
     let content = null;
-    if (m.turn && m.turn.seat === m.you && m.you != null) {
+    if (m.info.paused || m.info.status === "paused") { // G-8: no action is accepted until the owner resumes
+      content = h("span", { class: "prompt muted", "data-paused": "" }, "Paused by the owner: play resumes when the table does.");
+    } else if (m.turn && m.turn.seat === m.you && m.you != null) {
       if (m.turn.continue) content = [h("span", { class: "prompt" }, "The table waits for you:"), continueButton(send)];
       else if (m.legal && m.legal.length) {
         const game = this._renderer() || gameInfo(m.info.game).module;
         const buttons = game.panel ? game.panel(m.legal, m.state || {}, send) : genericPanel(m.legal, send);
         content = [h("span", { class: "prompt" }, "Your turn:"), buttons];
+        const pre = takePreaction(this.id, m); // chosen in advance: sent now, for this turn
+        if (pre) queueMicrotask(() => send(pre));
       }
     } else if (m.turn) {
-      content = h("span", { class: "prompt muted" }, m.turn.continue
-        ? `Waiting for ${nameOf(this.names(), m.turn.seat)} to continue…` : `Waiting for ${nameOf(this.names(), m.turn.seat)}…`);
+      content = [h("span", { class: "prompt muted" }, m.turn.continue
+        ? `Waiting for ${nameOf(this.names(), m.turn.seat)} to continue…` : `Waiting for ${nameOf(this.names(), m.turn.seat)}…`),
+      preactionBoxes(this.id, m, this._renderer())];
     } else {
       const info = m.info;
       const idle = {
@@ -617,7 +635,9 @@ function playedWith(options, game) {
       if (value != null) parts.push(`${name} seat ${value}`);
     } else if (value !== null && JSON.stringify(value) !== JSON.stringify(defaults[name])
         && !(Array.isArray(value) && value.every((v) => v === value[0]) && value[0] === defaults[name])) {
-      parts.push(`${name.replace(/_/g, " ")} ${Array.isArray(value) ? (value.every((v) => v === value[0]) ? value[0] : value.join("/")) : value}`);
+      const words = name.replace(/_/g, " ");
+      if (typeof value === "boolean") parts.push(value ? words : `no ${words}`); // "no jokers", not "jokers false"
+      else parts.push(`${words} ${Array.isArray(value) ? (value.every((v) => v === value[0]) ? value[0] : value.join("/")) : value}`);
     }
   }
   return parts.length ? `: ${parts.join(", ")}` : "";

@@ -36,7 +36,8 @@ def test_a_snapshot_is_the_engine_view_and_only_the_seat_to_act_gets_legal_actio
         assert ("legal" in snap) == (viewer == seat)
         if viewer == seat:
             assert snap["legal"] == bench.m.turn_legal
-    assert "re" not in bench.m.snapshot(None, None, bench.mono)
+    assert bench.m.snapshot(None, None, bench.mono)["re"] is None  # the answer to a join without an id
+    assert "re" not in bench.m.snapshot(None, None, bench.mono, reply=False)  # a snapshot sent on its own
 
 
 def test_the_legal_gate_and_stored_records():

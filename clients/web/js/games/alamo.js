@@ -5,12 +5,14 @@ import { h, plural } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { amount, boardEl, has, holeEl, key, nameOf } from "./common.js";
 import { bettingPanel } from "../actions.js";
+import { bestFive, categoryName, handTitle, markWinning, resultEl, wonEl } from "../showdown.js";
 
 function init(e) {
   return {
     game: "alamo", seats: e.seats, dealer: e.dealer, stacks: { ...e.stacks }, deck: e.deck, jokers: e.jokers,
     hand: 0, players: [], board: [], pot: 0, face_down: 0, bets: {}, folded: [], hole_cards: {}, shown: {},
     shown_hands: {}, my_cards: null, eliminated: [], ante: 0, street: null, winners: [], finished: false, result: null,
+    awards: [],
   };
 }
 
@@ -26,7 +28,7 @@ function reduce(s, e) {
       Object.assign(s, {
         hand: e.hand, dealer: e.dealer, players: e.players, ante: e.ante, stacks: { ...s.stacks, ...e.stacks },
         board: [], bets: {}, folded: [], hole_cards: {}, shown: {}, shown_hands: {}, my_cards: null,
-        street: "preflop", winners: [],
+        street: "preflop", winners: [], awards: [],
       });
       break;
     case "antes":
@@ -64,6 +66,7 @@ function reduce(s, e) {
       break;
     case "award":
       for (const p of e.pots) for (const w of p.winners) if (!s.winners.includes(w)) s.winners.push(w);
+      s.awards = e.pots; // kept for the felt until the next hand starts
       break;
     case "hand_end":
       s.hand = e.hand;
@@ -84,7 +87,7 @@ function reduce(s, e) {
 }
 
 function fromView(v) {
-  return { ...init({ seats: v.seats, dealer: v.dealer, stacks: v.stacks }), ...v, shown_hands: {}, winners: [],
+  return { ...init({ seats: v.seats, dealer: v.dealer, stacks: v.stacks }), ...v, shown_hands: {}, winners: [], awards: [],
     street: v.hole_cards && Object.keys(v.hole_cards).length ? v.street : null, jokers: v.options && v.options.jokers };
 }
 
@@ -99,16 +102,45 @@ function seatView(s, seat, ctx) {
   if (s.winners.includes(seat)) status = "wins";
   const shown = s.shown[k];
   const mine = seat === ctx.you ? s.my_cards : null;
-  const cards = holeEl(shown || mine, s.hole_cards[k] || 0);
+  const cards = markWinning(holeEl(shown || mine, s.hole_cards[k] || 0), winningCards(s, seat));
   const lines = [h("span", { class: "stack", "data-stack": s.stacks[k] ?? 0 }, h("span", { class: "pile", "aria-hidden": "true" }), amount(s.stacks[k] ?? 0, "cards"))];
-  if (s.shown_hands[k]) lines.push(h("span", { class: "hand-name" }, s.shown_hands[k]));
+  const took = (s.awards || []).reduce((n, p) => n + ((p.shares || {})[k] || 0), 0);
+  if (took) lines.push(wonEl(`wins ${amount(took, "cards")}`, took));
+  const handName = shown && s.board.length === 5 ? handTitle([...s.board, ...shown], s.shown_hands[k]) : categoryName(s.shown_hands[k]);
+  if (handName) lines.push(h("span", { class: "hand-name" }, handName));
   return { badges, status, cards, bet: s.bets[k] ? amount(s.bets[k], "cards") : null, lines };
 }
 
-function center(s) {
+/** The cards `seat` won with at the showdown: its best five (the shown hole cards when a joker
+ * makes it wild, AL-2), or null when it won uncontested or did not win. */
+function winningCards(s, seat) {
+  const k = key(seat);
+  const shown = s.shown[k];
+  if (!shown || !(s.awards || []).some((p) => p.winners.includes(seat)) || s.board.length < 5) return null;
+  const best = bestFive([...s.board, ...shown]);
+  return best ? best.cards : shown;
+}
+
+/** Each pot's winners and their hand, once the hand is decided. */
+function awardsEl(s, ctx) {
+  const several = s.awards.length > 1;
+  return resultEl(s.awards.map((p, i) => {
+    const shown = s.shown[key(p.winners[0])];
+    const name = shown && s.board.length === 5 ? handTitle([...s.board, ...shown], s.shown_hands[key(p.winners[0])]) : null;
+    return {
+      index: i, label: i ? `Side pot ${i}` : several ? "Main pot" : "Pot",
+      amount: amount(Object.values(p.shares || {}).reduce((a, b) => a + b, 0) || p.cards, "cards"),
+      winners: p.winners.map((x) => nameOf(ctx && ctx.names, x)), hand: p.eligible && p.eligible.length > 1 ? name : null,
+    };
+  }));
+}
+
+function center(s, ctx) {
+  const awards = s.awards || [];
+  const main = awards[0];
   return h("div", { class: "center-info" },
-    boardEl(s.board),
-    h("div", { class: "pot", "aria-live": "polite", "data-pot": s.pot }, `Pot ${amount(s.pot, "cards")}`),
+    markWinning(boardEl(s.board), main && main.winners.length ? winningCards(s, main.winners[0]) : null),
+    awards.length ? awardsEl(s, ctx) : h("div", { class: "pot", "aria-live": "polite", "data-pot": s.pot }, `Pot ${amount(s.pot, "cards")}`),
     h("div", { class: "meta" }, `${plural(s.face_down, "card")} face down in the pot · ante ${s.ante || "–"} · hand ${s.hand || "–"} · ${s.jokers ? "54 cards with jokers" : "52 cards"}`));
 }
 
@@ -125,7 +157,7 @@ function describe(e, names) {
       return `${n(e.seat)} ${verb}${e.all_in && e.action !== "all_in" ? " (all-in)" : ""}`;
     }
     case "uncalled": return `${plural(e.cards, "card")} uncalled back to ${n(e.seat)}`;
-    case "show": return `${n(e.seat)} shows ${cardsText(e.cards)}${e.hand ? ` (${e.hand})` : ""}`;
+    case "show": return `${n(e.seat)} shows ${cardsText(e.cards)}${e.hand ? ` (${categoryName(e.hand)})` : ""}`;
     case "award": return e.pots.map((p, i) => `${i ? `side pot ${i}` : "pot"} (${plural(p.cards, "card")}) to ${p.winners.map(n).join(" & ")}`).join("; ");
     case "hand_end": return `Hand ${e.hand} over: ${Object.entries(e.winnings).map(([s, c]) => `${n(Number(s))} takes ${plural(c, "card")}`).join(", ")}`;
     case "match_end": return `Match over (${e.result.reason.replace("_", " ")}): ${e.result.winners.map(n).join(", ")} ${e.result.winners.length > 1 ? "win" : "wins"}`;
@@ -135,7 +167,8 @@ function describe(e, names) {
 
 export default {
   unit: "cards",
-  panel: (legal, state, send) => bettingPanel(legal, "cards", send),
+  panel: (legal, state, send) => bettingPanel(legal, "cards", send, state),
+  preactions: true, // pre-action boxes while others act (preactions.js)
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
   lobby: { alamo: { featured: ["preflop_betting", "max_hands"], blurb: "Hold'em where your cards are your chips: win every card." } },

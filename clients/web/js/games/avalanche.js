@@ -5,6 +5,7 @@ import { h, plural } from "../dom.js";
 import { backEl, cardEl, cardsEl, cardsText, rankLabel, rankValue } from "../cards.js";
 import { has, key, nameOf } from "./common.js";
 import { button } from "../actions.js";
+import { wonEl } from "../showdown.js";
 
 export function sortHand(cards) {
   return [...cards].sort((a, b) => rankValue(a[0]) - rankValue(b[0]) || (a < b ? -1 : a > b ? 1 : 0));
@@ -25,7 +26,7 @@ function init(e) {
   return {
     game: "avalanche", seats: e.seats, dealer: e.dealer, decks: e.decks, deck_total: e.deck_total,
     hand_sizes: {}, deck: e.deck_total, avalanche: [], stored: Object.fromEntries(e.seats.map((s) => [key(s), 0])),
-    neutral: 0, out: [], hand: null, last_fall: null, finished: false, result: null,
+    neutral: 0, out: [], hand: null, last_fall: null, last_stop: null, finished: false, result: null,
   };
 }
 
@@ -54,16 +55,19 @@ function reduce(s, e, you) {
       s.hand_sizes[key(e.seat)] = e.hand;
       s.avalanche.push({ seat: e.seat, cards: e.cards, rank: e.rank, count: e.count });
       if (e.seat === you && s.hand) s.hand = take(s.hand, e.cards);
-      s.last_fall = null;
       break;
     case "stopped":
       s.avalanche = [];
       s.neutral = e.neutral;
+      // the last avalanche's end, kept until the next one ends (who took it, who stopped it)
+      s.last_stop = { seat: e.seat, count: e.count };
+      s.last_fall = null;
       break;
     case "fallen":
       s.avalanche = [];
       s.stored[key(e.to)] = e.stored;
       s.last_fall = { to: e.to, count: e.count };
+      s.last_stop = null;
       break;
     case "refill":
       s.hand_sizes[key(e.seat)] = e.hand;
@@ -88,7 +92,7 @@ function reduce(s, e, you) {
 
 function fromView(v) {
   return { ...init({ seats: v.seats, dealer: v.dealer, decks: v.decks, deck_total: v.deck_total }), ...v,
-    hand: v.hand ? sortHand(v.hand) : null, last_fall: null };
+    hand: v.hand ? sortHand(v.hand) : null, last_fall: null, last_stop: null };
 }
 
 function seatView(s, seat, ctx) {
@@ -104,7 +108,20 @@ function seatView(s, seat, ctx) {
     h("span", { class: "stack", "data-hand": size }, `hand ${size}`),
     h("span", { class: "stored", "data-stored": s.stored[k] || 0 }, `stored ${s.stored[k] || 0}`),
   ];
+  // who took the last avalanche, or stopped it
+  if (s.last_fall && s.last_fall.to === seat) lines.push(wonEl(`took the avalanche: +${plural(s.last_fall.count, "card")}`, s.last_fall.count));
+  if (s.last_stop && s.last_stop.seat === seat) lines.push(h("span", { class: "stopped" }, "stopped it"));
   return { badges, status, cards, bet: null, lines };
+}
+
+/** The game's end in the centre: the winners and every stored pile; null before the end. */
+function endEl(s, ctx) {
+  if (!s.result) return null;
+  const n = (seat) => nameOf(ctx.names, seat);
+  const piles = Object.entries(s.result.stored || {}).sort((a, b) => b[1] - a[1]).map(([seat, c]) => `${n(Number(seat))} ${c}`);
+  return h("div", { class: "hand-result", role: "status" },
+    h("div", { class: "pot-result" }, `${s.result.winners.map(n).join(" & ")} ${s.result.winners.length > 1 ? "win" : "wins"} with the most stored cards`),
+    h("div", { class: "pot-result" }, `Stored: ${piles.join(", ")} · neutral pile ${s.result.neutral}`));
 }
 
 function center(s, ctx) {
@@ -117,7 +134,9 @@ function center(s, ctx) {
       h("span", { class: "pile-count", "data-neutral": s.neutral }, ` Neutral pile ${s.neutral}`)),
     s.avalanche.length
       ? h("ol", { class: "avalanche-plays", "aria-label": `Avalanche: ${s.avalanche.length} plays, last ${last.count} × ${rankLabel(last.rank)}` }, plays)
-      : h("div", { class: "pot" }, s.last_fall ? `The avalanche fell on ${nameOf(ctx.names, s.last_fall.to)} (+${s.last_fall.count})` : "No avalanche: snowfall or start one"),
+      : endEl(s, ctx) || h("div", { class: "pot" }, s.last_fall ? `The avalanche fell on ${nameOf(ctx.names, s.last_fall.to)} (+${s.last_fall.count})`
+        : s.last_stop ? `${nameOf(ctx.names, s.last_stop.seat)} stopped the avalanche: ${plural(s.last_stop.count, "card")} to the neutral pile`
+          : "No avalanche: snowfall or start one"),
     h("div", { class: "meta" }, `${s.decks} decks, ${s.deck_total} cards · most stored cards wins`));
 }
 

@@ -5,12 +5,14 @@ import { h } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { amount, boardEl, fmt, has, holeEl, key, nameOf } from "./common.js";
 import { bettingPanel } from "../actions.js";
+import { bestFive, categoryName, handTitle, markWinning, resultEl, wonEl } from "../showdown.js";
 
 function init(e) {
   return {
     game: e.game, seats: e.seats, stacks: { ...e.stacks }, button: e.button, stakes: e.stakes, level: 0,
     hand: 0, players: [], board: [], bets: {}, pot: 0, pots: [], folded: [], all_in: [], shown: {},
     shown_hands: {}, hole: null, eliminated: [], street: null, finished: false, result: null, winners: [],
+    awards: [],
   };
 }
 
@@ -30,7 +32,7 @@ function step(s, e) {
       Object.assign(s, {
         hand: e.hand, button: e.button, small_blind: e.small_blind, big_blind: e.big_blind, players: e.players,
         stacks: { ...s.stacks, ...e.stacks }, stakes: e.stakes, board: [], bets: {}, pot: 0, pots: [], folded: [],
-        all_in: [], shown: {}, shown_hands: {}, hole: null, street: "preflop", winners: [],
+        all_in: [], shown: {}, shown_hands: {}, hole: null, street: "preflop", winners: [], awards: [],
       });
       break;
     case "blinds":
@@ -70,6 +72,8 @@ function step(s, e) {
       break;
     case "award":
       for (const seat of Object.keys(e.winners)) if (!s.winners.includes(Number(seat))) s.winners.push(Number(seat));
+      // kept for the felt until the next hand starts (showdown.js draws them)
+      s.awards.push({ pot: e.pot, amount: e.amount, winners: e.winners, hand: e.hand });
       break;
     case "hand_end":
       Object.assign(s.stacks, e.stacks);
@@ -93,7 +97,7 @@ function step(s, e) {
 function fromView(v) {
   return {
     ...init({ game: v.game, seats: v.seats, stacks: v.stacks, button: v.button, stakes: v.stakes }),
-    ...v, shown_hands: {}, winners: [], bets: v.bets || {}, pots: v.pots || [], board: v.board || [],
+    ...v, shown_hands: {}, winners: [], awards: [], bets: v.bets || {}, pots: v.pots || [], board: v.board || [],
     folded: v.folded || [], all_in: v.all_in || [], shown: v.shown || {}, players: v.players || [],
     hole: v.hole || null,
   };
@@ -115,14 +119,46 @@ function seatView(s, seat, ctx) {
   const mine = seat === ctx.you ? s.hole : null;
   const shown = s.shown[k];
   const folded = has(s.folded, seat);
-  const cards = holeEl(shown || mine, inHand && !folded && s.street !== null ? 2 : 0);
+  const cards = markWinning(holeEl(shown || mine, inHand && !folded && s.street !== null ? 2 : 0), winningFive(s, seat));
   const bet = s.bets[k] ? amount(s.bets[k], "chips") : null;
   const lines = [h("span", { class: "stack", "data-stack": s.stacks[k] ?? 0 }, amount(s.stacks[k] ?? 0, "chips"))];
-  if (s.shown_hands[k]) lines.push(h("span", { class: "hand-name" }, s.shown_hands[k]));
+  const took = takings(s)[k];
+  if (took) lines.push(wonEl(`wins ${amount(took, "chips")}`, took));
+  const handName = shown && s.board.length === 5 ? handTitle([...s.board, ...shown], s.shown_hands[k]) : categoryName(s.shown_hands[k]);
+  if (handName) lines.push(h("span", { class: "hand-name" }, handName));
   return { badges, status, cards, bet, lines };
 }
 
-function center(s) {
+/** Chips each seat took from the pots this hand: {seat: chips} (award events). */
+function takings(s) {
+  const out = {};
+  for (const a of s.awards || []) for (const [seat, c] of Object.entries(a.winners)) out[seat] = (out[seat] || 0) + c;
+  return out;
+}
+
+/** The five cards `seat` won a pot with at the showdown, or null (uncontested, or not shown). */
+function winningFive(s, seat) {
+  const k = key(seat);
+  if (!s.shown[k] || !(s.awards || []).some((a) => a.hand && k in a.winners)) return null;
+  const best = bestFive([...s.board, ...s.shown[k]]);
+  return best && best.cards;
+}
+
+/** Each pot's winners and hand, in the centre once the hand is decided. */
+function awardsEl(s, ctx) {
+  const several = s.awards.length > 1;
+  return resultEl(s.awards.map((a) => {
+    const seats = Object.keys(a.winners).map(Number);
+    const shown = s.shown[key(seats[0])];
+    return {
+      index: a.pot, label: a.pot ? `Side pot ${a.pot}` : several ? "Main pot" : "Pot", amount: fmt(a.amount),
+      winners: seats.map((x) => nameOf(ctx && ctx.names, x)),
+      hand: a.hand ? (shown && s.board.length === 5 ? handTitle([...s.board, ...shown], a.hand) : categoryName(a.hand)) : null,
+    };
+  }));
+}
+
+function center(s, ctx) {
   const st = s.stakes || {};
   const stakes = s.game === "fixed_limit_holdem"
     ? `Blinds ${fmt(st.small_blind)}/${fmt(st.big_blind)} · bets ${fmt(st.small_bet)}/${fmt(st.big_bet)}`
@@ -130,10 +166,12 @@ function center(s) {
   const pots = (s.pots || []).length > 1
     ? h("div", { class: "side-pots" }, s.pots.map((p, i) => h("span", { class: "pot-chip" }, `${i ? `Side pot ${i}` : "Main pot"}: ${fmt(p.amount)}`)))
     : null;
+  const awards = s.awards || [];
+  const main = awards.find((a) => a.pot === 0) || awards[0];
   return h("div", { class: "center-info" },
-    boardEl(s.board),
-    h("div", { class: "pot", "aria-live": "polite", "data-pot": s.pot }, `Pot ${fmt(s.pot)}`),
-    pots,
+    markWinning(boardEl(s.board), main ? winningFive(s, Number(Object.keys(main.winners)[0])) : null),
+    awards.length ? awardsEl(s, ctx) : h("div", { class: "pot", "aria-live": "polite", "data-pot": s.pot }, `Pot ${fmt(s.pot)}`),
+    awards.length ? null : pots,
     h("div", { class: "meta" }, `Hand ${s.hand || "–"} · ${s.street || "between hands"} · ${stakes}`));
 }
 
@@ -151,9 +189,9 @@ function describe(e, names) {
     }
     case "uncalled": return `${fmt(e.amount)} uncalled returned to ${n(e.seat)}`;
     case "board": return `${e.street[0].toUpperCase()}${e.street.slice(1)}: ${cardsText(e.cards)}`;
-    case "show": return `${n(e.seat)} shows ${cardsText(e.cards)}${e.hand ? ` (${e.hand})` : ""}`;
+    case "show": return `${n(e.seat)} shows ${cardsText(e.cards)}${e.hand ? ` (${categoryName(e.hand)})` : ""}`;
     case "muck": return `${n(e.seat)} mucks`;
-    case "award": return `${Object.entries(e.winners).map(([s, c]) => `${n(Number(s))} wins ${fmt(c)}`).join(", ")}${e.hand ? ` with ${e.hand}` : ""}`;
+    case "award": return `${Object.entries(e.winners).map(([s, c]) => `${n(Number(s))} wins ${fmt(c)}`).join(", ")}${e.hand ? ` with ${categoryName(e.hand)}` : ""}`;
     case "bust": return `${e.seats.map(n).join(", ")} busted`;
     case "match_end": return `Match over: ${e.winners.map(n).join(", ")} ${e.winners.length > 1 ? "win" : "wins"}`;
     default: return null;
@@ -162,7 +200,8 @@ function describe(e, names) {
 
 export default {
   unit: "chips",
-  panel: (legal, state, send) => bettingPanel(legal, "chips", send),
+  panel: (legal, state, send) => bettingPanel(legal, "chips", send, state),
+  preactions: true, // pre-action boxes while others act (preactions.js)
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
   lobby: {

@@ -4,6 +4,7 @@ import { h, plural } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { boardEl, has, holeEl, key, nameOf } from "./common.js";
 import { locoPanel } from "../actions.js";
+import { bestFive, categoryName, handTitle, markWinning, wonEl } from "../showdown.js";
 
 const OUTCOMES = {
   checked_down: "checked down: no points", folded_around: "folded around: no points",
@@ -16,6 +17,7 @@ function init(e) {
     points: Object.fromEntries(e.seats.map((s) => [key(s), 0])), alive: [...e.seats], knocked_out: [], hand: 0,
     street: null, board: [], players: [], in_hand: [], folded: [], cards_in_hand: {}, all_in: null, callers: [],
     shown: {}, shown_hands: {}, hole_cards: null, outcome: null, loco: false, finished: false, result: null,
+    best: [], ending: null,
   };
 }
 
@@ -25,7 +27,7 @@ function reduce(s, e) {
       Object.assign(s, {
         hand: e.hand, dealer: e.dealer, players: e.players, in_hand: [...e.players], street: "preflop", board: [],
         folded: [], cards_in_hand: {}, all_in: null, callers: [], shown: {}, shown_hands: {}, hole_cards: null,
-        outcome: null, loco: false,
+        outcome: null, loco: false, best: [], ending: null,
       });
       break;
     case "hole_cards":
@@ -47,6 +49,7 @@ function reduce(s, e) {
     case "showdown":
       s.board = e.board;
       for (const x of e.hands) { s.shown[key(x.seat)] = x.cards; s.shown_hands[key(x.seat)] = x.hand; }
+      s.best = e.best || [];
       break;
     case "loco":
       s.loco = true;
@@ -61,6 +64,8 @@ function reduce(s, e) {
     case "hand_end":
       s.points = { ...e.points };
       s.outcome = e.result;
+      // kept for the felt until the next hand starts
+      s.ending = { result: e.result, scored: e.scored, knocked_out: e.knocked_out || [], points: { ...e.points } };
       s.cards_in_hand = {};
       s.street = null;
       break;
@@ -74,7 +79,7 @@ function reduce(s, e) {
 
 function fromView(v) {
   return { ...init({ seats: v.seats, dealer: v.dealer, points_to_win: v.options.points_to_win, multi_call: v.options.multi_call }),
-    ...v, shown_hands: {}, loco: false, points_to_win: v.options.points_to_win };
+    ...v, shown_hands: {}, loco: false, best: [], ending: null, points_to_win: v.options.points_to_win };
 }
 
 function seatView(s, seat, ctx) {
@@ -87,20 +92,42 @@ function seatView(s, seat, ctx) {
   else if (has(s.callers, seat)) status = "called";
   if (s.result && (s.result.winners || []).includes(seat)) status = "wins";
   const mine = seat === ctx.you ? s.hole_cards : null;
-  const cards = holeEl(s.shown[k] || mine, s.cards_in_hand[k] || 0);
+  const five = has(s.best, seat) && s.shown[k] ? bestFive([...s.board, ...s.shown[k]]) : null;
+  const cards = markWinning(holeEl(s.shown[k] || mine, s.cards_in_hand[k] || 0), five && five.cards);
   const pts = s.points[k] || 0;
   const stars = h("span", { class: "points", "data-points": pts, "aria-label": `${pts} of ${s.points_to_win} points` },
     Array.from({ length: s.points_to_win }, (_, i) => (i < pts ? "★" : "☆")).join(""));
   const lines = [stars];
-  if (s.shown_hands[k]) lines.push(h("span", { class: "hand-name" }, s.shown_hands[k]));
+  if (s.ending && s.ending.scored === seat) lines.push(wonEl("+1 point", 1));
+  if (s.ending && has(s.ending.knocked_out, seat)) lines.push(h("span", { class: "ko", "data-ko": seat }, "knocked out this hand"));
+  const handName = s.shown[k] && s.board.length === 5 ? handTitle([...s.board, ...s.shown[k]], s.shown_hands[k]) : categoryName(s.shown_hands[k]);
+  if (handName) lines.push(h("span", { class: "hand-name" }, handName));
   return { badges, status, cards, bet: null, lines };
 }
 
-function center(s) {
+/** The hand's end in the centre: who scored (and the points now), who was knocked out, else the outcome. */
+function endingEl(s, ctx) {
+  const e = s.ending;
+  const n = (seat) => nameOf(ctx && ctx.names, seat);
+  const lines = [];
+  if (e.scored != null) lines.push(`${n(e.scored)} scores a point: ${e.points[key(e.scored)] ?? "?"} of ${s.points_to_win}`);
+  if (e.knocked_out.length) lines.push(`Knocked out: ${e.knocked_out.map(n).join(", ")}`);
+  if (s.best.length && s.board.length === 5) {
+    const shown = s.shown[key(s.best[0])];
+    lines.push(`Best hand: ${s.best.map(n).join(" & ")}${shown ? ` (${handTitle([...s.board, ...shown], s.shown_hands[key(s.best[0])])})` : ""}`);
+  }
+  if (!lines.length) lines.push(OUTCOMES[e.result] ? `${OUTCOMES[e.result][0].toUpperCase()}${OUTCOMES[e.result].slice(1)}` : e.result);
+  return h("div", { class: "hand-result", role: "status", "aria-live": "polite", "data-result": e.result },
+    lines.map((t) => h("div", { class: "pot-result" }, t)));
+}
+
+function center(s, ctx) {
+  const bestCards = s.best.length && s.shown[key(s.best[0])] ? bestFive([...s.board, ...s.shown[key(s.best[0])]]) : null;
   return h("div", { class: "center-info" },
-    boardEl(s.board),
+    markWinning(boardEl(s.board), bestCards && bestCards.cards),
     s.loco ? h("div", { class: "loco-banner", role: "status" }, "¡Loco!") : null,
-    h("div", { class: "pot" }, s.all_in ? `All-in pending: ${s.callers.length} called` : "No chips: check, fold or all-in"),
+    s.ending ? endingEl(s, ctx)
+      : h("div", { class: "pot" }, s.all_in ? `All-in pending: ${s.callers.length} called` : "No chips: check, fold or all-in"),
     h("div", { class: "meta" }, `Hand ${s.hand || "–"} · ${s.outcome ? OUTCOMES[s.outcome] || s.outcome : s.street || "between hands"} · first to ${plural(s.points_to_win, "point")} · ${s.multi_call === "duels" ? "duels" : "best hand"}`));
 }
 
@@ -112,7 +139,7 @@ function describe(e, names) {
     case "hole_cards": return e.cards ? `You are dealt ${cardsText(e.cards)}` : "Hole cards are dealt";
     case "action": return `${n(e.seat)} ${{ check: "checks", fold: "folds", all_in: "goes ALL-IN", call: "calls" }[e.action] || e.action}`;
     case "street": return `${e.street[0].toUpperCase()}${e.street.slice(1)}: ${cardsText(e.cards)}`;
-    case "showdown": return `Showdown: ${e.hands.map((x) => `${n(x.seat)} ${cardsText(x.cards)} (${x.hand})`).join(", ")}`;
+    case "showdown": return `Showdown: ${e.hands.map((x) => `${n(x.seat)} ${cardsText(x.cards)} (${categoryName(x.hand)})`).join(", ")}`;
     case "loco": return `¡Loco! ${e.seats.map(n).join(", ")} led after the turn and lost`;
     case "point": return `${n(e.seat)} scores a point (${e.points})`;
     case "knocked_out": return `${e.seats.map(n).join(", ")} knocked out`;

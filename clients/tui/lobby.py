@@ -1,0 +1,186 @@
+"""The terminal client's lobby screen: the tables of ``GET /api/tables``
+(refreshed every :attr:`CardhallApp.lobby_refresh` seconds, keeping the
+selected row and the typed text), the creation input (focused first: typing
+``no_limit_holdem 3 2`` and Enter creates a table and sits down), the games'
+help line (``GET /api/games``) and a message line for what went wrong.
+
+Keys (the footer lists those of the focused field): in the input, Enter
+creates; Tab moves to the table list, where Enter joins the selected table,
+``w`` watches it and ``r`` refreshes at once; Tab goes back to the input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input
+
+from cardhall.clients.client import ServerError
+from cardhall.clients.tui.plain import Plain, plain
+
+Frame = dict[str, Any]
+#: what can go wrong talking to the server: shown as a message, never a crash
+FAILURES = (ServerError, OSError, TimeoutError, ValueError)
+
+
+def games_help(catalogue: Frame) -> str:
+    """The lobby's help line from ``GET /api/games`` (:meth:`Client.games`):
+    each game's name, seat range and option names.
+
+    >>> games_help({"games": [{"name": "loco_poker", "seats": {"min": 2, "max": 8},
+    ...                        "options": [{"name": "points_to_win"}]}]})
+    'create: GAME [SEATS [BOTS]] [option=value ...]   loco_poker 2-8 (points_to_win)'
+    """
+    games = "; ".join(f"{g['name']} {g['seats']['min']}-{g['seats']['max']} ({' '.join(o['name'] for o in g['options'])})"
+                      for g in catalogue["games"])
+    return f"create: GAME [SEATS [BOTS]] [option=value ...]   {games}"
+
+
+def parse_create(text: str) -> Frame:
+    """``"loco_poker 3 2 points_to_win=2"`` -> a ``create_table`` spec. ValueError on bad input."""
+    words = text.split()
+    if not words:
+        raise ValueError("type: GAME [SEATS [BOTS]] [option=value ...]")
+    spec: Frame = {"game": words[0], "options": {}}
+    numbers = []
+    for w in words[1:]:
+        if "=" in w:
+            key, _, value = w.partition("=")
+            try:
+                spec["options"][key] = json.loads(value)
+            except json.JSONDecodeError:
+                spec["options"][key] = value
+        elif w.isdigit():
+            numbers.append(int(w))
+        else:
+            raise ValueError(f"{w!r} is not a number of seats or bots, nor option=value")
+    if numbers:
+        spec["seats"] = numbers[0]
+    if len(numbers) > 1:
+        spec["bots"] = numbers[1]
+    return spec
+
+
+def stakes(t: Frame) -> str:
+    """A table's stakes from its options: Hold'em blinds, else ``-``."""
+    o = t.get("options") or {}
+    if o.get("big_blind") is not None:
+        return f"{o.get('small_blind')}/{o['big_blind']}"
+    return "-"
+
+
+def lobby_rows(tables: list[Frame]) -> list[tuple[str, list[str]]]:
+    """The lobby's rows ``(table id, cells)``: tables with a free seat that are not over first.
+
+    >>> lobby_rows([{"id": "a", "game": "alamo", "seats": 2, "taken": 2, "spectators": 0, "status": "running"},
+    ...             {"id": "b", "game": "avalanche", "seats": 3, "taken": 1, "spectators": 1, "status": "waiting"}])[0]
+    ('b', ['b', 'avalanche', '-', '1/3', '2', '1', 'waiting'])
+    """
+    def joinable(t: Frame) -> bool:
+        return t["taken"] < t["seats"] and t["status"] in ("waiting", "running", "paused")
+
+    ordered = sorted(tables, key=lambda t: not joinable(t))
+    return [(t["id"], [str(t["id"]), str(t["game"]), stakes(t), f"{t['taken']}/{t['seats']}",
+                       str(t["seats"] - t["taken"]), str(t["spectators"]), str(t["status"])]) for t in ordered]
+
+
+class Lobby(Screen):
+    """The tables on the server; create, join or watch one."""
+
+    BINDINGS = [
+        Binding("enter", "create", "create table", priority=True),
+        Binding("enter", "join", "join", priority=True),
+        Binding("w", "watch", "watch"), Binding("r", "refresh", "refresh"),
+        Binding("tab", "app.focus_next", "next field"),
+        Binding("ctrl+q", "app.quit", "quit", priority=True),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="tables", cursor_type="row")
+        yield Plain("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
+        yield Input(placeholder="no_limit_holdem 2 1", id="create")
+        yield Plain("", id="status")
+        yield Footer(compact=True)
+
+    @property
+    def _typing(self) -> bool:
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer shows the keys of the focused field: creation in the input, the list's in the list."""
+        if action == "create":
+            return self._typing
+        if action in ("join", "watch", "refresh"):
+            return not self._typing
+        return True
+
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()
+
+    async def on_mount(self) -> None:
+        table = self.query_one("#tables", DataTable)
+        table.add_columns("table", "game", "stakes", "taken", "free", "watching", "status")
+        self.query_one("#create", Input).focus()
+        app: Any = self.app
+        try:
+            self.query_one("#help", Plain).update(games_help(await app.client.games()))
+        except FAILURES:
+            pass  # the lobby refresh below reports the server unreachable
+        await self.action_refresh()
+        self.set_interval(app.lobby_refresh, self.action_refresh)
+
+    async def action_refresh(self) -> None:
+        """Reload the tables, keeping the selected row (by table id) and what is typed."""
+        app: Any = self.app
+        try:
+            tables = await asyncio.to_thread(app.fetch_tables)
+        except FAILURES as exc:
+            self.query_one("#status", Plain).update(f"lobby unavailable: {exc}")
+            return
+        grid = self.query_one("#tables", DataTable)
+        rows = lobby_rows(tables)
+        if [r for r, _ in rows] == list(getattr(self, "_shown", [])) and rows == getattr(self, "_rows", None):
+            return
+        selected = self._selected()
+        grid.clear()
+        for key, cells in rows:  # the server's text as text (a str cell would be read as markup)
+            grid.add_row(*(plain(c) for c in cells), key=key)
+        self._rows, self._shown = rows, [r for r, _ in rows]
+        if selected in self._shown:
+            grid.move_cursor(row=self._shown.index(selected), animate=False)
+
+    def _selected(self) -> str | None:
+        grid = self.query_one("#tables", DataTable)
+        if grid.row_count == 0:
+            return None
+        value = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
+        return str(value) if value is not None else None
+
+    async def action_join(self) -> None:
+        table = self._selected()
+        if table:
+            await self.app.open_table(table, "player")  # type: ignore[attr-defined]
+
+    async def action_watch(self) -> None:
+        table = self._selected()
+        if table:
+            await self.app.open_table(table, "spectator")  # type: ignore[attr-defined]
+
+    async def action_create(self) -> None:
+        """Create the table typed in the input and sit down at it."""
+        app: Any = self.app
+        field = self.query_one("#create", Input)
+        try:
+            spec = parse_create(field.value)
+            table = await app.client.create_table(spec["game"], spec.get("seats"), spec["options"], spec.get("bots"))
+        except FAILURES as exc:
+            app.report(f"cannot create: {exc}")
+            return
+        field.value = ""
+        await app.open_table(table, "player")

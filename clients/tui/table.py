@@ -1,0 +1,335 @@
+"""The terminal client's table screen: one table as a seat or a spectator.
+
+The state as the viewer's seat sees it (a row per player by name, cards,
+board, pot), whose turn it is with the clock counting down, the log of what
+happened (wrapped to the width), the legal actions, the bet presets, a message
+line. The footer lists the keys that work now: ``f`` fold, ``c`` check/call,
+``b`` (or ``r``) bet/raise the amount typed (else the minimum), ``a`` all-in,
+``1``..``5`` the presets (min, ½ pot, ¾ pot, pot, all-in: they fill the
+amount), Avalanche's ``s`` snowfall and ``p`` play (``RANK [COUNT]`` typed, its
+effect on the avalanche shown as you type), ``space`` continue (solo play),
+``m`` rematch, ``tab`` to type, ``escape`` back to the keys or to the lobby. A
+game drawn as data numbers its legal actions: ``1``..``9`` play them.
+
+Every failure talking to the server becomes a message (:meth:`CardhallApp.report`), never a crash.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from cardhall.clients.client import Client
+from cardhall.clients.tui.actions import action_words, choose, legal_line, play_preview
+from cardhall.clients.tui.chat import CHAT_EVENTS, ChatBox, ChatInput
+from cardhall.clients.tui.events import event_line, who
+from cardhall.clients.tui.generic import action_from, legal_text, parse_action
+from cardhall.clients.tui.lobby import FAILURES
+from cardhall.clients.tui.plain import Plain, PlainLog
+from cardhall.clients.tui.presets import PRESETS, presets
+from cardhall.clients.tui.render import has_renderer, table_text
+
+Frame = dict[str, Any]
+#: the keys each kind of game uses (the others are hidden from its footer)
+BETTING = ("fold", "check_call", "bet_raise", "all_in")
+AVALANCHE = ("snowfall", "play")
+#: seconds left on the clock below which the turn line warns
+LOW_CLOCK = 5.0
+
+
+def _parsed(action: str) -> tuple[str, tuple[object, ...]]:
+    """``"act('fold')"`` -> ``("act", ("fold",))``, as textual reads a binding's action."""
+    name, _, rest = action.partition("(")
+    args = tuple(a.strip().strip("'") for a in rest.rstrip(")").split(",")) if rest.rstrip(")") else ()
+    return name, tuple(int(a) if a.isdigit() else a for a in args)
+
+
+class TableView(Screen):
+    """One table, as a seat or a spectator; ``snap`` the ``snapshot`` its ``join`` answered."""
+
+    BINDINGS = [
+        Binding("f", "act('fold')", "fold"), Binding("c", "act('check_call')", "check/call"),
+        Binding("b,r", "act('bet_raise')", "bet/raise"), Binding("a", "act('all_in')", "all-in"),
+        *(Binding(str(n), f"preset({n})", label) for n, (label, _) in enumerate(PRESETS, 1)),
+        Binding("s", "act('snowfall')", "snowfall"), Binding("p", "act('play')", "play"),
+        *(Binding(str(n), f"pick({n})", f"action {n}") for n in range(1, 10)),
+        Binding("space", "act('continue')", "continue"), Binding("m", "act('rematch')", "rematch"),
+        Binding("tab", "type", "type amount"), Binding("t", "chat", "chat"),
+        Binding("enter", "submit", "send", priority=True), Binding("escape", "keys", "keys", priority=True),
+        Binding("escape", "leave", "lobby"),
+    ]
+
+    def __init__(self, table: str, role: str, snap: Frame) -> None:
+        super().__init__()
+        self.table = table
+        self.role = role
+        self.snap: Frame = snap
+        self.turn: Frame | None = None
+        self.legal: list[Frame] = []
+        self.turn_seen = 0.0
+        self.events: list[Frame] = []
+        self.names: dict[int, str] = {}
+        self.generic = False  # the game has no terminal renderer of its own: drawn as data
+        self._refresh_due = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical():
+            yield Plain("", id="info")
+            yield Plain("", id="board")
+            yield Plain("", id="turn")
+            yield Plain("", id="legal")
+            yield PlainLog(id="log", max_lines=200, wrap=True)
+            yield Input(placeholder="amount, or for Avalanche: RANK [COUNT]   (tab to type, escape back to keys)",
+                        id="amount")
+            yield Plain("", id="preview")
+            yield Plain("", id="status")
+            yield ChatBox(self.client, self.table, id="chat")
+        yield Footer(compact=True)
+
+    @property
+    def client(self) -> Client:
+        return self.app.client  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def you(self) -> int | None:
+        """The viewer's seat, None when watching."""
+        return self.snap.get("you")
+
+    async def on_mount(self) -> None:
+        self._show(self.snap)
+        self.set_interval(0.2, self._tick)
+        self.query_one("#log", PlainLog).focus()  # keys act; tab to type an amount
+        self.run_worker(self._follow(), exclusive=True)
+
+    # -- what the footer offers ----------------------------------------------------------------
+    @property
+    def _typing(self) -> bool:
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """True: the key works now; None: shown dimmed (this game's, not possible now); False: hidden."""
+        if action == "submit":  # Enter in the amount field or the chat line (action_submit tells which)
+            return self.focused is not None and (self.focused.id == "amount" or isinstance(self.focused, ChatInput))
+        if action == "keys":
+            return self._typing
+        if self._typing:
+            return False
+        kinds = {a["type"] for a in self.legal}
+        if action == "act":
+            what = str(parameters[0])
+            if what == "continue":
+                return True if self.turn and self.turn.get("continue") and self.turn["seat"] == self.you else None
+            if what == "rematch":
+                return True if self.snap["info"]["status"] == "finished" and self.you else False
+            if self.generic or what not in (AVALANCHE if self.snap["info"]["game"] == "avalanche" else BETTING):
+                return False
+            wanted = {"check_call": {"check", "call"}, "bet_raise": {"bet", "raise"}}.get(what, {what})
+            return True if kinds & wanted else None
+        if action == "preset":
+            return bool(self._presets()) and not self.generic
+        if action == "pick":
+            return self.generic and int(str(parameters[0])) <= len(self.legal)
+        return True
+
+    def on_descendant_focus(self) -> None:
+        self._refresh_keys()
+
+    def _presets(self) -> list[Any]:
+        return presets(self.legal, self.snap.get("state"), self.you) if self.turn and self.turn["seat"] == self.you else []
+
+    # -- the event stream ---------------------------------------------------------------------
+    async def _follow(self) -> None:
+        async for frame in self.client.events(self.table):
+            if frame["type"] == "snapshot":
+                self._show(frame)
+                continue
+            event = frame["event"]
+            if event["type"] in CHAT_EVENTS:  # the chat box's: no change to the table or its turn
+                self.query_one(ChatBox).add(event)
+                continue
+            self.events.append(event)
+            if event["type"] == "seated" and isinstance(event.get("seat"), int):
+                self.names[event["seat"]] = str(event.get("name", ""))
+            line = event_line(event, self.names, generic=self.generic)
+            if line:
+                self.query_one("#log", PlainLog).write(line)
+            if "turn" in frame:
+                self.turn, self.turn_seen = frame["turn"], time.monotonic()
+                self.legal = frame.get("legal", [])
+                self._legal_changed()
+            elif self.turn is not None and event["type"] in ("match_ended", "paused", "closed"):
+                self.turn, self.legal = None, []
+                self._legal_changed()
+            if not self._refresh_due:
+                self._refresh_due = True
+                self.call_later(self._refresh_state)
+        if self.is_attached:
+            self.app.report("the connection to the server is lost: restart cardhall play")  # type: ignore[attr-defined]
+
+    async def _refresh_state(self) -> None:
+        self._refresh_due = False
+        try:
+            snap = await self.client.join(self.table, role=self.role)
+        except FAILURES as exc:
+            self.app.report(str(exc))  # type: ignore[attr-defined]
+            return
+        self._show(snap)
+
+    # -- drawing ------------------------------------------------------------------------------
+    def _show(self, snap: Frame) -> None:
+        self.snap = snap
+        info = snap["info"]
+        you = snap.get("you")
+        self.names = {o["seat"]: o["name"] for o in info["occupants"]}
+        self.generic = not has_renderer(info["game"])
+        seats = ", ".join(f"{o['seat']} {o['name']}" + (" (bot)" if "bot" in o else "")
+                          + ("" if o["connected"] else " (away)") for o in info["occupants"])
+        me = f"seat {you} ({who(self.names, you)})" if you else "watching"
+        self.query_one("#info", Plain).update(
+            f"{info['game']}  table {info['id']}  match {info['match']}  {info['status']}  you: {me}\nseats: {seats}")
+        self.query_one("#board", Plain).update(table_text(info["game"], snap.get("state"), you, self.names))
+        self.turn = snap.get("turn")
+        self.turn_seen = time.monotonic()
+        self.legal = snap.get("legal", [])
+        self._legal_changed()
+
+    def _legal_changed(self) -> None:
+        """Redraw the legal line, the presets and the preview, and the footer's keys."""
+        if self.generic:
+            shown = legal_text(self.legal)
+        else:
+            shown = legal_line(self.legal)
+            sizes = self._presets()
+            if sizes:
+                shown += "\npresets: " + "  ".join(f"{n} {p.label} {p.amount}" for n, p in enumerate(sizes, 1))
+        self.query_one("#legal", Plain).update("legal: " + shown if self.legal else "")
+        self._preview()
+        self._tick()
+        self._refresh_keys()
+
+    def _refresh_keys(self) -> None:
+        """Redraw the footer when the keys that work (or show) changed: not on every event."""
+        keys = tuple(self.check_action(*_parsed(b.action)) for b in self.BINDINGS if isinstance(b, Binding))
+        if keys != getattr(self, "_keys", None):
+            self._keys = keys
+            self.refresh_bindings()
+
+    def _preview(self) -> None:
+        avalanche = (self.snap.get("state") or {}).get("avalanche") or []
+        text = play_preview(self._amount(), self.legal, avalanche) if not self.generic else ""
+        self.query_one("#preview", Plain).update(text)
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        self._preview()
+
+    def _tick(self) -> None:
+        turn, you = self.turn, self.you
+        if self.snap["info"]["status"] == "paused":
+            text = "the table is paused"
+        elif not turn:
+            text = "nobody to act"
+        else:
+            mine = turn["seat"] == you
+            who_ = "YOUR TURN" if mine else f"{who(self.names, turn['seat'])} to act"
+            if turn.get("continue"):
+                text = f"{who_}: press space to continue" if mine else f"{who(self.names, turn['seat'])} to continue"
+            elif "clock" in turn:
+                left = turn["clock"] - (time.monotonic() - self.turn_seen)
+                bank = turn["bank"] + min(0.0, left)
+                text = f"{who_}   clock {max(0.0, left):4.1f}s   bank {max(0.0, bank):4.1f}s"
+                if mine and max(0.0, left) + max(0.0, bank) < LOW_CLOCK:
+                    text += "   HURRY"
+            else:
+                text = who_
+        self.query_one("#turn", Plain).update(text)
+
+    # -- acting -------------------------------------------------------------------------------
+    def _amount(self) -> str:
+        return self.query_one("#amount", Input).value.strip()
+
+    def choose(self, what: str) -> Frame | None:
+        """The action for key ``what`` (see :func:`cardhall.clients.tui.actions.choose`)."""
+        return choose(what, self.legal, self._amount())
+
+    async def action_act(self, what: str) -> None:
+        try:
+            action = self.choose(what)
+        except ValueError as exc:  # a rank typed that the hand does not hold: say so, play nothing
+            self.app.report(str(exc))  # type: ignore[attr-defined]
+            return
+        if action is None:
+            self.app.report(f"{what.replace('_', '/')} is not possible now")  # type: ignore[attr-defined]
+            return
+        await self._send(action, turn=what != "rematch")
+
+    def action_preset(self, n: int) -> None:
+        """Fill the amount with the ``n``-th preset (1: min .. 5: all-in); ``b`` then bets it."""
+        sizes = self._presets()
+        if 1 <= n <= len(sizes):
+            self.query_one("#amount", Input).value = str(sizes[n - 1].amount)
+            self.query_one("#status", Plain).update(f"{sizes[n - 1].label}: {sizes[n - 1].kind} {sizes[n - 1].amount}"
+                                                    " (b to send, or Enter after tab)")
+
+    async def action_pick(self, n: int) -> None:
+        """Play the ``n``-th legal action (from 1), with the amount typed, else its minimum."""
+        if not 1 <= n <= len(self.legal):
+            self.app.report(f"there is no legal action {n} now")  # type: ignore[attr-defined]
+            return
+        try:
+            action = action_from(self.legal[n - 1], self._amount())
+        except ValueError as exc:
+            self.app.report(str(exc))  # type: ignore[attr-defined]
+            return
+        await self._send(action)
+
+    async def _send(self, action: Frame, turn: bool = True) -> None:
+        """``act`` with ``action`` (in the open turn when ``turn``); the outcome goes to the message line."""
+        try:
+            await self.client.act(self.table, action, turn=self.turn["id"] if self.turn and turn else None)
+        except FAILURES as exc:
+            self.app.report(str(exc))  # type: ignore[attr-defined]
+            return
+        self.query_one("#status", Plain).update(f"you: {action_words(action)}")
+        self.query_one("#amount", Input).value = ""
+
+    def action_type(self) -> None:
+        self.query_one("#amount", Input).focus()
+
+    def action_chat(self) -> None:
+        self.query_one(ChatBox).focus_input()
+
+    def action_keys(self) -> None:
+        self.query_one("#log", PlainLog).focus()
+
+    async def action_submit(self) -> None:
+        """Enter in the input: a game drawn as data plays what is typed (``TYPE [values]``);
+        otherwise play (Avalanche) or bet/raise the amount typed. Back to the keys after.
+        In the chat line: send the message."""
+        if isinstance(self.focused, ChatInput):
+            await self.query_one(ChatBox).send()
+            return
+        if self.generic:
+            try:
+                action = parse_action(self._amount(), self.legal)
+            except ValueError as exc:
+                self.app.report(str(exc))  # type: ignore[attr-defined]
+            else:
+                await self._send(action)
+        else:
+            kinds = {a["type"] for a in self.legal}
+            await self.action_act("play" if "play" in kinds else "bet_raise")
+        self.action_keys()
+
+    async def action_leave(self) -> None:
+        try:
+            await self.client.leave(self.table)
+        except FAILURES:
+            pass
+        self.app.pop_screen()

@@ -1,0 +1,215 @@
+// The hand replayer: every hand of a table, step by step (an action or a card dealt each), forward
+// and back, with the cards as they were shown at that step.
+//
+// Two sources, never mixed:
+// * during a match, the hands already played as this page saw them: the page's own recorded
+//   events (table.js keeps them in model.record for the G-2 check) replayed through the game's
+//   renderer (games/*.js init/reduce/center/seatView), so nothing appears that this viewer was not
+//   sent (no opponent's hole cards unless shown);
+// * otherwise, the finished matches' histories from GET /api/tables/{id}/hands (every card, G-2),
+//   read by hands.js; Hold'em's PHH text can be downloaded beside it.
+// The replayer is a <dialog> of its own beside the table (the table redraws its root often).
+
+import { h, mount, plural } from "./dom.js";
+import { backEl, cardEl, cardsEl } from "./cards.js";
+import { gameInfo } from "./games/index.js";
+import { boardEl, nameOf } from "./games/common.js";
+import { parseHands } from "./hands.js";
+
+/** Table event types (SPEC "Games"): not a game's own, left out of a replay. */
+const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
+  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"]);
+const PHH_GAMES = new Set(["no_limit_holdem", "fixed_limit_holdem"]);
+
+const handsUrl = (id) => `/api/tables/${encodeURIComponent(id)}/hands`;
+const isLive = (m) => m.info.status === "running" || m.info.status === "paused";
+/** A finished match exists, so the server serves hands (SPEC "HTTP": finished matches only). */
+const hasFinished = (m) => Boolean(m.ended) || m.info.match > 1 || m.info.status === "finished" || m.info.status === "closed";
+
+/** The side panel's "Hand history" box for `table` (table.js's Table): the replayer's button and,
+ * for Hold'em once a match has finished, the PHH download. */
+export function historyPanel(table) {
+  const m = table.model;
+  const live = isLive(m) && Boolean(m.record);
+  const finished = hasFinished(m);
+  return h("section", { class: "history", "aria-label": "Hand history" },
+    h("h2", {}, "Hand history"),
+    h("div", { class: "history-actions" },
+      h("button", { type: "button", class: "ctl", "data-control": "replay", disabled: !live && !finished,
+        onclick: () => openReplayer(table) }, live ? "Replay this match's hands" : "Replay the hands"),
+      finished && PHH_GAMES.has(m.info.game)
+        ? h("a", { class: "phh-download", href: handsUrl(table.id), download: `cardhall-${table.id}.phhs` }, "Download PHH") : null),
+    h("p", { class: "hint" }, live ? "The hands so far, as you saw them."
+      : finished ? "Every hand of the finished matches, all cards shown." : "The hands appear here once played."));
+}
+
+/** Open the replayer for `table` (closing any other): the live match's hands as this page saw
+ * them, else the finished matches' from the server. Resolves once it shows. */
+export async function openReplayer(table) {
+  for (const old of document.querySelectorAll("dialog.replayer")) old.close();
+  const m = table.model;
+  const live = isLive(m) && Boolean(m.record);
+  const dlg = h("dialog", { class: "replayer", "aria-label": "Hand replayer", "data-source": live ? "live" : "server" });
+  const close = () => dlg.open && dlg.close();
+  dlg.addEventListener("close", () => { dlg.remove(); removeEventListener("hashchange", close); });
+  addEventListener("hashchange", close);
+  document.body.append(dlg);
+  mount(dlg, h("p", { class: "notice" }, "Loading the hands…"));
+  dlg.show(); // not modal: the table stays playable beside it
+  let hands;
+  try {
+    hands = live ? liveHands(table) : await serverHands(table);
+  } catch (err) {
+    mount(dlg, header(live, close), h("p", { class: "notice error", role: "alert" }, `The hands could not be read: ${err.message}`));
+    return;
+  }
+  new Replayer(dlg, hands, { live, close, download: !live && PHH_GAMES.has(m.info.game) ? handsUrl(table.id) : null, id: table.id });
+}
+
+async function serverHands(table) {
+  const r = await fetch(handsUrl(table.id), { cache: "no-store" });
+  if (r.status === 404) return [];
+  if (!r.ok) throw new Error(`HTTP ${r.status}`);
+  return parseHands(await r.text(), table.model.info.game, table.names()).map((hd) => ({
+    label: hd.label, steps: hd.steps.map((s) => ({ text: s.text, draw: () => sceneEl(s.scene) })),
+  }));
+}
+
+/**
+ * The hands of the match being played, from this page's own events (model.record): one hand per
+ * `hand_start` (a game without hands: the match so far as one), each step an event the game's
+ * renderer describes, drawn from the state after it. The hand under way is the last one.
+ */
+export function liveHands(table) {
+  const m = table.model;
+  const rec = m.record;
+  const game = gameInfo(m.info.game).module;
+  const names = table.names();
+  const ctx = { you: m.you, names };
+  const seats = Array.from({ length: m.info.seats }, (_, i) => i + 1).filter((s) => names[s] || m.info.occupants.length === 0);
+  let state = rec.snapshot ? game.fromView(rec.snapshot) : null;
+  const hands = [];
+  // joined during a match: its events until the next hand_start belong to the hand joined in
+  let cur = rec.snapshot ? { label: "Since you joined", steps: [] } : null;
+  if (cur) hands.push(cur);
+  let prelude = []; // the match's first events, before its first hand: shown with hand 1
+  for (const e of rec.events) {
+    if (TABLE_EVENTS.has(e.type)) continue;
+    if (e.type === game.firstEvent || (!state && !game.firstEvent)) state = game.init(e);
+    if (!state) continue;
+    game.reduce(state, e, m.you);
+    if (e.type === "hand_start") {
+      cur = { label: `Hand ${e.hand}`, steps: prelude };
+      prelude = [];
+      hands.push(cur);
+    }
+    const text = game.describe(e, names);
+    if (!text) continue;
+    const after = structuredClone(state);
+    (cur ? cur.steps : prelude).push({ text, draw: () => liveSceneEl(game, after, seats, ctx) });
+  }
+  if (prelude.length) hands.push({ label: "The match so far", steps: prelude });
+  return hands.filter((hd) => hd.steps.length);
+}
+
+class Replayer {
+  constructor(dlg, hands, opts) {
+    this.dlg = dlg;
+    this.hands = hands;
+    this.opts = opts;
+    this.hand = Math.max(0, hands.length - 1);
+    this.step = 0;
+    dlg.addEventListener("keydown", (ev) => {
+      // the replayer's keys stay here (the table's F/C/R... must not act on them)
+      ev.stopPropagation();
+      if (ev.key === "Escape") opts.close();
+      else if (ev.key === "ArrowRight") this.go(this.step + 1);
+      else if (ev.key === "ArrowLeft") this.go(this.step - 1);
+      else return;
+      ev.preventDefault();
+    });
+    this.render();
+  }
+
+  go(step, hand = this.hand) {
+    this.hand = Math.max(0, Math.min(hand, this.hands.length - 1));
+    const steps = this.hands[this.hand] ? this.hands[this.hand].steps.length : 0;
+    this.step = Math.max(0, Math.min(step, steps - 1));
+    this.render();
+  }
+
+  render() {
+    const { dlg, hands, opts } = this;
+    const focusedStep = document.activeElement && dlg.contains(document.activeElement) ? document.activeElement.dataset.step : null;
+    if (!hands.length) {
+      mount(dlg, header(opts.live, opts.close), h("p", { class: "notice" }, opts.live ? "No hand has been played yet." : "No finished hand yet."));
+      return;
+    }
+    const hd = hands[this.hand];
+    const step = hd.steps[this.step];
+    const last = hd.steps.length - 1;
+    const btn = (label, data, target, disabled, aria) => h("button", { type: "button", class: "ctl", "data-step": data, disabled,
+      "aria-label": aria, onclick: () => this.go(target) }, label);
+    const pick = h("select", { class: "hand-pick", "aria-label": "Hand", onchange: (ev) => this.go(0, Number(ev.target.value)) },
+      hands.map((x, i) => h("option", { value: i, selected: i === this.hand }, x.label)));
+    mount(dlg,
+      header(opts.live, opts.close),
+      h("div", { class: "replay-nav" },
+        h("button", { type: "button", class: "ctl", "data-hand": "prev", disabled: this.hand === 0, onclick: () => this.go(0, this.hand - 1) }, "‹ Hand"),
+        pick,
+        h("button", { type: "button", class: "ctl", "data-hand": "next", disabled: this.hand === hands.length - 1, onclick: () => this.go(0, this.hand + 1) }, "Hand ›"),
+        h("span", { class: "replay-count" }, plural(hands.length, "hand")),
+        opts.download ? h("a", { class: "phh-download", href: opts.download, download: `cardhall-${opts.id}.phhs` }, "Download PHH") : null),
+      h("div", { class: "replay-stage", "data-hand-index": this.hand, "data-step-index": this.step }, step.draw()),
+      h("div", { class: "replay-controls", role: "group", "aria-label": "Step through the hand" },
+        btn("« First", "first", 0, this.step === 0, "First step"),
+        btn("◀ Back", "back", this.step - 1, this.step === 0, "Back one step"),
+        h("span", { class: "replay-pos", "aria-live": "polite" }, `Step ${this.step + 1} of ${hd.steps.length}`),
+        btn("Forward ▶", "forward", this.step + 1, this.step === last, "Forward one step"),
+        btn("Last »", "last", last, this.step === last, "Last step")),
+      h("p", { class: "replay-text", role: "status" }, step.text),
+      h("ol", { class: "replay-steps" }, hd.steps.map((s, i) => h("li", { "aria-current": i === this.step ? "step" : null },
+        h("button", { type: "button", class: "step-link", onclick: () => this.go(i) }, s.text)))));
+    const current = dlg.querySelector(".replay-steps [aria-current] button");
+    if (current) current.scrollIntoView({ block: "nearest" });
+    // keep the focus on the control used (it was redrawn), or on Forward once the start/end disables it
+    const again = focusedStep && (dlg.querySelector(`[data-step="${focusedStep}"]:not([disabled])`) || dlg.querySelector("[data-step]:not([disabled])"));
+    if (again) again.focus();
+  }
+}
+
+function header(live, close) {
+  return h("div", { class: "replay-head" },
+    h("h2", {}, "Hand history"),
+    h("span", { class: "replay-source" }, live ? "this match, as you saw it" : "finished matches, every card"),
+    h("button", { type: "button", class: "close", "aria-label": "Close the replayer", onclick: close }, "×"));
+}
+
+/** A step of a finished hand (hands.js's scene): the board or pile, a note, each seat's cards. */
+function sceneEl(scene) {
+  return h("div", { class: "replay-felt" },
+    scene.board ? boardEl(scene.board) : null,
+    scene.pile ? h("div", { class: "replay-pile" }, `${scene.pile.label}: `, scene.pile.cards.length ? cardsEl(scene.pile.cards, "small") : "none") : null,
+    scene.note ? h("div", { class: "replay-note" }, scene.note) : null,
+    h("ul", { class: "replay-seats" }, scene.seats.map((s) => h("li", { class: `replay-seat${s.status ? ` st-${s.status}` : ""}`, "data-seat": s.seat },
+      h("span", { class: "seat-name" }, s.name),
+      s.cards ? h("span", { class: "cards" }, s.cards.map((c) => (c === "??" ? backEl("small") : cardEl(c, "small")))) : null,
+      s.stack ? h("span", { class: "stack" }, s.stack) : null,
+      s.bet ? h("span", { class: "replay-bet" }, `bet ${s.bet}`) : null,
+      s.status ? h("span", { class: "seat-status" }, s.status) : null,
+      s.shows ? h("span", { class: "hand-name" }, s.shows) : null))));
+}
+
+/** A step of a live hand: the game's own centre and seat drawings of the state after it. */
+function liveSceneEl(game, state, seats, ctx) {
+  return h("div", { class: "replay-felt live" },
+    h("div", { class: "replay-center" }, game.center(state, ctx)),
+    h("ul", { class: "replay-seats" }, seats.map((seat) => {
+      const v = game.seatView(state, seat, ctx);
+      return h("li", { class: `replay-seat${v.status ? ` st-${v.status.replace(/\s/g, "-")}` : ""}`, "data-seat": seat },
+        h("span", { class: "seat-name" }, nameOf(ctx.names, seat), seat === ctx.you ? " (you)" : ""),
+        v.cards, v.lines, v.bet ? h("span", { class: "replay-bet" }, `bet ${v.bet}`) : null,
+        v.status ? h("span", { class: "seat-status" }, v.status) : null);
+    })),
+    game.myArea ? game.myArea(state, ctx) : null);
+}

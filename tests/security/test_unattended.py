@@ -1,0 +1,38 @@
+"""Bots never play at full speed for a table its people walked away from
+(deploy/README.md, ``--bot-think-floor``): a table created with ``bot_think``
+0 by its owner plays fast while the owner is in play; once the owner sits out
+and leaves, every bot decision waits at least half the floor (bots think
+0.5x to 1.5x their mean), as the events' own timestamps show."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tests.server.conftest import TEST_SETTINGS, running_server
+
+FLOOR = 0.3
+
+
+async def test_bots_of_a_table_its_people_left_think_at_least_the_floor():
+    async with running_server(replace(TEST_SETTINGS, bot_think_floor=FLOOR)) as srv:
+        ann = await srv.client("ann")
+        table = await ann.create_table("no_limit_holdem", seats=2, bots=1,
+                                       options={"bot_think": 0, "pause": 0, "starting_stacks": 100_000})
+        eve = await srv.client("eve")
+        await eve.join(table, role="spectator")
+        me = (await ann.join(table, role="player"))["you"]
+        await ann.act(table, {"type": "sit_out"})
+        await ann.leave(table)
+        frames = []
+        while sum(1 for f in frames if f["event"]["type"] == "action" and f["event"]["seat"] != me) < 6:
+            frames.append(await eve.next_event(table, timeout=10))
+        waits = [f["ts"] - prev["ts"] for prev, f in zip(frames, frames[1:])
+                 if f["event"]["type"] == "action" and f["event"]["seat"] != me]
+        assert len(waits) >= 5 and min(waits[-5:]) >= FLOOR * 0.5, waits
+        assert info_think(await eve.join(table, role="spectator")) == 0  # the table's option is unchanged
+        await ann.close()
+        await eve.close()
+
+
+def info_think(snapshot):
+    return snapshot["info"]["options"]["bot_think"]
