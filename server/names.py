@@ -40,6 +40,7 @@ import re
 import unicodedata
 from typing import Any
 
+from cardhall.engine.options import UNPRINTABLE
 from cardhall.protocol.errors import ProtocolError
 
 #: longest name, in characters (Unicode code points), as sent and as kept
@@ -52,7 +53,8 @@ MAX_MARKS = 4
 DEFAULT_NAME = "player"
 
 #: refused Unicode categories: control, format, line and paragraph separators, surrogates, private use
-REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+#: (the same set as the engines' text options refuse)
+REFUSED_CATEGORIES = UNPRINTABLE
 #: characters of drawing categories that draw nothing (they do not make a name visible)
 BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 #: Cyrillic and Greek letters (after case folding) read as the Latin letters of "bot", and zero as o

@@ -162,9 +162,8 @@ class WebSocketEndpoint:
             if undecoded is not None or msg is None:
                 raise undecoded or ProtocolError("malformed", "not a frame")
             kind = msg.get("type")
-            rid = msg.get("id")
-            if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (int, str))
-                                    or (isinstance(rid, str) and len(rid) > 64)):
+            rid = request_id(msg)
+            if rid is None and msg.get("id") is not None:
                 msg["id"] = None
                 raise ProtocolError("bad_request", "id must be an integer or a short string")
             if not isinstance(kind, str) or kind not in CLIENT_TYPES:
