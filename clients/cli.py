@@ -25,11 +25,18 @@ COMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every available subcommand."""
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand; given ``argv``
+    whose first word names a subcommand (its module's last name, as each
+    module registers it), the parser of that subcommand alone, so that a
+    command imports only what it needs (``cardhall phh replay`` starts fast)."""
     parser = argparse.ArgumentParser(prog="cardhall", description="cardhall: live card games over websockets")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    register_modules(sub, COMMANDS)
+    names = COMMANDS
+    if argv:
+        chosen = [m for m in COMMANDS if m.rsplit(".", 1)[1] == argv[0]]
+        names = chosen or COMMANDS
+    register_modules(sub, names)
     return parser
 
 
@@ -104,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     exception is a bug and keeps its traceback."""
     command = "cardhall"
     try:
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        args = build_parser(words).parse_args(argv)
         command = command_name(args)
         status = args.func(args)
     except KeyboardInterrupt:

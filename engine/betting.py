@@ -147,11 +147,58 @@ _FOLD = LegalAction("fold")
 _CHECK = LegalAction("check")
 
 
-@functools.lru_cache(maxsize=4096)
+#: the shared, immutable legal actions built so far: the same few recur turn
+#: after turn, and building a frozen dataclass costs more than finding it again
+_LEGAL_ACTIONS: dict[tuple[str, int, int, str | None], LegalAction] = {}
+
+
 def _legal_action(kind: str, low: int, high: int, as_kind: str | None = None) -> LegalAction:
-    """A (shared, immutable) legal action: the same few recur turn after turn,
-    and building a frozen dataclass costs more than finding it again."""
-    return LegalAction(kind, low, high, {"as": as_kind} if as_kind else {})
+    """The legal action ``kind`` from ``low`` to ``high`` (``extra["as"] = as_kind`` when given), shared."""
+    key = (kind, low, high, as_kind)
+    action = _LEGAL_ACTIONS.get(key)
+    if action is None:
+        if len(_LEGAL_ACTIONS) > 4096:
+            _LEGAL_ACTIONS.clear()
+        action = _LEGAL_ACTIONS[key] = LegalAction(kind, low, high, {"as": as_kind} if as_kind else {})
+    return action
+
+
+#: the legal-action lists built so far, by what decides them (``BettingRound._compute_turn``'s key)
+_LEGAL_LISTS: dict[tuple[Any, ...], list[LegalAction]] = {}
+
+
+def _remember(key: tuple[Any, ...], legal: list[LegalAction]) -> None:
+    if len(_LEGAL_LISTS) > 4096:
+        _LEGAL_LISTS.clear()
+    _LEGAL_LISTS[key] = legal
+
+
+def _legal_list(fold: bool, call: int, allin: int, low: int | None, high: int | None, kind: str) -> list[LegalAction]:
+    """The legal actions, in :meth:`BettingRound.legal`'s order: ``fold`` (when
+    ``fold``), ``call`` (``call`` chips) or ``check``, ``kind`` (``bet`` or
+    ``raise``) from ``low`` to ``high`` when raising is open (``low`` not
+    None), ``all_in`` as ``kind`` (or as a call when raising is closed) when
+    ``allin`` (the all-in total) is not -1."""
+    legal: list[LegalAction] = [_FOLD] if fold else []
+    legal.append(_legal_action("call", call, call) if call else _CHECK)
+    if low is not None:
+        assert high is not None
+        legal.append(_legal_action(kind, low, high))
+    if allin >= 0:
+        legal.append(_legal_action("all_in", allin, allin, kind))
+    return legal
+
+
+@functools.lru_cache(maxsize=1024)
+def _clockwise(n: int, first: int) -> tuple[int, ...]:
+    """Player indices ``first, first + 1, ..., n - 1, 0, ..., first - 1`` (clockwise from ``first``)."""
+    return (*range(first, n), *range(first))
+
+
+@functools.lru_cache(maxsize=1024)
+def _others(n: int, i: int) -> tuple[int, ...]:
+    """Every player index but ``i``, clockwise from ``i``'s left."""
+    return (*range(i + 1, n), *range(i))
 
 
 class Move(NamedTuple):
@@ -181,6 +228,10 @@ class Options(NamedTuple):
     closed_by: str | None
 
 
+#: what the player to act may do (:meth:`BettingRound.turn`): ``(player, call,
+#: raise_min, raise_max, closed_by, legal actions)``
+Turn = tuple[int, int, "int | None", "int | None", "str | None", list[LegalAction]]
+
 _FIELDS = (
     "stacks", "bets", "folded", "queue", "current", "size", "cap", "count",
     "full_level", "min_raise", "acted", "shorts", "aggressor",
@@ -209,7 +260,7 @@ class BettingRound:
     Build one with :meth:`begin`; never mutate the fields from outside.
     """
 
-    __slots__ = ("rules", "_opts", "_legal") + _FIELDS
+    __slots__ = ("rules", "_turn") + _FIELDS
 
     rules: BettingRules
     stacks: list[int]
@@ -225,8 +276,7 @@ class BettingRound:
     acted: list[int]
     shorts: list[int]
     aggressor: int | None
-    _opts: Options | None
-    _legal: list[LegalAction] | None
+    _turn: Turn | None
 
     # -- construction -----------------------------------------------------
     @classmethod
@@ -261,7 +311,7 @@ class BettingRound:
             raise ValueError("a betting round needs at least two players")
         if size <= 0:
             raise ValueError("size must be positive")
-        self = cls.__new__(cls)
+        self = cls()
         self.rules = rules
         self.stacks = stacks = list(stacks)
         self.bets = bets = list(bets) if bets is not None else [0] * n
@@ -281,14 +331,13 @@ class BettingRound:
         self.acted = [0 if pokerkit else -1] * n
         self.shorts = []
         self.aggressor = None
-        self._opts = None
-        self._legal = None
+        self._turn = None
         # the queue: live players with chips, from `first`, whose effective
         # stack is positive (pokerkit's rule, also ours: nobody to bet against)
         totals = sorted([stacks[i] + bets[i] for i in range(n) if not folded[i]])
         live = len(totals)
         second = totals[-2] if live > 1 else 0
-        queue = [i for i in (*range(first, n), *range(first)) if not folded[i] and stacks[i] and bets[i] < second]
+        queue = [i for i in _clockwise(n, first) if not folded[i] and stacks[i] and bets[i] < second]
         if live <= 1 or (len(queue) == 1 and bets[queue[0]] >= current):
             queue = []
         self.queue = queue
@@ -312,24 +361,41 @@ class BettingRound:
 
     def options(self) -> Options:
         """The choices of :attr:`to_act`; raises IllegalAction if the round is over."""
-        opts = self._opts
-        if opts is None:
-            opts = self._opts = self._options()
-        return opts
+        _, call, low, high, closed, _ = self.turn()
+        return Options(call, low, high, closed)
 
-    def _options(self) -> Options:
-        if not self.queue:
+    def turn(self) -> Turn:
+        """Everything the player to act may do, computed once per state: the
+        ``Turn`` tuple ``(player, call, raise_min, raise_max, closed_by,
+        legal)`` (the fields of :class:`Options`, then the
+        :meth:`legal` list, shared: never change it). :meth:`legal`,
+        :meth:`options` and :meth:`act` all answer from it. Raises
+        IllegalAction if the round is over."""
+        turn = self._turn
+        if turn is None:
+            turn = self._turn = self._compute_turn()
+        return turn
+
+    def _compute_turn(self) -> Turn:
+        queue = self.queue
+        if not queue:
             raise IllegalAction("not_your_turn", "nobody is to act in this betting round")
-        i = self.queue[0]
+        i = queue[0]
         stack, bet = self.stacks[i], self.bets[i]
         rules = self.rules
         current = self.current
         owed = current - bet if current > bet else 0
         call = owed if owed < stack else stack
+        allin = stack + bet
+        fold = bool(call) or rules.free_fold
         closed = self._raise_closed(i, call)
         if closed:
-            return Options(call, None, None, closed)
-        allin = stack + bet
+            key: tuple[Any, ...] = (fold, call, allin if call and call == stack else -1)
+            legal = _LEGAL_LISTS.get(key)
+            if legal is None:
+                legal = _legal_list(fold, call, allin if call and call == stack else -1, None, None, "call")
+                _remember(key, legal)
+            return (i, call, None, None, closed, legal)
         if rules.reopen == "pokerkit":
             target = (self.min_raise if self.min_raise > self.size else self.size) + current
         elif rules.limit == FIXED:
@@ -338,16 +404,22 @@ class BettingRound:
             target = current + self.min_raise
         low = target if target < allin else allin
         high = low if rules.limit == FIXED else allin
-        return Options(call, low, high, None)
+        kind = "raise" if current else "bet"
+        key = (fold, call, allin if high == allin else -1, low, high, kind)
+        legal = _LEGAL_LISTS.get(key)
+        if legal is None:
+            legal = _legal_list(fold, call, allin if high == allin else -1, low, high, kind)
+            _remember(key, legal)
+        return (i, call, low, high, None, legal)
 
     def _raise_closed(self, i: int, call: int) -> str | None:
         stack, bet = self.stacks[i], self.bets[i]
         current = self.current
         if stack <= current - bet:
             return "covered"  # calling takes everything: no raise
-        n = len(self.stacks)
-        for j in range(n):
-            if j != i and not self.folded[j] and self.stacks[j] + self.bets[j] > current:
+        stacks, bets, folded = self.stacks, self.bets, self.folded
+        for j in range(len(stacks)):
+            if j != i and not folded[j] and stacks[j] + bets[j] > current:
                 break
         else:
             return "nobody_to_raise"  # everyone else folded or is all-in
@@ -377,32 +449,12 @@ class BettingRound:
         those (min = max = the street total afterwards, ``extra["as"]`` its
         kind).
         """
-        if not self.queue:
-            return []
-        cached = self._legal
-        if cached is None:
-            cached = self._legal = self._build_legal()
-        return list(cached)
-
-    def _build_legal(self) -> list[LegalAction]:
-        opt = self.options()
-        out: list[LegalAction] = []
-        if opt.call or self.rules.free_fold:
-            out.append(_FOLD)
-        if opt.call:
-            out.append(_legal_action("call", opt.call, opt.call))
-        else:
-            out.append(_CHECK)
-        i = self.queue[0]
-        allin = self.stacks[i] + self.bets[i]
-        if opt.raise_min is not None:
-            kind = "raise" if self.current else "bet"
-            out.append(_legal_action(kind, opt.raise_min, opt.raise_max))
-            if opt.raise_max == allin:
-                out.append(_legal_action("all_in", allin, allin, kind))
-        elif opt.call and opt.call == self.stacks[i]:
-            out.append(_legal_action("all_in", allin, allin, "call"))
-        return out
+        turn = self._turn
+        if turn is None:
+            if not self.queue:
+                return []
+            turn = self._turn = self._compute_turn()
+        return list(turn[5])
 
     def uncalled(self) -> tuple[int, int] | None:
         """``(player, chips)`` of a bet nobody matched (the excess of the largest
@@ -422,92 +474,118 @@ class BettingRound:
         total). Raises :class:`IllegalAction` naming the rule and leaves the
         state unchanged.
         """
-        opt = self.options()
-        i = self.queue[0]
-        legal = self._legal
-        self._opts = self._legal = None  # recomputed after this action (kept if it is rejected: no change)
-        try:
-            return self._act(i, opt, kind, amount)
-        except IllegalAction:
-            self._opts, self._legal = opt, legal
-            raise
+        return Move(*self.step(kind, amount))
 
-    def _act(self, i: int, opt: Options, kind: str, amount: int | None) -> Move:
+    def step(self, kind: str, amount: int | None = None) -> tuple[int, str, int, int, bool]:
+        """:meth:`act` as a plain tuple ``(player, kind, added, total, all_in)``
+        (the fields of :class:`Move`): the engines' per-decision path. The
+        action is checked against :meth:`turn`; a refused one leaves the state
+        (and the computed turn) unchanged."""
+        turn = self._turn
+        if turn is None:
+            turn = self._turn = self._compute_turn()
+        i, call, low, high, closed, _ = turn
+        rules = self.rules
+        # the common actions, checked and applied in place
+        if amount is None:
+            if kind == "call":
+                if call:
+                    self._turn = None
+                    return self._call(i, call)
+            elif kind == "check":
+                if not call:
+                    self._turn = None
+                    self._acted(i)
+                    self.queue.pop(0)
+                    return (i, "check", 0, self.bets[i], False)
+            elif kind == "fold":
+                if call or rules.free_fold:
+                    self._turn = None
+                    self.folded[i] = True
+                    self._acted(i)
+                    self.queue.pop(0)
+                    if self.folded.count(False) <= 1:
+                        self.queue = []
+                    return (i, "fold", 0, self.bets[i], False)
+        elif low is not None and high is not None and type(amount) is int and low <= amount <= high and (
+            kind == "raise" if self.current else kind == "bet"
+        ):
+            self._turn = None
+            return self._raise(i, amount, kind)
+        # everything else, with the rule each refusal names
+        return self._act(i, call, low, high, closed, kind, amount)
+
+    def _act(self, i: int, call: int, low: int | None, high: int | None, closed: str | None, kind: str,
+             amount: int | None) -> tuple[int, str, int, int, bool]:
         rules = self.rules
         if amount is not None and kind in ("fold", "check"):
             raise IllegalAction("bad_amount", f"a {kind} takes no amount", rules.amount_rule)
         if kind == "fold":
-            if not opt.call and not rules.free_fold:
-                raise IllegalAction("check_available", "folding is not allowed when checking is free; check instead", rules.amount_rule)
-            self.folded[i] = True
-            self._acted(i)
-            self.queue.pop(0)
-            self._close_if_alone()
-            return Move(i, "fold", 0, self.bets[i], False)
+            raise IllegalAction("check_available", "folding is not allowed when checking is free; check instead", rules.amount_rule)
         if kind == "check":
-            if opt.call:
-                raise IllegalAction("cannot_check", f"there is a bet to call ({opt.call})", rules.amount_rule)
-            self._acted(i)
-            self.queue.pop(0)
-            return Move(i, "check", 0, self.bets[i], False)
+            raise IllegalAction("cannot_check", f"there is a bet to call ({call})", rules.amount_rule)
         if kind == "call":
-            if not opt.call:
+            if not call:
                 raise IllegalAction("nothing_to_call", "there is no bet to call; check instead", rules.amount_rule)
-            if amount is not None and amount != opt.call:
-                raise IllegalAction("bad_amount", f"a call here adds exactly {opt.call}", rules.amount_rule)
-            return self._call(i, opt.call)
+            if amount != call:
+                raise IllegalAction("bad_amount", f"a call here adds exactly {call}", rules.amount_rule)
+            self._turn = None
+            return self._call(i, call)
         if kind == "all_in":
             allin = self.stacks[i] + self.bets[i]
             if amount is not None and (type(amount) is not int or amount != allin):
                 raise IllegalAction("bad_amount", f"an all-in here is a total of {allin}", rules.amount_rule)
-            if opt.raise_max == allin:
+            if high == allin:
+                self._turn = None
                 return self._raise(i, allin, "raise" if self.current else "bet")
-            if opt.call and opt.call == self.stacks[i]:
-                return self._call(i, opt.call)
+            if call and call == self.stacks[i]:
+                self._turn = None
+                return self._call(i, call)
             raise IllegalAction(
                 "all_in_not_allowed",
-                self._closed_message(opt) if opt.raise_min is None else "going all-in is not a legal amount here",
-                self._closed_rule(opt) if opt.raise_min is None else rules.amount_rule,
+                self._closed_message(closed) if low is None else "going all-in is not a legal amount here",
+                self._closed_rule(closed) if low is None else rules.amount_rule,
             )
         if kind in ("bet", "raise"):
             if kind == "bet" and self.current:
                 raise IllegalAction("use_raise", f"there is already a bet of {self.current}; raise instead", rules.amount_rule)
             if kind == "raise" and not self.current:
                 raise IllegalAction("use_bet", "there is no bet to raise; bet instead", rules.amount_rule)
-            if opt.raise_min is None:
-                raise IllegalAction(opt.closed_by or "raise_closed", self._closed_message(opt), self._closed_rule(opt))
-            assert opt.raise_max is not None
+            if low is None:
+                raise IllegalAction(closed or "raise_closed", self._closed_message(closed), self._closed_rule(closed))
+            assert high is not None
             if amount is None:
                 if rules.limit != FIXED:
                     raise IllegalAction("amount_required", f"a {kind} needs a raise-to amount", rules.amount_rule)
-                amount = opt.raise_min
+                amount = low
             if type(amount) is not int:
                 raise IllegalAction("bad_amount", f"amount must be a whole number, not {amount!r}", rules.amount_rule)
-            if amount < opt.raise_min:
+            if amount < low:
                 raise IllegalAction(
-                    "amount_too_small", f"the smallest {kind} here is to {opt.raise_min}, not {amount}", rules.amount_rule
+                    "amount_too_small", f"the smallest {kind} here is to {low}, not {amount}", rules.amount_rule
                 )
-            if amount > opt.raise_max:
+            if amount > high:
                 if rules.limit == FIXED:
-                    raise IllegalAction("amount_not_fixed", f"in fixed limit a {kind} here is to exactly {opt.raise_min}", rules.amount_rule)
+                    raise IllegalAction("amount_not_fixed", f"in fixed limit a {kind} here is to exactly {low}", rules.amount_rule)
                 raise IllegalAction(
-                    "amount_too_large", f"the largest {kind} here is to {opt.raise_max} (all-in), not {amount}", rules.amount_rule
+                    "amount_too_large", f"the largest {kind} here is to {high} (all-in), not {amount}", rules.amount_rule
                 )
+            self._turn = None
             return self._raise(i, amount, kind)
         raise IllegalAction("unknown_action", f"unknown betting action {kind!r}")
 
-    def _closed_message(self, opt: Options) -> str:
+    def _closed_message(self, closed: str | None) -> str:
         return {
             "covered": "calling takes all your chips; you cannot raise",
             "nobody_to_raise": "every other player is all-in or folded; you may only call or fold",
             "cap_reached": f"the betting is capped at {self.cap} bets this round",
             "not_reopened": "a short all-in did not reopen the betting for you; call or fold",
-        }.get(opt.closed_by or "", "raising is closed")
+        }.get(closed or "", "raising is closed")
 
-    def _closed_rule(self, opt: Options) -> str:
-        if opt.closed_by == "cap_reached":
+    def _closed_rule(self, closed: str | None) -> str:
+        if closed == "cap_reached":
             return self.rules.cap_rule
-        if opt.closed_by == "not_reopened":
+        if closed == "not_reopened":
             return self.rules.reopen_rule
         return self.rules.amount_rule
 
@@ -517,18 +595,20 @@ class BettingRound:
         else:
             self.acted[i] = self.current
 
-    def _call(self, i: int, chips: int) -> Move:
-        self.stacks[i] -= chips
-        self.bets[i] += chips
+    def _call(self, i: int, chips: int) -> tuple[int, str, int, int, bool]:
+        stacks, bets = self.stacks, self.bets
+        stacks[i] -= chips
+        bets[i] += chips
         self._acted(i)
         self.queue.pop(0)
-        return Move(i, "call", chips, self.bets[i], self.stacks[i] == 0)
+        return (i, "call", chips, bets[i], stacks[i] == 0)
 
-    def _raise(self, i: int, total: int, kind: str) -> Move:
+    def _raise(self, i: int, total: int, kind: str) -> tuple[int, str, int, int, bool]:
+        stacks = self.stacks
         added = total - self.bets[i]
-        self.stacks[i] -= added
+        stacks[i] -= added
         self.bets[i] = total
-        all_in = self.stacks[i] == 0
+        all_in = stacks[i] == 0
         previous = self.current
         increment = total - previous
         mode = self.rules.reopen
@@ -556,9 +636,9 @@ class BettingRound:
             self.acted[i] = total
         self.current = total
         self.aggressor = i
-        folded, stacks = self.folded, self.stacks
-        self.queue = [j for j in (*range(i + 1, len(stacks)), *range(i)) if not folded[j] and stacks[j]]
-        return Move(i, kind, added, total, all_in)
+        folded = self.folded
+        self.queue = [j for j in _others(len(stacks), i) if not folded[j] and stacks[j]]
+        return (i, kind, added, total, all_in)
 
     def _close_if_alone(self) -> None:
         if self.folded.count(False) <= 1:
@@ -571,7 +651,7 @@ class BettingRound:
         out = self.uncalled()
         if out:
             i, chips = out
-            self._opts = self._legal = None
+            self._turn = None
             self.bets[i] -= chips
             self.stacks[i] += chips
         return out
@@ -589,8 +669,8 @@ class BettingRound:
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> BettingRound:
         """Inverse of :meth:`to_data`; raises ValueError on malformed data."""
-        self = cls.__new__(cls)
-        self._opts = self._legal = None
+        self = cls()
+        self._turn = None
         try:
             self.rules = BettingRules.from_data(data["rules"])
             for name in _FIELDS:

@@ -55,19 +55,20 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import tomli_w
+from cardhall.engine.cards import CardError, standard_deck, validate
+from cardhall.engine.phh_actions import Action, PHHError, parse_action, parse_amount
+from cardhall.engine.phh_toml import simple_toml
 
-from cardhall.engine.cards import CardError, parse_cards, standard_deck, validate
+__all__ = ["Action", "PHHError", "parse_action", "parse_amount", "simple_toml"]
 
 Hand = dict[str, Any]
+_DECK = tuple(standard_deck())
 
 #: PHH variant code -> our game name.
 VARIANTS: dict[str, str] = {"FT": "fixed_limit_holdem", "NT": "no_limit_holdem"}
@@ -90,15 +91,15 @@ STANDARD_OPTIONS = frozenset(
 PHH_SUFFIXES = (".phh", ".phhs")
 
 
-class PHHError(ValueError):
-    """A hand history that is malformed, or uses something the engines do not
-    support (a variant other than FT/NT, straddles, uneven antes)."""
-
-
 # -- reading -----------------------------------------------------------------
 def loads(text: str) -> Hand:
     """One hand from ``.phh`` text, as a dict of its fields; raises
     :class:`PHHError` when the text is not TOML."""
+    fast = simple_toml(text)
+    if fast is not None:
+        return fast
+    import tomllib  # the general reader, for text outside simple_toml's subset
+
     try:
         return tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
@@ -147,78 +148,6 @@ def find_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 def _natural_key(path: Path) -> list[tuple[int, str]]:
     """Path parts split into digit runs compared as numbers: ``41b/204`` after ``32/23``."""
     return [(int(run), "") if run.isdigit() else (-1, run) for run in re.split(r"(\d+)", path.as_posix()) if run]
-
-
-# -- actions -----------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Action:
-    """One parsed PHH action.
-
-    ``actor``: ``"d"`` for the dealer or the player number (1-based, p1 = 1).
-    ``op``: ``dh``, ``db``, ``f``, ``cc``, ``cbr`` or ``sm``. ``cards``: for
-    ``dh``/``db``/``sm`` the cards (``"??"`` for an unknown card; None for a
-    muck). ``amount``: for ``cbr`` the bet or raise-to total (int, or Decimal
-    when the text is not whole). ``text``: the original string.
-    """
-
-    actor: str | int
-    op: str
-    cards: list[str] | None
-    amount: int | Decimal | None
-    text: str
-
-
-def parse_amount(text: str) -> int | Decimal:
-    """An amount as pokerkit reads it: ``int`` when whole, else Decimal
-    (commas ignored); raises PHHError when not a number."""
-    raw = text.replace(",", "")
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        return Decimal(raw)
-    except ArithmeticError:
-        raise PHHError(f"not an amount: {text!r}") from None
-
-
-def parse_action(text: str) -> Action:
-    """Parse one action string; raises :class:`PHHError` on a malformed one
-    or an operation outside FT/NT (``sd`` draws, ``pb`` bring-ins)."""
-    if not isinstance(text, str):
-        raise PHHError(f"an action must be a string, not {text!r}")
-    words = text.split("#", 1)[0].split()
-
-    def player(word: str) -> int:
-        if len(word) < 2 or word[0] != "p" or not word[1:].isdigit() or int(word[1:]) < 1:
-            raise PHHError(f"not a player label {word!r} in action {text!r}")
-        return int(word[1:])
-
-    def cards(word: str) -> list[str]:
-        try:
-            return parse_cards(word)
-        except CardError as exc:
-            raise PHHError(f"bad cards in action {text!r}: {exc}") from None
-
-    match words:
-        case ["d", "dh", who, dealt]:
-            return Action(player(who), "dh", cards(dealt), None, text)
-        case ["d", "db", dealt]:
-            return Action("d", "db", cards(dealt), None, text)
-        case [who, "f"]:
-            return Action(player(who), "f", None, None, text)
-        case [who, "cc"]:
-            return Action(player(who), "cc", None, None, text)
-        case [who, "cbr", amount]:
-            return Action(player(who), "cbr", None, parse_amount(amount), text)
-        case [who, "sm"] | [who, "sm", "-"]:
-            return Action(player(who), "sm", None, None, text)
-        case [who, "sm", shown]:
-            return Action(player(who), "sm", cards(shown), None, text)
-        case [who, ("sd" | "pb"), *_] if who != "d":
-            raise PHHError(f"action {text!r}: {words[1]!r} is not part of Texas Hold'em")
-        case _:
-            raise PHHError(f"malformed action {text!r}")
 
 
 # -- mapping onto the engine -------------------------------------------------
@@ -378,7 +307,7 @@ def standard_fields(game: str, options: Mapping[str, Any], count: int) -> Hand:
     return fields
 
 
-def deck_order(hand: Hand) -> list[str]:
+def deck_order(hand: Hand, actions: list[Action] | None = None) -> list[str]:
     """The 52-card order that makes an engine deal ``hand``'s cards.
 
     Per the Hold'em dealing contract: hole cards one at a time clockwise from
@@ -396,8 +325,8 @@ def deck_order(hand: Hand) -> list[str]:
     holes: list[list[str] | None] = [None] * count
     board_runs: list[list[str]] = []
     shown: dict[int, list[str]] = {}
-    for text in hand["actions"]:
-        action = parse_action(text)
+    for action in actions if actions is not None else [parse_action(text) for text in hand["actions"]]:
+        text = action.text
         if action.op == "dh":
             index = int(action.actor) - 1
             if index >= count:
@@ -429,12 +358,13 @@ def deck_order(hand: Hand) -> list[str]:
         slots.append(burns[i] if i < len(burns) else "??")  # the burn card (FL-5)
         slots.extend(run)
     known = [c for c in slots if c != "??"]
-    twice = sorted(card for card, times in Counter(known).items() if times > 1)
+    known_set = set(known)
+    twice = sorted(card for card, times in Counter(known).items() if times > 1) if len(known_set) < len(known) else []
     if twice:
         raise PHHError(f"card(s) {', '.join(twice)} dealt more than once")
     if len(slots) > 52:
         raise PHHError("more cards dealt than a deck holds")
-    unused = iter([c for c in standard_deck() if c not in set(known)])
+    unused = iter([c for c in _DECK if c not in known_set])
     order = [c if c != "??" else next(unused) for c in slots]
     order.extend(unused)
     return order
@@ -472,6 +402,8 @@ def dumps(hand: Mapping[str, Any]) -> str:
     given order, None values left out (TOML has no null), nested maps such as
     ``_cardhall_options`` as tables. ``loads(dumps(h))`` gives ``h`` back
     (less its None entries)."""
+    import tomli_w  # only writers need it
+
     return tomli_w.dumps(_plain(hand))
 
 
@@ -479,6 +411,8 @@ def dumps_section(index: int, hand: Mapping[str, Any]) -> str:
     """The ``.phhs`` text of one hand as table ``[index]``; the sections of
     hands 1..n joined with ``"\n"`` are exactly :func:`dumps_all` of them (a
     writer may so send a long history a few hands at a time)."""
+    import tomli_w
+
     return tomli_w.dumps({str(index): _plain(hand)})
 
 

@@ -46,6 +46,7 @@ cardhall.engine.plugins.RegistrationError: game 'Bad Name': the name must match 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -86,10 +87,13 @@ class RegistrationError(ValueError):
     """A game module or spec that cannot be registered; the message names it."""
 
 
+@functools.lru_cache(maxsize=512)
 def resolve(ref: str) -> Any:
-    """The object a ``"package.module:attribute"`` reference names (imports the module).
+    """The object a ``"package.module:attribute"`` reference names (imports the
+    module; remembered, as imported modules are: a restore resolves every
+    bot's class again).
 
-    Raises ImportError or AttributeError as the import does."""
+    Raises ImportError or AttributeError as the import does (not remembered)."""
     module, _, attribute = ref.partition(":")
     return getattr(importlib.import_module(module), attribute)
 

@@ -56,6 +56,32 @@ def side_pots(contributions: Mapping[int, int], live: Collection[int]) -> list[P
     return pots
 
 
+def index_pots(contrib: list[int], live: list[int]) -> list[Pot]:
+    """:func:`side_pots` for contributions indexed by player (``contrib[i]``;
+    ``live``: player indices in ascending order): exactly
+    ``side_pots(dict(enumerate(contrib)), live)``, without building the map."""
+    contenders = [i for i in live if contrib[i] > 0]
+    levels = sorted({contrib[i] for i in contenders})
+    if len(levels) == 1:  # every contender put in the same: one pot holds everything
+        return [Pot(sum(contrib), tuple(contenders))]
+    paid = [c for c in contrib if c > 0]
+    pots: list[Pot] = []
+    previous = 0
+    for level in levels:
+        amount = sum([(c if c < level else level) - previous for c in paid if c > previous])
+        if amount:
+            pots.append(Pot(amount, tuple([i for i in contenders if contrib[i] >= level])))
+        previous = level
+    leftover = sum([c - previous for c in paid if c > previous])
+    if leftover:
+        if pots:
+            last = pots[-1]
+            pots[-1] = Pot(last.amount + leftover, last.eligible)
+        else:
+            pots.append(Pot(leftover, tuple(sorted(live))))
+    return pots
+
+
 def split(amount: int, winners: Iterable[int], odd_chip_order: Iterable[int]) -> dict[int, int]:
     """Share ``amount`` evenly among ``winners``; odd units go one each to the
     winners in ``odd_chip_order`` (FL-7: lowest seat first; G-6: first left of

@@ -25,7 +25,8 @@ def hand_value(cards: Sequence[str]) -> int:
 
     Raises KeyError for a joker or a malformed card.
     """
-    return eval7.evaluate([_CARD[c] for c in cards])
+    card = _CARD
+    return eval7.evaluate([card[c] for c in cards])
 
 
 def hand_name(value: int) -> str:

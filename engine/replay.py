@@ -27,6 +27,7 @@ action whose amount is illegal is never repaired.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -34,10 +35,30 @@ from typing import Any
 
 from cardhall.engine import phh
 from cardhall.engine.base import Engine, IllegalAction
-from cardhall.engine.registry import engine_class
 from cardhall.engine.stacked import StackedDeck, StackedDeckError
 
 STATUSES = ("match", "mismatch", "unchecked", "illegal", "error")
+
+#: the engines PHH's variants name (``phh.VARIANTS``): module and class
+_HOLDEM_ENGINES = {
+    "fixed_limit_holdem": ("cardhall.engine.games.fixed_limit_holdem", "FixedLimitHoldem"),
+    "no_limit_holdem": ("cardhall.engine.games.no_limit_holdem", "NoLimitHoldem"),
+}
+
+
+def _engine_class(game: str) -> type[Engine]:
+    """The engine of ``game``: a Hold'em engine imported directly (a replay
+    needs neither the other games nor the plugin discovery of
+    ``cardhall.engine.registry``), any other game through the registry."""
+    where = _HOLDEM_ENGINES.get(game)
+    if where is None:
+        from cardhall.engine.registry import engine_class
+
+        return engine_class(game)
+    module = importlib.import_module(where[0])
+    cls: type[Engine] = getattr(module, where[1])
+    return cls
+
 
 #: dealer steps allowed between two actions (a hand has at most a handful).
 _MAX_STEPS = 64
@@ -212,13 +233,13 @@ class _Replay:
         raise _Illegal("the hand did not end")
 
 
-def _check_deal(hand: Mapping[str, Any], record: Mapping[str, Any] | None) -> str | None:
-    """None when the engine dealt what the file says (``??`` matching any
-    card), else a description of the first difference."""
+def _check_deal(theirs: list[phh.Action], record: Mapping[str, Any] | None) -> str | None:
+    """None when the engine dealt what the file says (``theirs``: the file's
+    actions, parsed; ``??`` matching any card), else a description of the
+    first difference. Only the record's dealer actions are parsed."""
     if record is None:
         return "the engine gave no hand record"
-    ours = [phh.parse_action(a) for a in record.get("actions", [])]
-    theirs = [phh.parse_action(a) for a in hand["actions"]]
+    ours = [phh.parse_action(a) for a in record.get("actions", []) if a[:2] == "d "]
     for op in ("dh", "db"):
         mine = [(a.actor, a.cards) for a in ours if a.op == op]
         file = [(a.actor, a.cards) for a in theirs if a.op == op]
@@ -237,14 +258,18 @@ def replay_hand(hand: phh.Hand) -> ReplayResult:
     the problem is the result's ``status``/``detail``."""
     try:
         game, seats, options = phh.engine_setup(hand)
-        order = phh.deck_order(hand)
-        actions = [phh.parse_action(a) for a in hand["actions"]]
+        try:  # parsed once, for the deck, the replay and the check
+            actions = [phh.parse_action(a) for a in hand["actions"]]
+        except phh.PHHError:
+            phh.deck_order(hand)  # reports the file's first problem, as the deck is read in action order
+            raise
+        order = phh.deck_order(hand, actions)
         players = phh.seat_map(hand)
     except phh.PHHError as exc:
         return ReplayResult("error", str(exc))
     expected = hand.get("finishing_stacks")
     try:
-        cls = engine_class(game)
+        cls = _engine_class(game)
     except ImportError as exc:
         return ReplayResult("error", f"the {game} engine is not available: {exc}", expected=expected)
     try:
@@ -272,7 +297,7 @@ def replay_hand(hand: phh.Hand) -> ReplayResult:
                             notes=replay.notes, engine=engine)
     settled = engine.stacks()  # type: ignore[attr-defined]
     stacks = [settled[seat] for seat in players]
-    problem = _check_deal(hand, engine.hand_record())
+    problem = _check_deal(actions, engine.hand_record())
     if problem is not None:
         return ReplayResult("error", problem, stacks, expected, replay.notes, engine)
     note = f" ({'; '.join(replay.notes)})" if replay.notes else ""

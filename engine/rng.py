@@ -40,6 +40,10 @@ _TWO64 = 1 << 64
 _U64 = struct.Struct(">Q")
 
 
+#: randbelow's rejection limit per ``n`` >= 2: ``2**64 - (2**64 mod n)``
+_LIMIT: dict[int, int] = {}
+
+
 @functools.lru_cache(maxsize=64)
 def _limits(n: int) -> tuple[int, ...]:
     """randbelow's rejection limits of a shuffle's steps, m = n down to 2."""
@@ -134,16 +138,31 @@ class FairRandom:
 
     def randbelow(self, n: int) -> int:
         """Uniform integer in ``[0, n)`` by rejection sampling; raises ValueError if n < 1."""
-        if n < 1:
-            raise ValueError("randbelow needs n >= 1")
-        if n == 1:
-            return 0
-        limit = _TWO64 - (_TWO64 % n)
+        limit = _LIMIT.get(n)
+        if limit is None:
+            if n < 1:
+                raise ValueError("randbelow needs n >= 1")
+            if n == 1:
+                return 0
+            if len(_LIMIT) > 4096:
+                _LIMIT.clear()
+            limit = _LIMIT[n] = _TWO64 - (_TWO64 % n)
+        pos = self._pos
+        if pos <= _BLOCK - 8:  # the common draw: 8 bytes of the current block, accepted
+            self._pos = pos + 8
+            (x,) = _U64.unpack_from(self._buf, pos)
+            if x < limit:
+                return x % n
         while True:
             pos = self._pos
             if pos <= _BLOCK - 8:  # the 8 bytes lie in the current block: decode them in place
                 self._pos = pos + 8
                 (x,) = _U64.unpack_from(self._buf, pos)
+            elif pos == _BLOCK:  # the current block is used up: the 8 bytes open the next one
+                block = self._block = self._block + 1
+                self._buf = buf = self._blocks(block, 1)
+                self._pos = 8
+                (x,) = _U64.unpack_from(buf, 0)
             else:
                 x = int.from_bytes(self.read(8), "big")
             if x < limit:

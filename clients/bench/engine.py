@@ -6,7 +6,9 @@ A benchmark, not a test: it measures and prints figures. Three parts, each on on
 1. **Hold'em hands against pokerkit.** For each Hold'em game at 2 and 6
    players: ``--hands`` hands with random legal actions (a uniform choice of
    action, then of amount) and random unequal stacks, each hand a fresh
-   engine under the ``phh`` profile. Prints our hands/s (each decision: ask
+   engine under the ``phh`` profile. The sides are timed interleaved: the
+   hands in 10 chunks, each chunk run by every side in turn, each side's CPU
+   seconds summed, so a shared machine's changing speed falls on all alike. Prints our hands/s (each decision: ask
    the legal actions, choose, apply) and two pokerkit 0.7.7 figures with
    their ratios (ours / pokerkit; target: 20x or better):
 
@@ -28,6 +30,17 @@ A benchmark, not a test: it measures and prints figures. Three parts, each on on
    position evens out; a shared win counts 1/k), with a 95% Wilson interval
    and the fair share 1/players (``cardhall.engine.play.win_rate``).
 
+4. **``cardhall phh replay`` against pokerkit, whole process**
+   (``--phh-hands``, default 600; ``--no-phh-replay`` skips it): that many
+   random hands of part 1's kind (FL and NL, 2 to 6 players) written as
+   ``.phh`` files, replayed by ``<python> -m cardhall.clients.cli phh replay
+   FILES`` and by a small pokerkit script reading the same files, each a
+   child process run 3 times, interleaved, after one untimed run of each
+   (both with their bytecode cached in the same temporary folder); the figure
+   is the median ratio of the children's CPU seconds
+   (:mod:`cardhall.clients.bench.replay_bench`).
+
+At the end, a summary table: each figure of this run beside its target.
 Games whose engine does not import yet are skipped with a note.
 """
 
@@ -35,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -135,8 +149,9 @@ def random_action(legal: Sequence[Any], rng: FairRandom) -> dict[str, Any]:
     a uniform amount in [min, max] for a bet or raise. Never a fold when
     checking is free (legal under the ``phh`` profile, but pokerkit 0.7.7
     breaks on such folds when they leave only an all-in player)."""
-    if any(a.type == "check" for a in legal):
-        legal = [a for a in legal if a.type != "fold"]
+    types = [a.type for a in legal]
+    if "check" in types:
+        legal = [a for a, t in zip(legal, types) if t != "fold"]
     option = legal[rng.randbelow(len(legal))]
     action: dict[str, Any] = {"type": option.type}
     if option.type in ("bet", "raise"):
@@ -150,13 +165,14 @@ def play_random_hand(cls: type[Engine], options: Mapping[str, Any], players: int
     engine after the hand (``pending == "hand"`` or finished)."""
     engine = cls.new(list(range(1, players + 1)), options, deal)
     engine.start()
-    while not (engine.finished or engine.pending == "hand"):
-        seat = engine.to_act
+    while True:
+        seat = engine.to_act  # None whenever the dealer is pending or the match is over
         if seat is not None:
             engine.apply(seat, random_action(engine.legal_actions(), choose))
+        elif engine.finished or engine.pending == "hand":
+            return engine
         else:
             engine.advance()
-    return engine
 
 
 @dataclass
@@ -189,9 +205,18 @@ def play_pokerkit_hand(game: Any, options: Mapping[str, Any], deal: FairRandom, 
     return hand.play_dealt(deck, lambda legal: random_action(legal, choose))
 
 
+#: part 1 times each side in this many chunks of hands, alternating, so both see the same machine speed
+CHUNKS = 10
+
+
 def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_pokerkit: bool = True) -> HandsFigure:
-    """Part 1 for ``game`` at ``players``: time our random hands, then our PHH
-    replay, pokerkit's replay of the same hands and pokerkit's own play of the same deals."""
+    """Part 1 for ``game`` at ``players``: our random hands, our PHH replay of
+    them, pokerkit's replay of the same hands and pokerkit's own play of the
+    same deals. Each side runs the same hands as a whole run would, in
+    :data:`CHUNKS` chunks taken in turn (ours, then pokerkit's self-play, our
+    replay, pokerkit's replay; every other chunk pokerkit's self-play first),
+    and each figure sums its side's CPU seconds over the chunks: a shared
+    machine's changing speed falls on both sides alike."""
     from cardhall.engine import phh
     from cardhall.engine.replay import replay_hand
 
@@ -200,44 +225,62 @@ def hands_figure(game: str, players: int, hands: int, seed: str = "bench", with_
     setups = [hand_options(game, players, root.spawn(f"options/{i}")) for i in range(hands)]
     deals = [root.spawn(f"deal/{i}") for i in range(hands)]
     chooser = root.spawn("choose")
-    records = []
-    start = time.process_time()
-    for options, deal in zip(setups, deals):
-        records.append(play_random_hand(cls, options, players, deal, chooser))
-    ours = time.process_time() - start
-    records_data = [engine.hand_record() for engine in records]
-    finals = [[engine.stacks()[seat] for seat in range(1, players + 1)] for engine in records]  # type: ignore[attr-defined]
-
-    texts = [phh.loads(phh.dumps(r)) for r in records_data if r is not None]
-    start = time.process_time()
-    for hand in texts:
-        replay_hand(hand)
-    replay = time.process_time() - start
-
-    figure = HandsFigure(game, players, hands, hands / ours, len(texts) / replay if replay else None, None, None, None)
+    pk: Any = None
     if with_pokerkit:
         from cardhall.clients.bench import pokerkit_ref
 
         pokerkit_ref.require()
-        template = {**texts[0], "starting_stacks": [1] * players}
-        game_obj = pokerkit_ref.PokerkitHand.game_for(template)
-        jobs = [(r["starting_stacks"], r["actions"]) for r in records_data if r is not None]
-        start = time.process_time()
-        results = [pokerkit_ref.PokerkitHand(game=game_obj, starting_stacks=s).play(a) for s, a in jobs]
-        pk = time.process_time() - start
-        figure.disagreements = sum(1 for a, b in zip(results, finals) if list(a) != b)
-        figure.pokerkit_per_s = hands / pk
-        figure.ratio = figure.ours_per_s / figure.pokerkit_per_s
-
+        pk = pokerkit_ref
         # the same deals and the same chooser stream again (fresh generators, same keys)
+        pk_deals = [root.spawn(f"deal/{i}") for i in range(hands)]
+        pk_chooser = root.spawn("choose")
+        probe = play_random_hand(cls, setups[0], players, root.spawn("deal/0"), root.spawn("probe"))
+        template = {**phh.loads(phh.dumps(probe.hand_record() or {})), "starting_stacks": [1] * players}
+        game_obj = pokerkit_ref.PokerkitHand.game_for(template)
         self_play = pokerkit_ref.PokerkitHand.self_play_game(template)
-        deals = [root.spawn(f"deal/{i}") for i in range(hands)]
-        chooser = root.spawn("choose")
-        start = time.process_time()
-        results = [play_pokerkit_hand(self_play, options, deal, chooser) for options, deal in zip(setups, deals)]
-        pk = time.process_time() - start
-        figure.self_play_disagreements = sum(1 for a, b in zip(results, finals) if list(a) != b)
-        figure.pokerkit_self_play_per_s = hands / pk
+    clock = time.process_time
+    ours = replay = pk_replay = pk_self = 0.0
+    finals: list[list[int]] = []
+    replayed = 0
+    replay_results: list[Any] = []
+    self_results: list[Any] = []
+    bounds = [hands * k // CHUNKS for k in range(CHUNKS + 1)]
+    for k in range(CHUNKS):
+        chunk = range(bounds[k], bounds[k + 1])
+        if pk is not None and k % 2:
+            start = clock()
+            self_results += [play_pokerkit_hand(self_play, setups[i], pk_deals[i], pk_chooser) for i in chunk]
+            pk_self += clock() - start
+        start = clock()
+        records = [play_random_hand(cls, setups[i], players, deals[i], chooser) for i in chunk]
+        ours += clock() - start
+        records_data = [engine.hand_record() for engine in records]
+        finals += [[engine.stacks()[seat] for seat in range(1, players + 1)] for engine in records]  # type: ignore[attr-defined]
+        if pk is not None and not k % 2:
+            start = clock()
+            self_results += [play_pokerkit_hand(self_play, setups[i], pk_deals[i], pk_chooser) for i in chunk]
+            pk_self += clock() - start
+        texts = [phh.loads(phh.dumps(r)) for r in records_data if r is not None]
+        jobs = [(r["starting_stacks"], r["actions"]) for r in records_data if r is not None]
+        for side in (0, 1) if k % 2 == 0 else (1, 0):
+            if side == 0:
+                start = clock()
+                for hand in texts:
+                    replay_hand(hand)
+                replay += clock() - start
+                replayed += len(texts)
+            elif pk is not None:
+                start = clock()
+                replay_results += [pk.PokerkitHand(game=game_obj, starting_stacks=s).play(a) for s, a in jobs]
+                pk_replay += clock() - start
+
+    figure = HandsFigure(game, players, hands, hands / ours, replayed / replay if replay else None, None, None, None)
+    if pk is not None:
+        figure.disagreements = sum(1 for a, b in zip(replay_results, finals) if list(a) != b)
+        figure.pokerkit_per_s = hands / pk_replay
+        figure.ratio = figure.ours_per_s / figure.pokerkit_per_s
+        figure.self_play_disagreements = sum(1 for a, b in zip(self_results, finals) if list(a) != b)
+        figure.pokerkit_self_play_per_s = hands / pk_self
         figure.self_play_ratio = figure.ours_per_s / figure.pokerkit_self_play_per_s
     return figure
 
@@ -258,7 +301,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--throughput-matches", type=int, default=50,
                         help="random-bot matches per game for matches/s (default 50)")
     parser.add_argument("--seed", default="bench", help="seed of every generator (default 'bench')")
-    parser.add_argument("--no-pokerkit", action="store_true", help="skip the pokerkit comparison")
+    parser.add_argument("--no-pokerkit", action="store_true", help="skip the pokerkit comparisons (parts 1 and 4)")
+    parser.add_argument("--phh-hands", type=int, default=600,
+                        help="random hands replayed whole process by us and by pokerkit (default 600)")
+    parser.add_argument("--no-phh-replay", action="store_true",
+                        help="skip part 4, `cardhall phh replay` against pokerkit")
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end instead of tables")
     parser.set_defaults(func=run)
 
@@ -328,11 +375,51 @@ def run(args: argparse.Namespace) -> int:
                        f"{f'[{rate.low:.3f}, {rate.high:.3f}]':>16}{rate.share:>12.3f}"
                        f"{seconds / rate.matches:>9.3f}"
                        + (f"  ({rate.unfinished} unfinished)" if rate.unfinished else ""))
+    out["phh_replay"] = None
+    if not args.no_pokerkit and not args.no_phh_replay and args.phh_hands > 0:
+        from cardhall.clients.bench.replay_bench import replay_figure
+
+        _say(args, f"4. `cardhall phh replay` of {args.phh_hands} random hands, whole process, against a pokerkit "
+                   "script on the same files (child CPU seconds, 3 runs interleaved)")
+        fig4 = replay_figure(args.phh_hands, 3, args.seed)
+        out["phh_replay"] = asdict(fig4)
+        _say(args, f"   ours {statistics.median(fig4.ours_cpu):.2f} s CPU ({statistics.median(fig4.ours_wall):.2f} s wall), "
+                   f"pokerkit {statistics.median(fig4.pokerkit_cpu):.2f} s CPU "
+                   f"({statistics.median(fig4.pokerkit_wall):.2f} s wall): {fig4.ratio:.1f}x"
+                   + ("" if fig4.ours_status == 0 else f"  (our replay exited with {fig4.ours_status})"))
+    out["summary"] = summary_rows(out)
+    _say(args, "")
+    _say(args, "| figure | now (this run) | target |")
+    _say(args, "| --- | --- | --- |")
+    for row in out["summary"]:
+        _say(args, f"| {row['figure']} | {row['now']} | {row['target']} |")
     if out["skipped"]:
         _say(args, f"skipped (engine not available): {', '.join(out['skipped'])}")
     if args.json:
         print(json.dumps(out))
     return 0
+
+
+#: the summary's targets: part 1's self-play ratios (FL 2p, FL 6p, NL 2p, NL 6p) and part 4's ratio
+SELF_PLAY_TARGETS = {("fixed_limit_holdem", 2): 8, ("fixed_limit_holdem", 6): 10,
+                     ("no_limit_holdem", 2): 14, ("no_limit_holdem", 6): 50}
+REPLAY_TARGET = 10
+
+
+def summary_rows(out: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The summary table's two rows (``figure``, ``now``, ``target``) from ``run``'s
+    collected figures; a figure not measured in this run shows as ``-``."""
+    ratios = {(h["game"], h["players"]): h["self_play_ratio"] for h in out["hands"]}
+    now = [ratios.get(key) for key in SELF_PLAY_TARGETS]
+    replay = out.get("phh_replay")
+    return [
+        {"figure": "Hold'em hands/s, ours / pokerkit self-play (FL 2p, FL 6p, NL 2p, NL 6p)",
+         "now": ", ".join("-" if r is None else f"{r:.1f}x" for r in now),
+         "target": ", ".join(f"{t}x" for t in SELF_PLAY_TARGETS.values())},
+        {"figure": "`cardhall phh replay` of 600 random hands, whole process, vs pokerkit",
+         "now": "-" if replay is None else f"{replay['ratio']:.1f}x",
+         "target": f"{REPLAY_TARGET}x"},
+    ]
 
 
 def _f(value: float | None, width: int, digits: int = 0) -> str:
