@@ -110,6 +110,29 @@ class Connection:
             self._flush_pending = True
             self._loop.call_soon(self.flush)
 
+    def deliver(self, payloads: list[Any]) -> None:
+        """Queue the encoded frames ``payloads`` (in order) and :meth:`flush`
+        at once: what a table's step has for this connection, one call. With
+        nothing queued before and the transport writable they leave as one
+        message without touching the queue; the slow-consumer limit applies as
+        for :meth:`push`."""
+        if self.closed:
+            return
+        queue = self._queue
+        n = len(payloads)
+        send_now = self._send_now
+        if (not queue and n and send_now is not None and not self._busy and self._close is None
+                and (n == 1 or self.batch)):
+            if send_now(payloads[0] if n == 1 else self.codec.batch(payloads)):
+                if self._on_sent is not None:
+                    self._on_sent(n)
+                return
+        queue.extend(payloads)
+        if len(queue) > self._limit:
+            self.drop(CLOSE_SLOW_CONSUMER, "slow_consumer")
+            return
+        self.flush()
+
     def send(self, message: Mapping[str, Any]) -> None:
         """Encode ``message`` (a frame) with this connection's codec and queue it."""
         self.push(self.codec.encode(cast(dict[str, Any], message)))

@@ -38,6 +38,10 @@ class Peer(Protocol):
     def push(self, payload: Any) -> None:
         """Queue one frame already encoded with :attr:`codec`."""
 
+    def deliver(self, payloads: list[Any]) -> None:
+        """Queue the frames ``payloads`` (encoded, in order) and write them now:
+        a step's frames for this subscriber in one call."""
+
     def send(self, message: Mapping[str, Any]) -> None:
         """Encode a frame and queue it."""
 
@@ -85,14 +89,32 @@ class Fanout:
                 skip: Collection[Hashable] = ()) -> int:
         """Push ``records`` to the subscribers of ``groups`` (viewer -> keys)
         except ``skip``, then flush each (they leave now, all of a
-        subscriber's as one message); returns the number of frames queued."""
+        subscriber's as one message); returns the number of frames queued.
+
+        Each subscriber's frames are gathered first and handed over in one
+        call (``deliver``: queued and written at once), so a connection costs
+        one call and one write per step, not one per event."""
         resolve = self.resolve
-        members: list[tuple[int | None, list[Peer]]] = []
+        # viewer -> its connections by codec: each (view, codec) encoded once per record
+        members: list[tuple[int | None, list[tuple[Codec, list[list[Any]]]]]] = []
+        outboxes: list[tuple[Peer, list[Any]]] = []
         for viewer, keys in groups.items():
-            peers = [p for k in keys if k not in skip and (p := resolve(k)) is not None]
-            if peers:
-                members.append((viewer, peers))
-        sent = 0
+            by_codec: dict[str, tuple[Codec, list[list[Any]]]] = {}
+            for k in keys:
+                if k in skip or (peer := resolve(k)) is None:
+                    continue
+                codec = peer.codec
+                entry = by_codec.get(codec.name)
+                if entry is None:
+                    entry = by_codec[codec.name] = (codec, [])
+                outbox: list[Any] = []
+                entry[1].append(outbox)
+                outboxes.append((peer, outbox))
+            if by_codec:
+                members.append((viewer, list(by_codec.values())))
+        if not outboxes:
+            self.primed.clear()
+            return 0
         primed = self.primed
         for rec in records:
             cache: dict[tuple[int | None, str], Any] = {}
@@ -100,19 +122,19 @@ class Fanout:
                 for (seq, key), blob in primed.items():
                     if seq == rec.seq:
                         cache[(key, MSGPACK)] = blob
-            for viewer, peers in members:
+            for viewer, codecs in members:
                 key = view_key(rec, viewer)
-                for peer in peers:
-                    codec = peer.codec
+                for codec, boxes in codecs:
                     ck = (key, codec.name)
                     payload = cache.get(ck)
                     if payload is None:
                         payload = cache[ck] = codec.encode(cast(Data, self.frame(rec, key, True)))
-                    peer.push(payload)
-                    sent += 1
-        for _, peers in members:
-            for peer in peers:
-                peer.flush()
+                    for box in boxes:
+                        box.append(payload)
+        sent = 0
+        for peer, outbox in outboxes:
+            sent += len(outbox)
+            peer.deliver(outbox)
         primed.clear()
         return sent
 

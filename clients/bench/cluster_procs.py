@@ -3,7 +3,7 @@ the ``cardhall serve`` nodes on it, and what the kernel says about each
 process (Linux ``/proc``): CPU seconds used and the CPUs it ran on.
 
 * :class:`Redis`: ``redis-server`` on a free loopback port, no persistence
-  (``--save ''``, no AOF), in a temporary directory; :meth:`Redis.close` shuts it down.
+  (``--save ''``, no AOF; or an AOF synced every second), in a temporary directory; :meth:`Redis.close` shuts it down.
 * :class:`Node`: one ``cardhall serve --redis URL --redis-prefix P --node-id bN
   --placement least_loaded`` subprocess on its own port, its output in ``<dir>/<prefix>-bN.log``.
 * :class:`Cluster`: N nodes ``b1..bN`` on one Redis and a fresh key prefix,
@@ -113,17 +113,20 @@ class Placement:
 
 
 class Redis:
-    """A private ``redis-server`` on a free loopback port, nothing persisted,
-    its directory (and log) under ``workdir``."""
+    """A private ``redis-server`` on a free loopback port, its directory (and
+    log) under ``workdir``: nothing persisted, or with ``aof`` an append-only
+    file synced every second (``--appendonly yes --appendfsync everysec``, no
+    snapshots), as a production Redis would run."""
 
-    def __init__(self, workdir: Path, binary: str | None = None) -> None:
+    def __init__(self, workdir: Path, binary: str | None = None, aof: bool = False) -> None:
         binary = binary or shutil.which("redis-server")
         if binary is None:
-            raise SystemExit("bench cluster: redis-server is not installed (apt-get install redis-server)")
+            raise SystemExit("bench: redis-server is not installed (apt-get install redis-server)")
         self.port = free_port()
         self.dir = workdir / "redis"
         self.dir.mkdir(parents=True, exist_ok=True)
-        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        persistence = ["--appendonly", "yes", "--appendfsync", "everysec"] if aof else ["--appendonly", "no"]
+        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence,
                 "--dir", str(self.dir), "--daemonize", "no", "--loglevel", "warning",
                 "--logfile", str(self.dir / "redis.log")]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)

@@ -21,17 +21,24 @@ x ~5 actions/s, 2 spectators each; target p99 <= 50 ms); ``--think 0`` is the
 maximum. ``--baseline`` then runs a bare Starlette broadcast
 (``cardhall.clients.bench.baseline``) to the same number of connections with the same
 number of frames of the same mean size and prints its frames/s and our ratio
-(target >= 0.6). ``--json`` prints one JSON object.
+(:func:`baseline_definition` gives the definition, printed with it).
+``--idle N`` adds N connections that said ``hello`` and joined no table.
+``--json`` prints one JSON object.
+
+``--issue-table`` measures the fan-out issue's figures in one run and prints
+its table (:mod:`cardhall.clients.bench.issue_table`).
 
 ``--redis URL`` runs the same measurement twice, with the in-memory
 store and with Redis (``serve --redis URL`` under a fresh key prefix, deleted
 afterwards), prints both and ``redis_ratio`` (Redis actions/s over memory
-actions/s; target >= 0.75), then the recovery: ``--recover-tables`` (1,000)
-bot tables in the middle of their matches are checkpointed to Redis, the server
-is killed with SIGKILL and started again, and the figure is the server's own
-``cardhall_recovery_seconds`` (reading, decoding and restarting every table;
-target < 2 s) next to the time from the new process's start to its first
-answer.
+actions/s; target >= 0.85), then the recovery: ``--recover-tables`` (1,000)
+bot tables (bots thinking 0.05 s, so that most are some input log steps past
+their last whole state) play for 3 s on Redis, the server is killed with
+SIGKILL and started again under the same node id (it takes its tables back
+at once), and the figure is the server's own recovery time (reading every
+table and its input log, replaying the log, restarting the table; target
+< 1 s) with the log steps it replayed, next to the time from the new
+process's start to its first answer.
 """
 
 from __future__ import annotations
@@ -72,6 +79,17 @@ def register(subparsers: Any) -> None:
                    help="also measure with this Redis as the store, print the ratio and the recovery time")
     p.add_argument("--recover-tables", type=int, default=1000,
                    help="with --redis: tables checkpointed, killed and recovered (default 1000; 0: skip)")
+    p.add_argument("--idle", type=int, default=0,
+                   help="also open this many idle connections (said hello, joined no table; default 0)")
+    p.add_argument("--issue-table", action="store_true",
+                   help="the fan-out issue's table in one run, ignoring --tables/--think/--spectators/--redis/"
+                        "--baseline: a private redis-server (AOF everysec) on a free port; --rounds interleaved "
+                        "rounds of the maximum (200 tables, think 0) in memory, on that Redis and the bare "
+                        "broadcast (median and min-max of each figure and ratio); the offered load (500 tables, "
+                        "think 0.2, in memory) for p99; the maximum and broadcast again at 2,000 connections of "
+                        "which 1,000 idle; prints | figure | this run | target |, the baseline's definition and "
+                        "where each process ran (--json: one object)")
+    p.add_argument("--rounds", type=int, default=3, help="with --issue-table: interleaved rounds (default 3)")
     p.set_defaults(func=main)
 
 
@@ -211,17 +229,17 @@ def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
 
     cls = engine_class(game)
     seats = max(cls.min_seats, min(args.seats, cls.max_seats))
-    store_args = ["--redis", args.redis, "--redis-prefix", prefix]
+    store_args = ["--redis", args.redis, "--redis-prefix", prefix, "--node-id", f"bench-{prefix}"]
     port = _free_port()
     server = _serve(port, store_args)
     try:
         _wait_port(port, server)
         spec = {"game": game, "seats": seats, "bots": [args.bot] * seats,
-                "options": {"pause": 0, "bot_think": 0.5, "auto_rematch": True, "close_after": 3600}}
+                "options": {"pause": 0, "bot_think": 0.05, "auto_rematch": True, "close_after": 3600}}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as http:
             for _ in range(args.recover_tables):
                 http.post("/api/tables", json=spec).raise_for_status()
-        time.sleep(2.0)  # every table deals and acts: its checkpoint holds a hand in play
+        time.sleep(3.0)  # every table plays: its last whole state and the log steps after it
     finally:
         server.kill()
         server.wait(15)
@@ -237,12 +255,15 @@ def measure_recovery(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
         _stop(server)
     recovery = health.get("recovery", {})
     return {"tables": recovery.get("tables"), "quarantined": recovery.get("quarantined"),
-            "seconds": recovery.get("seconds"), "process_start_to_ready_s": round(ready, 3)}
+            "replayed": recovery.get("replayed"), "seconds": recovery.get("seconds"),
+            "process_start_to_ready_s": round(ready, 3)}
 
 
-def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, store_args: list[str], where: Any = None) -> dict[str, Any]:
     """One measurement against a server started with ``store_args``: the
-    load generator's figures (:func:`cardhall.clients.load.run.run`, bots-only tables)."""
+    load generator's figures (:func:`cardhall.clients.load.run.run`, bots-only
+    tables; ``args.idle`` idle connections besides). ``where``: a
+    :class:`~cardhall.clients.bench.where.Where` told the server's pid."""
     from cardhall.clients.load.run import LoadSpec
     from cardhall.clients.load.run import run as load
 
@@ -253,31 +274,56 @@ def measure(args: argparse.Namespace, store_args: list[str]) -> dict[str, Any]:
     seats = max(cls.min_seats, min(args.seats, cls.max_seats))
     port = _free_port()
     server = _serve(port, store_args)
+    if where is not None:
+        where.watch(server.pid, "cardhall serve")
     try:
         _wait_port(port, server)
         spec = LoadSpec(url=f"ws://127.0.0.1:{port}/ws", tables=args.tables, seats=seats, players=0,
-                        spectators=args.spectators, game=game, bot=args.bot, think=args.think,
-                        warmup=args.warmup, duration=args.duration, codec=args.codec, server_pid=server.pid)
+                        spectators=args.spectators, idle=getattr(args, "idle", 0), game=game, bot=args.bot,
+                        think=args.think, warmup=args.warmup, duration=args.duration, codec=args.codec,
+                        server_pid=server.pid)
         out = load(spec)
     finally:
         _stop(server)
     out["server_rss_per_connection_bytes"] = out["server_rss_bytes"] // max(1, out["connections"])
     if args.baseline:
-        out.update(_run_baseline(out, int(out["events_per_s"] * out["duration_s"])))
+        out.update(run_baseline(out))
     return out
 
 
-def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
+#: the bare broadcast's frame size, bytes (``--baseline``'s definition; SPEC's event frames are ~150-250)
+BASELINE_FRAME_BYTES = 200
+
+
+def baseline_definition(out: dict[str, Any]) -> dict[str, int]:
+    """What the bare broadcast matched to the measurement ``out`` sends
+    (``--baseline``'s fixed definition): to as many connections as the
+    measurement held (idle ones included), the events it delivered in its
+    window as frames split evenly over those connections
+    (``events_per_s * duration_s // connections`` frames each, at least 1), of
+    :data:`BASELINE_FRAME_BYTES` bytes, one frame per websocket message (one
+    ``send_bytes`` each)."""
+    connections = out["connections"]
+    events = int(out["events_per_s"] * out["duration_s"])
+    return {"connections": connections, "frames_per_connection": max(1, events // max(1, connections)),
+            "frame_bytes": BASELINE_FRAME_BYTES, "frames_per_message": 1}
+
+
+def run_baseline(out: dict[str, Any]) -> dict[str, Any]:
+    """Run the bare broadcast of :func:`baseline_definition` for ``out``;
+    returns ``baseline_events_per_s`` (frames/s it delivered), ``baseline_ratio``
+    (``out``'s events/s over it) and ``baseline`` (the definition)."""
+    definition = baseline_definition(out)
     port = _free_port()
     proc_server = subprocess.Popen([sys.executable, "-m", "cardhall.clients.bench.baseline", str(port)])
     try:
         _wait_port(port, proc_server)
-        connections = out["connections"]
-        frames = max(1, events // max(1, connections))
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
         # daemon: ended with this process; SIGINT ignored (inherited): Ctrl-C interrupts this process only
-        proc = ctx.Process(target=_baseline_process, args=(child, port, connections, frames, 200), daemon=True)
+        proc = ctx.Process(target=_baseline_process, daemon=True,
+                           args=(child, port, definition["connections"], definition["frames_per_connection"],
+                                 definition["frame_bytes"]))
         with sigint_ignored():
             proc.start()
         try:
@@ -290,11 +336,15 @@ def _run_baseline(out: dict[str, Any], events: int) -> dict[str, Any]:
         proc_server.terminate()
         proc_server.wait(15)
     rate = result["frames_per_s"]
-    return {"baseline_events_per_s": round(rate, 1),
+    return {"baseline_events_per_s": round(rate, 1), "baseline": definition,
             "baseline_ratio": round(out["events_per_s"] / rate, 2) if rate else None}
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.issue_table:
+        from cardhall.clients.bench.issue_table import main as issue_table
+
+        return issue_table(args)
     out = run(args)
     if args.json:
         print(json.dumps(out))
@@ -302,11 +352,12 @@ def main(args: argparse.Namespace) -> int:
     _print(out, "in-memory store" if "redis" in out else "")
     if "redis" in out:
         _print(out["redis"], "Redis store")
-        print(f"Redis/memory actions/s ratio {out['redis_ratio']} (target >= 0.75)")
+        print(f"Redis/memory actions/s ratio {out['redis_ratio']} (target >= 0.85)")
     if "recovery" in out:
         r = out["recovery"]
-        print(f"recovery: {r['tables']} tables in {r['seconds']} s (target < 2 s; {r['quarantined']} quarantined), "
-              f"{r['process_start_to_ready_s']} s from process start to first answer")
+        print(f"recovery: {r['tables']} tables in {r['seconds']} s (target < 1 s; {r['quarantined']} quarantined, "
+              f"{r['replayed']} input log steps replayed), {r['process_start_to_ready_s']} s from process start "
+              f"to first answer")
     return 0
 
 
@@ -323,4 +374,7 @@ def _print(out: dict[str, Any], label: str) -> None:
     print(f"  server RSS         {out['server_rss_bytes'] / 2**20:.1f} MiB "
           f"({out['server_rss_per_connection_bytes'] / 1024:.1f} KiB per connection, tables included)")
     if "baseline_events_per_s" in out:
-        print(f"  bare Starlette broadcast {out['baseline_events_per_s']} frames/s; ratio {out['baseline_ratio']}")
+        b = out["baseline"]
+        print(f"  bare Starlette broadcast {out['baseline_events_per_s']} frames/s; ratio {out['baseline_ratio']} "
+              f"({b['connections']} connections x {b['frames_per_connection']} frames of {b['frame_bytes']} bytes, "
+              f"{b['frames_per_message']} frame per message)")

@@ -303,7 +303,8 @@ def combine(results: list[dict[str, Any]], m0: str, m1: str, duration: float) ->
     the players sent. ``events_per_s``: events delivered to all connections.
     ``errors``: code -> count (error frames received, lost connections,
     connections that could not be opened); ``seq_gaps``: gaps plus
-    reorderings (both also given apart).
+    reorderings (both also given apart); ``server_cores``: the server
+    process's CPU seconds per second of the window (its ``/metrics``).
     """
     hist = LatencyHistogram()
     errors: dict[str, int] = {}
@@ -342,6 +343,8 @@ def combine(results: list[dict[str, Any]], m0: str, m1: str, duration: float) ->
         "server_errors": server_errors,
         "server_p50_ms": server_ms(0.50), "server_p99_ms": server_ms(0.99),
         "frames_per_message": round(frames / messages, 2) if messages else None,
+        "server_cores": round((metric(m1, "process_cpu_seconds_total") - metric(m0, "process_cpu_seconds_total"))
+                              / window, 2) if m1 else None,
         "duration_s": round(window, 2),
         "worker_cpu": [round(r["cpu_s"] / window, 2) for r in results],
         "latency_samples": hist.count,

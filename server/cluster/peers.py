@@ -89,6 +89,10 @@ class RemotePeer:
     def push(self, payload: Any) -> None:
         """Not used: events reach other nodes with the commit (:func:`publication`)."""
 
+    def deliver(self, payloads: list[Any]) -> None:
+        """Not used either (events go with the commit); publishes what :meth:`send` queued."""
+        self.flush()
+
     def send(self, message: Mapping[str, Any]) -> None:
         """Encode a frame (msgpack) and queue it."""
         self._frames.append(cast(bytes, MSGPACK_CODEC.encode(cast(Data, message))))

@@ -118,6 +118,8 @@ async def test_presets_keys_all_in_and_preactions(server: LiveServer, browser: A
     assert await labels(bb, ".action-panel.mine button.act") == ["Fold", "Call 850 (all in)"]
     assert await bb_panel.locator("button[data-action=call]").get_attribute("aria-keyshortcuts") == "C A"
     await bb.page.keyboard.press("f")
+    # the fold is taken: hand 1's last buttons are gone (the next hand may give this tab the first turn)
+    await bb.page.wait_for_selector(".action-panel.mine button[data-action=call]:has-text('850')", state="detached")
 
     # hand 2: the button moved; the waiting big blind picks "Call any" (one box at most)
     sb, bb = await to_act(owner, guest)

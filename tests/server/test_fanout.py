@@ -30,6 +30,10 @@ class Recorder:
     def flush(self) -> None:
         self.flushes += 1
 
+    def deliver(self, payloads: list[Any]) -> None:
+        self.payloads += payloads
+        self.flush()
+
     def frames(self) -> list[dict[str, Any]]:
         return [self.codec.decode(p, 1 << 20) for p in self.payloads]
 
