@@ -64,7 +64,11 @@ class Settings:
     answering (doubling up to 5); ``store_probe``: seconds between probes of
     a store that is up (its marker: lost data is noticed within this even
     while nothing is saved, and written back; 0: no timer, only commits
-    notice). See ``server/STORAGE.md``.
+    notice). ``full_state_every``: steps of a table's input log between two
+    full states at most (a full state is also written with every finished
+    hand); recovery replays at most this many steps per table.
+    ``verify_replay``: log a digest of the state after every step and check
+    it when a log is replayed (tests: it costs a state per step). See ``server/STORAGE.md``.
 
     A server with ``redis_url`` is a node of a cluster: every server on the
     same Redis and ``redis_prefix`` serves every table of it (``deploy/README.md``,
@@ -113,6 +117,8 @@ class Settings:
     stream_bound: int = 1024
     store_retry: float = 0.5
     store_probe: float = 2.0
+    full_state_every: int = 8
+    verify_replay: bool = False
     node_id: str | None = None
     advertise: str | None = None
     lease_ttl: float = 3.0

@@ -43,7 +43,7 @@ from cardhall.server.store.base import Checkpoint, LeaseLost, Store, StoredTable
 from cardhall.server.store.committer import GroupCommitter
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.store_watch import StoreWatch
-from cardhall.server.stored import check_stored_options
+from cardhall.server.stored import check_stored_options, current
 from cardhall.server.table.actor import TableActor, now
 from cardhall.server.table.core import BROKEN, CLOSED
 from cardhall.server.table.inputs import Close, Disconnect, Join, ServiceStopping
@@ -86,6 +86,8 @@ class Hall:
         self.stalled: set[TableActor] = set()
         self.quarantined: dict[str, str] = {}
         self.recovery: dict[str, Any] = {}
+        #: input log steps replayed while restoring tables (``server/STORAGE.md``, "The input log")
+        self.replayed = 0
         self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections), lambda: len(self.stalled))
         self.committer = GroupCommitter(self.store, self.metrics.committed, self.store_failed)
         self.watch = StoreWatch(settings, self.store, self.committer, self.metrics, lambda: self.tables.values(),
@@ -108,6 +110,7 @@ class Hall:
         self.should_stop: Callable[[], bool] = lambda: False
         #: the process was asked to stop before the store answered at start: nothing ran, nothing to stop
         self.stopped_early = False
+        self._held: list[TableActor] | None = None  # tables restored at start, started when all are
 
     # -- lifecycle ----------------------------------------------------------
     async def start(self) -> None:
@@ -116,6 +119,7 @@ class Hall:
         orphans; else every stored table. An unreachable store is waited for
         (logged), never a crash."""
         started = time.perf_counter()
+        self._held = []  # restored tables start once all are: their play does not slow the recovery down
         try:
             if self.cluster is not None:
                 await self._wait_for_store(self.cluster.start)
@@ -126,15 +130,20 @@ class Hall:
             log.info("stopped before the %s store answered: nothing was served", self.store.kind)
             self.stopped_early = True
             return
+        finally:
+            for table in self._held or ():
+                table.start(restored=True)
+            self._held = None
         for name, why in self.store.set_aside().items():  # index entries that are no table id
             self.quarantined.setdefault(name, why)
         self.metrics.quarantined.set(len(self.quarantined))
         seconds = time.perf_counter() - started
-        self.recovery = {"tables": len(self.tables), "quarantined": len(self.quarantined), "seconds": round(seconds, 4)}
+        self.recovery = {"tables": len(self.tables), "quarantined": len(self.quarantined),
+                         "replayed": self.replayed, "seconds": round(seconds, 4)}
         self.metrics.recovered(len(self.tables), seconds)
         if self.tables or self.quarantined:
-            log.info("recovered %d tables from the %s store in %.3f s (%d quarantined)",
-                     len(self.tables), self.store.kind, seconds, len(self.quarantined))
+            log.info("recovered %d tables from the %s store in %.3f s (%d quarantined, %d log steps replayed)",
+                     len(self.tables), self.store.kind, seconds, len(self.quarantined), self.replayed)
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         self.watch.start()
 
@@ -153,8 +162,7 @@ class Hall:
                 waited += 1.0
 
     async def quarantine(self, table_id: str, reason: str, token: str | None = None) -> None:
-        """Set an unreadable stored table aside (kept in the store for an
-        operator); ``token``: this node's lease on it."""
+        """Set an unreadable stored table aside (kept in the store for an operator); ``token``: our lease."""
         log.error("table %s quarantined: %s; it is not loaded, its data stays in the store (server/STORAGE.md)",
                   table_id, reason)
         self.quarantined[table_id] = reason
@@ -220,20 +228,17 @@ class Hall:
         self._shut_down = True
 
     async def _save_clocks(self) -> None:
-        """Write the state of every table whose player's clock is running, so
-        a restart gives that player the time left now, not at the last action."""
+        """Write every table whole whose clock runs (a restart gives the time left now, not at the
+        last action) or that logged steps since its last whole state (the next start, maybe of
+        another version, has no log to replay: server/STORAGE.md, "The input log")."""
         if not self.store_up:
             return
-        ticking = [t for t in self.tables.values() if t.machine.clock_running and not t.machine.stalled
-                   and not t.machine.pending.needs_commit and not t.unwritable]
+        ticking = [t for t in self.tables.values() if (t.machine.clock_running or t.logged_since_whole)
+                   and not t.machine.stalled and not t.machine.pending.needs_commit and not t.unwritable]
         if not ticking:
             return
-        def checkpoint(t: TableActor) -> Checkpoint:
-            cp = Checkpoint(t.id, t.to_data())
-            cp.token = t.token
-            return cp
         try:
-            await self.committer.exclusive(lambda: self.store.commit([checkpoint(t) for t in ticking]))
+            await self.committer.exclusive(lambda: self.store.commit([t.whole_checkpoint() for t in ticking]))
         except Exception as exc:
             log.warning("the clocks of %d tables could not be saved at shutdown: %s", len(ticking), exc)
 
@@ -281,9 +286,7 @@ class Hall:
             except StoreUnavailable:
                 raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
-        if address is not None:  # an operator's table is exempt
-            machine.unattended_think = settings.bot_think_floor
-        table = TableActor(self, machine, self.settings.event_buffer, creator=address)
+        table = self._actor(machine, address, floor=address is not None)  # an operator's table is exempt
         table.token = token
         if self.cluster is not None:  # stored (and in the cluster's lobby) before anyone hears of it
             checkpoint = table.full_checkpoint()
@@ -319,7 +322,17 @@ class Hall:
             await self.quarantine(item.id, f"restoring it failed: {exc!r}"[:300], token)
             return None
 
+    def _actor(self, machine: TableMachine, creator: str | None, floor: bool = True) -> TableActor:
+        """The actor of a created or restored table, with the settings' floor and checkpoint cadence."""
+        settings = self.settings
+        if floor:
+            machine.unattended_think = settings.bot_think_floor
+        machine.verify_log = settings.verify_replay
+        return TableActor(self, machine, settings.event_buffer, creator=creator, full_every=settings.full_state_every)
+
     async def _restore_one(self, item: StoredTable, token: str | None) -> TableActor | None:
+        item, steps = current(item)  # the last full state with its input log replayed
+        self.replayed += steps
         data = item.data
         reason = item.error
         if data is not None:
@@ -331,15 +344,13 @@ class Hall:
                 return None
             try:
                 check_stored_options(data.get("game"), data.get("table_options"), data.get("game_options"))
-                machine = TableMachine.from_data(data, now())
-                machine.unattended_think = self.settings.bot_think_floor
-                table = TableActor(self, machine, self.settings.event_buffer)
+                table = self._actor(TableMachine.from_data(data, now()), None)
             except Exception as exc:
                 reason = f"state cannot be restored: {exc!r}"[:300]
             else:
                 table.token = token
                 self.tables[table.id] = table
-                table.start(restored=True)
+                self._held.append(table) if self._held is not None else table.start(restored=True)
                 return table
         await self.quarantine(item.id, reason or "unreadable", token)
         return None
@@ -440,8 +451,7 @@ class Hall:
         return self.watch.error
 
     def store_failed(self, exc: BaseException) -> None:
-        """A commit failed: if the store is unreachable or lost its data,
-        stall the tables and watch it (:class:`StoreWatch`)."""
+        """A commit failed: if the store is unreachable or lost its data, stall the tables and watch it."""
         self.watch.failed(exc)
 
     def _full_checkpoint(self, table: TableActor) -> Checkpoint:

@@ -41,6 +41,7 @@ from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
 from cardhall.server.hands import HandExports
 from cardhall.server.store.base import StoreUnavailable
+from cardhall.server.stored import current
 
 log = logging.getLogger("cardhall.http")
 
@@ -197,8 +198,10 @@ def routes(hall: Hall) -> list[Route]:
                 owner = (await hall.cluster.owners([table_id])).get(table_id)
             except (StoreUnavailable, RedisError, OSError):
                 return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
-            if info is not None and stored is not None:
-                return _json({"info": info, "state": stored.data, "node": owner, "checkpoint": True})
+            if info is not None and stored is not None:  # the state now: its input log replayed
+                state = current(stored)[0]
+                return _json({"info": info, "state": state.data, "node": owner, "checkpoint": True,
+                              **({"state_error": state.error} if state.error else {})})
         return _error(ProtocolError("unknown_table", f"no open table {table_id!r}"))
 
     async def ops_close(request: Request) -> Response:

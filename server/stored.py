@@ -1,5 +1,6 @@
-"""Checking a stored table before it is restored: its options must be those
-a new table could have (``server/STORAGE.md``, "Quarantine").
+"""A stored table before it is restored: its state now (the last full state
+with its input log replayed: :func:`current`), whose options must be those
+a new table could have (``server/STORAGE.md``, "The input log", "Quarantine").
 
 A checkpoint written by another version, or edited by hand, may lack a table
 option added since or hold a value past the bounds ``GET /api/games`` shows
@@ -21,6 +22,24 @@ from typing import Any
 from cardhall.engine.options import OptionError
 from cardhall.engine.registry import engine_class
 from cardhall.server.options import TABLE_OPTIONS
+from cardhall.server.store.base import StoredTable
+from cardhall.server.table.replay import replay
+
+
+def current(item: StoredTable) -> tuple[StoredTable, int]:
+    """``(table, steps)``: ``item`` with its input log replayed onto its last
+    full state (``data`` the state the table had after its last logged step,
+    ``log`` empty) and the number of steps replayed; a log that cannot be
+    replayed (:func:`~cardhall.server.table.replay.replay`) makes the table
+    unreadable (``error``: the hall quarantines it). An item without a log
+    or already unreadable is returned as it is."""
+    if item.data is None or not item.log:
+        return item, 0
+    try:
+        data, steps = replay(item.data, item.log)
+    except Exception as exc:  # ReplayError, or a state the machine refuses
+        return StoredTable(item.id, error=f"its input log cannot be replayed: {exc}"[:300]), 0
+    return StoredTable(item.id, data), steps
 
 
 def check_stored_options(game: Any, table_options: Any, game_options: Any) -> None:

@@ -98,6 +98,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--store-probe", type=float, default=2.0, metavar="S",
                    help="seconds between probes of the store's marker while it is up: lost Redis data is "
                         "noticed and written back within it (0.1 to 3600, or 0: off; default 2)")
+    p.add_argument("--full-state-every", type=int, default=8, metavar="N",
+                   help="steps of a table's input log between two full states in Redis at most (1 to 10000; "
+                        "recovery replays at most this many per table; default 8: server/STORAGE.md)")
+    p.add_argument("--verify-replay", action="store_true",
+                   help="log a digest of every table state after each step and check it on recovery "
+                        "(testing: costs a state per step)")
     p.add_argument("--node-id", default=os.environ.get("CARDHALL_NODE_ID") or None, metavar="ID",
                    help="this node's name in the cluster (default: $CARDHALL_NODE_ID, else host-pid-random); "
                         "a node restarted with its id takes its tables back at once: never run two with one id")
@@ -160,6 +166,8 @@ def main(args: argparse.Namespace) -> int:
         return refuse(f"--handshake-timeout must be between 0.1 and 300 seconds (got {args.handshake_timeout:g})")
     if not (args.store_probe == 0 or 0.1 <= args.store_probe <= 3600):
         return refuse(f"--store-probe must be 0 (off) or between 0.1 and 3600 seconds (got {args.store_probe:g})")
+    if not 1 <= args.full_state_every <= 10_000:
+        return refuse(f"--full-state-every must be between 1 and 10000 (got {args.full_state_every})")
     for proxy in args.trusted_proxy:
         try:  # as uvicorn reads them: an address, or a network without host bits
             if "/" in proxy:
@@ -187,7 +195,7 @@ def main(args: argparse.Namespace) -> int:
         lease_ttl=args.lease_ttl, lease_renew=args.lease_renew, placement=args.placement,
         trusted_proxies=tuple(args.trusted_proxy), max_connections=args.max_connections,
         max_header_bytes=args.max_header_bytes, handshake_timeout=args.handshake_timeout,
-        store_probe=args.store_probe,
+        store_probe=args.store_probe, full_state_every=args.full_state_every, verify_replay=args.verify_replay,
     )
     if args.workers > 1:
         from cardhall.server.workers import supervise

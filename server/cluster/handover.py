@@ -25,7 +25,7 @@ from redis import exceptions as rexc
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import Leases
 from cardhall.server.cluster.router import Router
-from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
+from cardhall.server.store.base import LeaseLost, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
 
 if TYPE_CHECKING:
@@ -95,8 +95,7 @@ async def release(parts: Parts, table: TableActor, to: str | None = None) -> flo
     parts.router.forget_owner(table.id)
     token = table.token
     if not table.machine.stalled and not table.machine.pending.needs_commit:
-        checkpoint = Checkpoint(table.id, table.to_data())
-        checkpoint.token = token
+        checkpoint = table.whole_checkpoint()  # the receiving node replays no log of this one
         await parts.store.commit([checkpoint])
         if checkpoint.error is not None:
             raise checkpoint.error

@@ -119,13 +119,16 @@ class ClusterNode:
             await pubsub.subscribe(self.keys.inbox(self.id))
             self._pubsub = pubsub
         await self.heartbeat()
-        await self._scan(takeover=True)
-        self.outbox.start()
         loop = asyncio.get_running_loop()
         every = self.renew_every
+        # the leases claimed first are renewed while the rest are claimed and restored (a long start
+        # must not let them expire under the tables that already play)
+        if not any(task.get_name() == "cluster leases" for task in self._tasks):  # start() may be called again
+            self._tasks.append(loop.create_task(self._loop(self._renew, lambda: every), name="cluster leases"))
+        await self._scan(takeover=True)
+        self.outbox.start()
         self._tasks += [loop.create_task(self._listen(), name="cluster listener"),
                         loop.create_task(self._loop(self.heartbeat, lambda: every), name="cluster heartbeat"),
-                        loop.create_task(self._loop(self._renew, lambda: every), name="cluster leases"),
                         loop.create_task(self._loop(self._scan, lambda: jittered(every / 2)), name="cluster scan"),
                         loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick")]
 

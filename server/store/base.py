@@ -37,7 +37,8 @@ class LeaseLost(Exception):
 
 
 class Checkpoint:
-    """One table's commit: its state after the new events, the new events as
+    """One table's commit: its state after the new events (or, between full
+    states, the input log's new steps instead: ``log``), the new events as
     ``(seq, packed event record)`` in order (:func:`pack_record`: packed once,
     the table keeps the same bytes in its event buffer), and the hands finished
     since the last commit (``{"game", "match", "hand", "seq"}``: ``seq`` is the
@@ -49,14 +50,24 @@ class Checkpoint:
     it, and a store that keeps no states pays nothing for it. A store that
     cannot encode this checkpoint (a bug in a state) sets ``error`` and writes
     the others; the committer hands the error to this table alone.
+
+    ``log`` given: a checkpoint of the input log (``server/STORAGE.md``, "The
+    input log"), ``log()`` the new steps as ``(n, packed entry)``
+    (:func:`~cardhall.server.store.format.pack_entry`), numbered on from the
+    last one stored; ``logged`` is the number of the last. Such a checkpoint
+    writes the state only when the steps cannot be packed (an input holding
+    what msgpack cannot encode, such as data nested deeper than it goes): then
+    it is :attr:`full` after all. A full checkpoint's state covers every step
+    up to ``logged`` (its ``"log"``) and the store drops the log it held.
     """
 
-    __slots__ = ("table", "hands", "error", "token", "publish", "info",
-                 "_state_fn", "_events_fn", "_state", "_events")
+    __slots__ = ("table", "hands", "error", "token", "publish", "info", "logged",
+                 "_state_fn", "_events_fn", "_state", "_events", "_log_fn", "_log", "_full")
 
     def __init__(self, table: str, state: Data | Callable[[], Data],
                  events: list[tuple[int, bytes]] | Callable[[], list[tuple[int, bytes]]] = (),  # type: ignore[assignment]
-                 hands: list[Data] | None = None) -> None:
+                 hands: list[Data] | None = None,
+                 log: Callable[[], list[tuple[int, bytes]]] | None = None, logged: int | None = None) -> None:
         self.table = table
         self.hands = hands or []
         self.error: BaseException | None = None
@@ -67,6 +78,29 @@ class Checkpoint:
         self._state = None if callable(state) else state
         self._events_fn = events if callable(events) else None
         self._events = None if callable(events) else list(events)
+        self._log_fn = log
+        self._log: list[tuple[int, bytes]] = []
+        self._full: bool | None = True if log is None else None
+        #: the number of the input log's last step this checkpoint holds or covers
+        self.logged = logged if logged is not None else self.state.get("log", 0)
+
+    @property
+    def full(self) -> bool:
+        """The checkpoint holds the table's whole state (else only its log's new
+        steps: packed when this is first asked)."""
+        if self._full is None:
+            assert self._log_fn is not None
+            try:
+                self._log = self._log_fn()
+                self._full = False
+            except (TypeError, ValueError, OverflowError):  # msgpack's refusals: the state goes instead
+                self._full = True
+        return self._full
+
+    @property
+    def log(self) -> list[tuple[int, bytes]]:
+        """The input log's new steps, packed (empty for a full checkpoint)."""
+        return [] if self.full else self._log
 
     @property
     def state(self) -> Data:
@@ -97,12 +131,16 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class StoredTable:
-    """One table found by :meth:`Store.load_tables`: its migrated ``data``,
-    or the ``error`` that makes it unreadable (the hall quarantines it)."""
+    """One table found by :meth:`Store.load_tables`: its last full state
+    (``data``, migrated) and the input log stored after it (``log``: entries
+    in order, :mod:`cardhall.server.table.log`), or the ``error`` that makes
+    it unreadable (the hall quarantines it). The table's state now is
+    ``data`` with ``log`` replayed (:func:`cardhall.server.stored.current`)."""
 
     id: str
     data: Data | None = None
     error: str | None = None
+    log: tuple[Data, ...] = ()
 
 
 class Store(ABC):

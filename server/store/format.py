@@ -21,8 +21,10 @@ Data = dict[str, Any]
 #: format version of a stored table state (``to_data()["v"]``). Bump it
 #: when the state changes and add a migration. 1: the first; 2: the last
 #: recorded hand is kept as its digest (``last_hand_digest``) instead of the
-#: whole record (``last_hand``).
-FORMAT_VERSION = 2
+#: whole record (``last_hand``); 3: checkpoints between full states are an
+#: input log, and a state says which step of it it covers (``log``) and
+#: what a replay after it needs (``replay``).
+FORMAT_VERSION = 3
 #: format version of a stored event record (``{"data", "private"?, "ts", "turn"?}``)
 EVENT_VERSION = 1
 
@@ -48,11 +50,20 @@ def _v1_to_v2(data: Data) -> Data:
     return data
 
 
+def _v2_to_v3(data: Data) -> Data:
+    """Format 2 wrote the whole state with every action: no input log follows
+    it (``log`` 0), and so no replay needs a context (``replay`` None)."""
+    data = dict(data)
+    data["log"] = 0
+    data["replay"] = None
+    return data
+
+
 #: ``MIGRATIONS[v]`` turns a state of version ``v`` into one of ``v + 1``
 #: (plain data in, plain data out). A checkpoint written by an older server is
 #: upgraded step by step when it is read; it is written back in the current
 #: format by the table's next checkpoint.
-MIGRATIONS: dict[int, Callable[[Data], Data]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[Data], Data]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 
@@ -110,6 +121,32 @@ def migrate(data: Data) -> Data:
         version += 1
         data["v"] = version
     return data
+
+
+#: format version of a stored input log entry (``{"n", "w", "m", "i", "d"?, "b"?, "h"?}``:
+#: ``cardhall.server.table.log``)
+LOG_VERSION = 1
+
+
+def pack_entry(entry: Data) -> bytes:
+    """An input log entry as stored: msgpack of ``[LOG_VERSION, entry]``."""
+    return _packer.pack([LOG_VERSION, entry])
+
+
+def unpack_entry(blob: bytes) -> Data:
+    """The input log entry in ``blob``; :class:`CheckpointError` when it
+    cannot be read or is of another version.
+
+    >>> unpack_entry(pack_entry({"n": 4, "w": 1.5, "m": 2.0, "i": [["s"]]}))["n"]
+    4
+    """
+    try:
+        version, entry = msgpack.unpackb(blob, strict_map_key=False)
+    except Exception as exc:
+        raise CheckpointError(f"not a msgpack log entry: {exc!r}"[:200]) from None
+    if version != LOG_VERSION or not isinstance(entry, dict) or not isinstance(entry.get("n"), int):
+        raise CheckpointError(f"log entry of format {version!r}, not {LOG_VERSION}")
+    return entry
 
 
 def pack_event(record: Data) -> bytes:

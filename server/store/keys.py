@@ -69,6 +69,14 @@ class Keys:
         """String: the ``seq`` of the table's last stored hand."""
         return self.base(table) + ":handseq"
 
+    def log(self, table: str) -> str:
+        """The table's input log since its last full state (a list of packed entries)."""
+        return self.base(table) + ":log"
+
+    def logn(self, table: str) -> str:
+        """The number of the last input log step stored (the log is written once per step, by this)."""
+        return self.base(table) + ":logn"
+
     def lease(self, table: str) -> str:
         """String with a TTL: the owner's fencing token ``node|nonce|epoch``."""
         return self.base(table) + ":lease"

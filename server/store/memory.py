@@ -9,7 +9,8 @@ from typing import Any
 import msgpack
 
 from cardhall.server.store.base import Checkpoint, Store, StoredTable
-from cardhall.server.store.format import CheckpointError, pack_event, unpack_event, unpack_state
+from cardhall.server.store.format import CheckpointError, pack_event, unpack_entry, unpack_event, unpack_state
+from cardhall.server.stored import current
 
 Data = dict[str, Any]
 
@@ -19,8 +20,9 @@ class MemoryStore(Store):
     nothing else). Nothing kept here outlives the process, so by default it
     keeps no table states (they could never be recovered) and costs nothing on
     the hot path; with ``keep_states=True`` (tests, tools) it stores every
-    committed state packed with msgpack, as a networked store would, so a state
-    that does not survive msgpack fails there too.
+    committed state (and input log: ``server/STORAGE.md``) packed with msgpack,
+    as a networked store would, so a state that does not survive msgpack fails
+    there too.
 
     Hand histories are kept for as long as the process runs (G-9), each packed
     with msgpack (a few hundred bytes, untracked by the garbage collector,
@@ -33,6 +35,8 @@ class MemoryStore(Store):
     def __init__(self, event_bound: int = 1024, keep_states: bool = False) -> None:
         self.keep_states = keep_states
         self._states: dict[str, bytes] = {}
+        self._logs: dict[str, list[tuple[int, bytes]]] = {}
+        self._logn: dict[str, int] = {}  # the number of the last input log step stored or covered
         self._events: dict[str, deque[tuple[int, bytes]]] = {}
         self._hands: dict[str, list[bytes]] = {}
         self._hand_seq: dict[str, int] = {}
@@ -50,12 +54,20 @@ class MemoryStore(Store):
         for cp in batch:
             if self.keep_states:
                 try:
-                    state = cp.packed_state()
+                    state = cp.packed_state() if cp.full else None
                     events = cp.events
+                    steps = cp.log
                 except Exception as exc:
                     cp.error = exc
                     continue
-                self._states[cp.table] = state
+                done = self._logn.get(cp.table, 0)
+                if state is not None:  # a full state replaces the log
+                    self._states[cp.table] = state
+                    self._logs[cp.table] = []
+                    self._logn[cp.table] = cp.logged
+                elif steps and steps[-1][0] > done:
+                    self._logs.setdefault(cp.table, []).extend(step for step in steps if step[0] > done)
+                    self._logn[cp.table] = steps[-1][0]
                 stream = self._events.get(cp.table)
                 if stream is None:
                     stream = self._events[cp.table] = deque(maxlen=self._event_bound)
@@ -70,15 +82,15 @@ class MemoryStore(Store):
         return True
 
     async def load_tables(self) -> list[StoredTable]:
-        out = []
-        for table, blob in self._states.items():
-            if table in self._quarantine:
-                continue
-            try:
-                out.append(StoredTable(table, unpack_state(blob)))
-            except CheckpointError as exc:
-                out.append(StoredTable(table, error=str(exc)))
-        return out
+        return [self._stored(table) for table in self._states if table not in self._quarantine]
+
+    def _stored(self, table: str) -> StoredTable:
+        """``table``'s last full state and its input log, or why they cannot be read."""
+        try:
+            log = tuple(unpack_entry(blob) for _, blob in self._logs.get(table, ()))
+            return StoredTable(table, unpack_state(self._states[table]), log=log)
+        except CheckpointError as exc:
+            return StoredTable(table, error=str(exc))
 
     async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
         if upto <= seq:
@@ -112,6 +124,8 @@ class MemoryStore(Store):
 
     async def delete_table(self, table: str, token: str | None = None) -> None:
         self._states.pop(table, None)
+        self._logs.pop(table, None)
+        self._logn.pop(table, None)
         self._events.pop(table, None)
 
     async def save_player(self, player: str, token_hash: str, name: str) -> None:
@@ -131,15 +145,25 @@ class MemoryStore(Store):
         return dict(self._quarantine)
 
     def state(self, table: str) -> Data | None:
-        """The last committed state of ``table`` (tests and operators)."""
-        blob = self._states.get(table)
-        return None if blob is None else unpack_state(blob)
+        """The state of ``table`` now (tests and operators): its last full
+        state with its input log replayed; CheckpointError when unreadable."""
+        if table not in self._states:
+            return None
+        item, _ = current(self._stored(table))
+        if item.data is None:
+            raise CheckpointError(item.error or "unreadable")
+        return item.data
+
+    def log_length(self, table: str) -> int:
+        """Steps of ``table``'s input log stored after its last full state (tests)."""
+        return len(self._logs.get(table, ()))
 
     def drop_events(self, table: str) -> None:
         """Forget ``table``'s stored events (tests: a ``since`` nobody holds any more)."""
         self._events.pop(table, None)
 
     def put_raw_state(self, table: str, blob: bytes) -> None:
-        """Store ``blob`` as ``table``'s state as is (tests of unreadable checkpoints)."""
+        """Store ``blob`` as ``table``'s state as is, without a log (tests of unreadable checkpoints)."""
         self._states[table] = blob
+        self._logs.pop(table, None)
 

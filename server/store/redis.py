@@ -41,7 +41,7 @@ from cardhall.server.store.base import (
     StoreEmpty,
     StoreUnavailable,
 )
-from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, unpack_event, unpack_state
+from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, unpack_event
 from cardhall.server.store.keys import Keys
 from cardhall.server.store.redis_index import stored_table, table_ids
 from cardhall.server.store.scripts import (
@@ -53,6 +53,7 @@ from cardhall.server.store.scripts import (
     MIGRATE_KEYS_SCRIPT,
     QUARANTINE_SCRIPT,
 )
+from cardhall.server.stored import current
 
 log = logging.getLogger("cardhall.store")
 
@@ -159,16 +160,20 @@ class RedisStore(Store):
         packb = msgpack.packb
         for cp in batch:
             try:
-                state = cp.packed_state()
-                rest: list[Any] = [x for event in cp.events for x in event]  # seq, packed record, ...
-                rest.append([x for hand in cp.hands for x in (hand["seq"], packb(hand))])
+                state = cp.packed_state() if cp.full else b""
+                rest = [
+                    [x for event in cp.events for x in event],  # seq, packed record, ...
+                    [x for hand in cp.hands for x in (hand["seq"], packb(hand))],
+                    [x for step in cp.log for x in step],  # n, packed entry, ...
+                    cp.logged,
+                ]
                 # Redis's Lua msgpack reads strings, not the bin type: bytes go as raw strings
                 extra = packb(rest, use_bin_type=False)
             except Exception as exc:
                 cp.error = exc
                 continue
             t = cp.table
-            keys += (k.state(t), k.events(t), k.hands(t), k.handseq(t), k.lease(t), k.epoch(t))
+            keys += (k.state(t), k.events(t), k.hands(t), k.handseq(t), k.lease(t), k.epoch(t), k.log(t), k.logn(t))
             nodes, message = cp.publish or ("", b"")
             args += (t, cp.token or "", state, extra, nodes, message, cp.info or b"")
         return keys, args
@@ -200,12 +205,20 @@ class RedisStore(Store):
             chunk = ids[start:start + LOAD_CHUNK]
             keys = [self.keys.state(t) for t in chunk]
             blobs = await self._call(lambda keys=keys: client.mget(keys))
-            out += [stored_table(table, blob) for table, blob in zip(chunk, blobs)]
+            logs = await self._call(lambda chunk=chunk: self._logs(chunk))
+            out += [stored_table(table, blob, log) for table, blob, log in zip(chunk, blobs, logs)]
         if not await self._call(lambda: client.exists(self._meta)):
             await self._mark()
         await self.probe()
         await self._call(lambda: client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT))
         return out
+
+    async def _logs(self, tables: Sequence[str]) -> list[list[bytes]]:
+        """The stored input log of each of ``tables`` (one pipeline of ``LRANGE``)."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for table in tables:
+                pipe.lrange(self.keys.log(table), 0, -1)
+            return list(await pipe.execute())
 
     async def migrate_keys(self) -> int:
         """Move every table stored under the key names before hash tags
@@ -239,11 +252,12 @@ class RedisStore(Store):
             async with self.client.pipeline(transaction=False) as pipe:
                 pipe.get(self.keys.state(table))
                 pipe.hexists(self._quarantine, table)
+                pipe.lrange(self.keys.log(table), 0, -1)
                 return list(await pipe.execute())
-        blob, quarantined = await self._call(run)
+        blob, quarantined, log = await self._call(run)
         if blob is None or quarantined:
             return None
-        return stored_table(table, blob)
+        return stored_table(table, blob, log)
 
     async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:
         if upto <= seq:
@@ -302,7 +316,8 @@ class RedisStore(Store):
 
     async def delete_table(self, table: str, token: str | None = None) -> None:
         k = self.keys
-        keys = [k.tables, k.lobby, k.state(table), k.events(table), k.lease(table), k.epoch(table)]
+        keys = [k.tables, k.lobby, k.state(table), k.events(table), k.lease(table), k.epoch(table),
+                k.log(table), k.logn(table)]
         done = await self._call(lambda: self.client.eval(DELETE_SCRIPT, len(keys), *keys, table, token or ""))
         if not done:
             raise LeaseLost(f"table {table}: the lease is not this node's; not deleted")
@@ -462,6 +477,18 @@ class RedisStore(Store):
         return await self._call(lambda: self.client.get(self.keys.state(table)))
 
     async def state(self, table: str) -> Data | None:
-        """The stored state of ``table``, decoded (tests, operators)."""
-        blob = await self.raw_state(table)
-        return None if blob is None else unpack_state(blob)
+        """The state of ``table`` now (tests, operators): its last full state
+        with its input log replayed (:func:`cardhall.server.stored.current`);
+        CheckpointError when either is unreadable."""
+        async def run() -> list[Any]:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.get(self.keys.state(table))
+                pipe.lrange(self.keys.log(table), 0, -1)
+                return list(await pipe.execute())
+        blob, log = await self._call(run)
+        if blob is None:
+            return None
+        item, _ = current(stored_table(table, blob, log))
+        if item.data is None:
+            raise CheckpointError(item.error or "unreadable")
+        return item.data

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from cardhall.server.store.base import StoredTable
-from cardhall.server.store.format import unpack_state
+from cardhall.server.store.format import unpack_entry, unpack_state
 from cardhall.server.store.keys import Keys
 
 log = logging.getLogger("cardhall.store")
@@ -59,9 +59,10 @@ async def table_ids(client: Any, keys: Keys, set_aside: dict[str, str]) -> list[
     return sorted(ids)
 
 
-def stored_table(table: str, blob: bytes | None) -> StoredTable:
-    """``table``'s state blob decoded and migrated, or the error that makes it unreadable."""
+def stored_table(table: str, blob: bytes | None, log: list[bytes] | None = None) -> StoredTable:
+    """``table``'s state blob decoded and migrated, with its input log's
+    entries (``log``: packed entries), or the error that makes either unreadable."""
     try:
-        return StoredTable(table, unpack_state(blob))
+        return StoredTable(table, unpack_state(blob), log=tuple(unpack_entry(e) for e in log or ()))
     except Exception as exc:  # CheckpointError, or a migration that cannot read what it found
         return StoredTable(table, error=str(exc)[:300] or repr(exc)[:300])

@@ -1,4 +1,4 @@
-"""The Redis store's Lua scripts: the group commit, delete, quarantine, key migration.
+"""The Redis store's Lua scripts: the group commit (events, full states or the input log), delete, quarantine, key migration.
 
 Every script that writes a table's data checks its fencing token (the
 table's lease) first and writes nothing of a table whose token is not the
@@ -17,21 +17,26 @@ EMPTY = "CARDHALL_EMPTY"
 EVENT_FIELD = str(EVENT_VERSION).encode()
 
 #: KEYS: meta, tables, lobby, then per table: state, events, hands, handseq,
-#: lease, epoch. ARGV: mode ("c": commit, refused without the marker; "r":
-#: rewrite), stream bound, lease TTL (ms), the channel prefix of node inboxes,
-#: then per table (in KEYS order): id, fencing token ("" without a cluster),
-#: state (msgpack bytes as they are stored), one msgpack list ``[seq, record,
-#: seq, record, ..., [seq, hand, ...]]`` of its new events and hands (records
-#: and hands are msgpack bytes themselves), the nodes to publish its events to
-#: (comma-separated, "" for none) and the message (its events as those nodes'
-#: viewers see them), and the table's public info ("" when unchanged). The
-#: state travels as its own argument: Redis then copies it once, instead of
-#: unpacking it from a larger message. The messages of the tables written go
-#: to each node's inbox as one ``E`` message (``"E"`` then a msgpack list of
-#: the tables' messages), so a node gets one message per commit, not one per
-#: table. Returns the ids of the tables refused because their token is not the
-#: current lease; in rewrite mode a free lease is taken with the token (and the
-#: epoch counter raised to the token's) before writing.
+#: lease, epoch, log, logn. ARGV: mode ("c": commit, refused without the
+#: marker; "r": rewrite), stream bound, lease TTL (ms), the channel prefix of
+#: node inboxes, then per table (in KEYS order): id, fencing token ("" without
+#: a cluster), state (msgpack bytes as they are stored; "" for a checkpoint of
+#: the input log alone), one msgpack list ``[events, hands, log, logged]`` of
+#: its new events ``[seq, record, ...]``, finished hands ``[seq, hand, ...]``
+#: and input log steps ``[n, entry, ...]`` (records, hands and entries are
+#: msgpack bytes themselves) and the number of the last step it holds or
+#: covers, the nodes to publish its events to (comma-separated, "" for none)
+#: and the message (its events as those nodes' viewers see them), and the
+#: table's public info ("" when unchanged). A state replaces the log (it
+#: covers every step up to ``logged``); without one, each step above the
+#: stored ``logn`` is appended. The state travels as its own argument: Redis
+#: then copies it once, instead of unpacking it from a larger message. The
+#: messages of the tables written go to each node's inbox as one ``E``
+#: message (``"E"`` then a msgpack list of the tables' messages), so a node
+#: gets one message per commit, not one per table. Returns the ids of the
+#: tables refused because their token is not the current lease; in rewrite
+#: mode a free lease is taken with the token (and the epoch counter raised to
+#: the token's) before writing.
 COMMIT_SCRIPT = f"""
 if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('{EMPTY} the store holds no cardhall data')
@@ -43,7 +48,8 @@ local outgoing = {{}}
 for a = 5, #ARGV, 7 do
   local id, token = ARGV[a], ARGV[a + 1]
   local skey, ekey, hkey, hskey, lkey, epkey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
-  k = k + 6
+  local logkey, lognkey = KEYS[k + 6], KEYS[k + 7]
+  k = k + 8
   local owned = true
   if token ~= '' then
     local current = redis.call('GET', lkey)
@@ -58,20 +64,33 @@ for a = 5, #ARGV, 7 do
     end
   end
   if owned then
-    local rest = cmsgpack.unpack(ARGV[a + 3])
-    local hands = rest[#rest]
-    if #rest > 1 then
+    local parts = cmsgpack.unpack(ARGV[a + 3])
+    local events, hands, steps, logged = parts[1], parts[2], parts[3], parts[4]
+    if #events > 0 then
       local last = 0
       local top = redis.call('XREVRANGE', ekey, '+', '-', 'COUNT', 1)
       if top[1] then last = tonumber(string.match(top[1][1], '^%d+')) end
-      for i = 1, #rest - 1, 2 do
-        local seq = rest[i]
+      for i = 1, #events, 2 do
+        local seq = events[i]
         if seq > last then
-          redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{EVENT_VERSION}', rest[i + 1])
+          redis.call('XADD', ekey, 'MAXLEN', '~', bound, string.format('%d-0', seq), '{EVENT_VERSION}', events[i + 1])
         end
       end
     end
-    redis.call('SET', skey, ARGV[a + 2])
+    if ARGV[a + 2] ~= '' then
+      redis.call('SET', skey, ARGV[a + 2])
+      redis.call('DEL', logkey)
+      redis.call('SET', lognkey, string.format('%d', logged))
+    elseif #steps > 0 then
+      local done = tonumber(redis.call('GET', lognkey) or '0')
+      for i = 1, #steps, 2 do
+        if steps[i] > done then
+          redis.call('RPUSH', logkey, steps[i + 1])
+          done = steps[i]
+        end
+      end
+      redis.call('SET', lognkey, string.format('%d', done))
+    end
     if #hands > 0 then
       local done = tonumber(redis.call('GET', hskey) or '0')
       for i = 1, #hands, 2 do
@@ -101,13 +120,13 @@ end
 return refused
 """
 
-#: Forgets a closed table (its state, stream, lease, epoch, lobby entry; its
+#: Forgets a closed table (its state, input log, stream, lease, epoch, lobby entry; its
 #: hands stay), only while ``token`` is its lease (or with no token: no
-#: cluster). KEYS: tables, lobby, state, events, lease, epoch. ARGV: id,
-#: token. Returns 1, or 0 when refused.
+#: cluster). KEYS: tables, lobby, state, events, lease, epoch, log, logn.
+#: ARGV: id, token. Returns 1, or 0 when refused.
 DELETE_SCRIPT = """
 if ARGV[2] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[2] then return 0 end
-redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
 redis.call('SREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return 1

@@ -7,7 +7,8 @@ status notices. It never awaits, reads a clock, draws from the OS or touches
 a socket; given the same inputs, times and entropy it does the same thing.
 The actor (:mod:`~cardhall.server.table.actor`) is the only part that awaits:
 it feeds the mailbox's inputs to the machine, commits, publishes, arms the
-timer.
+timer. Because the machine is deterministic, its checkpoints between two full
+states are its steps (:mod:`.log`), and recovery replays them (:mod:`.replay`).
 
 =================  ===========================================================================
 ``inputs``         the inputs (frozen dataclasses) and ``Now``, the time of a step
@@ -24,8 +25,11 @@ timer.
 ``lifecycle``      start, rematch, pause/resume, close (G-7, G-8, G-9)
 ``seating``        join, leave, disconnect, presence (G-5)
 ``requests``       ``act``: field checks, table controls, game actions
-``state``          ``to_data``/``from_data`` (the stored format, FORMAT_VERSION 2)
-``machine``        ``TableMachine``: dispatch, fault containment, stalls
+``log``            the input log: each step's inputs, time, server seeds and bot moves as data
+``state``          ``to_data``/``from_data`` (the stored format, FORMAT_VERSION 3) and the replay context
+``machine``        ``TableMachine``: dispatch, fault containment, stalls, one log entry per step
+``replay``         recovery by replay: a full state plus the log after it gives the state the table had
+``host``           ``TableMetrics`` and ``RelayedPeer``: what the actor counts and reaches through its host
 ``actor``          ``TableActor``: the asyncio owner (mailbox, commit, publish, timer), ``TableHost``
 =================  ===========================================================================
 """

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Hashable, Iterable, Sequence
+from collections.abc import Awaitable, Hashable, Iterable
 from typing import Any, Protocol, cast
 
 from cardhall.protocol import frames
@@ -47,6 +47,7 @@ from cardhall.server.mailbox import Mailbox
 from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.format import pack_record
 from cardhall.server.table.core import CLOSED
+from cardhall.server.table.host import RelayedPeer, TableMetrics
 from cardhall.server.table.inputs import (
     REJOIN,
     Input,
@@ -73,17 +74,6 @@ from cardhall.server.table.subscribers import NOT_JOINED
 log = logging.getLogger("cardhall.table")
 
 Data = dict[str, Any]
-
-
-class TableMetrics(Protocol):
-    """The metrics a table reports."""
-
-    def error(self, code: str) -> None:
-        """An error frame with ``code`` was sent."""
-
-    def published(self, actions: int, events: int, latencies: Sequence[float]) -> None:
-        """``actions`` applied and ``events`` published; ``latencies``: seconds
-        from each action's arrival to its events being queued."""
 
 
 class TableHost(Protocol):
@@ -132,17 +122,6 @@ class TableHost(Protocol):
         """``table`` wrote what it held and takes inputs again."""
 
 
-class RelayedPeer(Peer, Protocol):
-    """A subscriber on another node: its events reach its node with the
-    commit; what is for it alone is marked with the ``seq`` it follows."""
-
-    def follows(self, seq: int) -> None:
-        """The frames sent next follow the table's ``seq``."""
-
-    def answers_join(self, viewer: int | None) -> None:
-        """The frames sent next answer a join as ``viewer``."""
-
-
 def now() -> Now:
     """The time of a step: wall and monotonic seconds."""
     return Now(time.time(), time.monotonic())
@@ -163,8 +142,16 @@ class TableActor:
     :meth:`post` and reads the machine.
     """
 
-    def __init__(self, host: TableHost, machine: TableMachine, buffer_size: int, creator: str | None = None) -> None:
+    #: steps of the input log between two full states at most (``Settings.full_state_every``)
+    full_every = 8
+
+    def __init__(self, host: TableHost, machine: TableMachine, buffer_size: int, creator: str | None = None,
+                 full_every: int | None = None) -> None:
         self.host = host
+        if full_every is not None:
+            self.full_every = full_every
+        #: input log steps stored since the last full state
+        self._since_full = 0
         self.machine = machine
         self.id = machine.id
         self.creator = creator
@@ -218,6 +205,11 @@ class TableActor:
         self.mailbox.post(inp)
 
     @property
+    def logged_since_whole(self) -> int:
+        """Input log steps stored since the table's last whole state."""
+        return self._since_full
+
+    @property
     def quiet(self) -> bool:
         """Nothing waits in the mailbox or for a commit."""
         return self.mailbox.empty() and not self.machine.pending.needs_commit
@@ -231,12 +223,18 @@ class TableActor:
         """The open turn as everyone sees it now (clock and bank left now), or None."""
         return self.machine.turn_public(time.monotonic())
 
+    def whole_checkpoint(self) -> Checkpoint:
+        """The table's whole state now, to write at once (a graceful stop, a handover)."""
+        cp = Checkpoint(self.id, self.to_data())
+        cp.token = self.token
+        return cp
+
     def full_checkpoint(self) -> Checkpoint:
         """Everything this table holds: its state, every buffered event and the
         events and hands not yet written (to fill a store that lost its data)."""
         pending = self.machine.pending
         events = self.buffer.packed() + [(rec.seq, pack(rec)) for rec in pending.records]
-        cp = Checkpoint(self.id, self.to_data(), events, list(pending.hands))
+        cp = Checkpoint(self.id, self.to_data(), events, list(pending.hands), logged=self.machine.logged)
         cp.token = self.token
         return cp
 
@@ -317,6 +315,7 @@ class TableActor:
             self._answering = [(j.sub, j.re) for j in out.joins] + [(r.sub, r.frame.get("re")) for r in out.replies]
             self._answered = 0
             if checkpoint is not None:
+                self._written(checkpoint)
                 append = self.buffer.append
                 for seq, blob in checkpoint.events:  # committed: kept for joins with since
                     append(seq, blob)
@@ -331,15 +330,27 @@ class TableActor:
         self._effects(self.machine.handle(StoreFailed(str(exc) or type(exc).__name__), now()), exc)
 
     def _checkpoint(self, out: Outputs) -> Checkpoint:
+        """The checkpoint of what ``out`` holds: the whole state when the
+        machine asks for it (created, restored, a fault), a hand finished, or
+        :attr:`full_every` steps are logged since the last full state; else
+        the input log's new steps (``server/STORAGE.md``, "The input log")."""
         machine = self.machine
         mono = machine.now.mono
         records = list(out.records)
+        steps = list(out.log)
+        full = out.full or bool(out.hands) or self._since_full + len(steps) >= self.full_every
         cp = Checkpoint(self.id, lambda: machine.to_data(mono, shared=True),
                         lambda: [(rec.seq, pack(rec)) for rec in records],
-                        list(out.hands))
+                        list(out.hands),
+                        log=None if full else (lambda: [(step.n, step.packed()) for step in steps]),
+                        logged=machine.logged)
         if self.token is not None:
             self.host.dress(self, cp, records)
         return cp
+
+    def _written(self, checkpoint: Checkpoint) -> None:
+        """``checkpoint`` is stored: count the steps logged since the last full state."""
+        self._since_full = 0 if checkpoint.full else self._since_full + len(checkpoint.log)
 
     # -- acting on a step ---------------------------------------------------------------
     def _effects(self, effects: Effects, exc: StoreUnavailable | None = None) -> None:

@@ -19,6 +19,7 @@ from cardhall.engine.registry import engine_class
 from cardhall.protocol.frames import LegalAction
 from cardhall.server.table.clock import PausedClock, TurnClock
 from cardhall.server.table.inputs import Due, Input, Now
+from cardhall.server.table.log import Recorder
 from cardhall.server.table.occupant import Occupant
 from cardhall.server.table.outputs import CANCEL, Effects, Outputs, Reply, Timer
 from cardhall.server.table.records import EventRecord
@@ -71,6 +72,12 @@ class TableCore:
         #: from its settings; 0: none): :meth:`bot_think`
         self.unattended_think = 0.0
         self.last_hand_digest: str | None = None  # of the last hand recorded
+        #: steps applied so far (the number of the last entry of the input log: :mod:`.log`)
+        self.logged = 0
+        #: log a digest of the state after each step (``Settings.verify_replay``: tests)
+        self.verify_log = False
+        #: what the current step draws from outside (server seeds, bot moves), recorded or played back
+        self.recorder = Recorder()
         # the open turn: id (the seq of the event that began it), seat, kind, legal actions, clock
         self.turn_id: int | None = None
         self.turn_seat: int | None = None
@@ -117,6 +124,11 @@ class TableCore:
             if occ.human and not occ.sitting_out and not occ.left and self.presence(seat) > 0:
                 return think
         return self.unattended_think
+
+    def draw_seed(self) -> bytes:
+        """A new server seed (G-2) from :attr:`entropy`, recorded in the step's
+        log entry (a replay takes the logged one)."""
+        return self.recorder.seed(self.entropy)
 
     # -- the step's outputs ------------------------------------------------------
     def emit(self, event: Event) -> EventRecord:

@@ -74,9 +74,10 @@ from cardhall.server.table.inputs import (
     StoreRejected,
     StoreWritten,
 )
+from cardhall.server.table.log import Recorder
 from cardhall.server.table.occupant import Occupant
 from cardhall.server.table.outputs import BROKEN as NOTICE_BROKEN
-from cardhall.server.table.outputs import STALLED, UNSTALLED, Effects, Outputs, Reply
+from cardhall.server.table.outputs import STALLED, UNSTALLED, Effects, LoggedStep, Outputs, Reply
 from cardhall.server.table.records import EventRecord, record_from_data
 
 log = logging.getLogger("cardhall.table")
@@ -109,8 +110,8 @@ class TableMachine(TableCore):
                entropy: Entropy = new_server_seed) -> TableMachine:
         """A new table with ``bots`` (bot names, None for the game's default)
         in the last seats (NL-5); its first server seed is drawn from
-        ``entropy`` now, before anyone sits down (G-2). Its state is to be
-        written (``pending.dirty``)."""
+        ``entropy`` now, before anyone sits down (G-2). Its whole state is to
+        be written (``pending.full``)."""
         machine = cls(table_id, game, n_seats, table_options, game_options, owner,
                       server_seed=entropy(), entropy=entropy, now=now)
         first = n_seats - len(bots) + 1
@@ -118,12 +119,14 @@ class TableMachine(TableCore):
             seat = first + i
             machine.seats[seat] = Occupant(seat, None, f"bot {seat}", bot=bot or DEFAULT[game])
         machine.changed()
+        machine.pending.full = True
         return machine
 
     @classmethod
     def from_data(cls, data: Data, now: Now, entropy: Entropy = new_server_seed) -> TableMachine:
-        """A table from :meth:`to_data` (format 2); its clock stays paused with
-        the time that was left until a :class:`~cardhall.server.table.inputs.Rearm`.
+        """A table from :meth:`to_data` (the current format); its clock stays paused with
+        the time that was left until a :class:`~cardhall.server.table.inputs.Rearm`;
+        its next checkpoint writes its whole state.
         ValueError on another version, KeyError/ValueError on malformed data
         (the caller checks the stored options first:
         :func:`cardhall.server.stored.check_stored_options`)."""
@@ -131,16 +134,36 @@ class TableMachine(TableCore):
         machine = cls(data["id"], data["game"], data["seats"], data["table_options"], data["game_options"],
                       data["owner"], server_seed=bytes.fromhex(data["server_seed"]), entropy=entropy, now=now)
         state.load(machine, data)
+        machine.pending.full = True  # a full state first: the log after it is this process's
         return machine
 
     # -- feeding ----------------------------------------------------------------
-    def step(self, inputs: Iterable[Input], now: Now) -> Effects:
+    def step(self, inputs: Iterable[Input], now: Now, recorder: Recorder | None = None) -> Effects:
         """Apply ``inputs`` in order at time ``now``; returns what to do at once.
-        What must be written first is in :attr:`pending`."""
+        What must be written first is in :attr:`pending`, the step itself
+        among it as the input log's next entry (:mod:`.log`). ``recorder``:
+        a replay's, giving back the entry's draws (default: draw and record)."""
         effects = self.effects = Effects()
+        inputs = tuple(inputs)
+        rec = self.recorder = recorder if recorder is not None else Recorder()
+        before = self._footprint()
         for inp in inputs:
             self._handle(inp, now)
+        if self._footprint() != before or rec.seeds or rec.moves or recorder is not None:
+            self.logged += 1
+            digest = state.digest(self, now.mono) if self.verify_log else None
+            self.pending.log.append(LoggedStep(self.logged, now, inputs, rec, digest))
         return effects
+
+    def _footprint(self) -> tuple[Any, ...]:
+        """What a step that changes the table changes: events, the state's
+        dirty flag, hands, who watches, and the service's flags. A step that
+        leaves all of it as it was (an error reply, a stale timer) changed
+        nothing a replay needs, and is not logged (every rule that changes
+        the state emits an event or calls :meth:`changed`)."""
+        out = self.pending
+        return (self.seq, out.dirty, len(out.hands), self.subscribers.changes, len(self.deferred),
+                self.service_stopping, self.stalled, self.status, out.full)
 
     def handle(self, inp: Input, now: Now) -> Effects:
         """:meth:`step` with one input."""
@@ -228,7 +251,7 @@ class TableMachine(TableCore):
         waiting = [(r.sub, r.frame.get("re")) for r in out.replies] + [(j.sub, j.re) for j in out.joins]
         if out.records:
             self.seq = out.records[0].seq - 1
-        self.pending = Outputs(dirty=out.dirty)
+        self.pending = Outputs(dirty=out.dirty, full=True)
         error = ProtocolError("table_broken", "the table failed")
         for sub, re in [*waiting, *unanswered]:
             self.reply(sub, error.frame(re))
@@ -242,7 +265,7 @@ class TableMachine(TableCore):
         """Mark the table broken: no timer, a ``broken`` event, the host told."""
         self.cancel_timer()
         self.status = BROKEN
-        self.changed()
+        self.pending.full = True  # a fault is not replayed: the broken state is written whole
         self.emit(Event({"type": "broken"}))
         self.effects.notices.append(NOTICE_BROKEN)
 

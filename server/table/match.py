@@ -102,7 +102,7 @@ def end_match(t: TableCore) -> None:
     t.clock = None
     result = t.engine.result()
     revealed = t.server_seed
-    t.server_seed = t.entropy()
+    t.server_seed = t.draw_seed()
     t.status = FINISHED
     t.last_result = result
     t.idle_since = t.now.mono

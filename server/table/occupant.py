@@ -68,6 +68,19 @@ class Occupant:
         if self.bot_rng is not None:
             self.brain = make_bot(game, self.bot, FairRandom.from_data(self.bot_rng))
 
+    def bot_position(self) -> int:
+        """Bytes the bot's generator has consumed (its place in its stream)."""
+        assert self.brain is not None
+        return int(self.brain.rng.to_data()["position"])
+
+    def seek_bot(self, game: str, position: int) -> None:
+        """The bot's generator moved to ``position`` (a replayed move: the
+        input log holds the move and where the generator was after it)."""
+        assert self.brain is not None
+        data = dict(self.brain.rng.to_data())
+        data["position"] = position
+        self.brain = make_bot(game, self.bot, FairRandom.from_data(data))
+
     def to_data(self) -> Data:
         """The seat as plain data (the ``occupants`` of a stored table state)."""
         out: Data = {

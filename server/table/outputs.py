@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardhall.protocol.frames import Snapshot
-from cardhall.server.table.inputs import Due
+from cardhall.server.store.format import pack_entry, unpack_entry
+from cardhall.server.table.inputs import Due, Input, Now
+from cardhall.server.table.log import Recorder, entry
 from cardhall.server.table.records import EventRecord
 
 Data = dict[str, Any]
@@ -73,16 +75,50 @@ class JoinAnswer:
     before: Snapshot | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedStep:
+    """One applied step of the input log (:mod:`.log`), its entry built only
+    when a store writes it (:meth:`entry`); ``digest``: the state's after the
+    step (``Settings.verify_replay``), else None."""
+
+    n: int
+    now: Now
+    inputs: tuple[Input, ...]
+    recorder: Recorder
+    digest: str | None = None
+
+    def entry(self) -> Data:
+        """The log entry (:func:`.log.entry`)."""
+        out = entry(self.n, self.now.wall, self.now.mono, list(self.inputs), self.recorder)
+        if self.digest is not None:
+            out["h"] = self.digest
+        return out
+
+    def packed(self) -> bytes:
+        """The entry packed (``pack_entry``) and read back: one that does not come
+        back (data nested deeper than msgpack's reader goes) raises
+        CheckpointError, and its checkpoint writes the whole state instead
+        (``Checkpoint.full``)."""
+        blob = pack_entry(self.entry())
+        unpack_entry(blob)
+        return blob
+
+
 @dataclass(slots=True)
 class Outputs:
     """Everything the steps since the last delivery produced that must be
     written before it leaves (see the module docstring). ``dirty``: the state
     changed; ``hands``: finished hands (``{"game", "match", "hand", "seq"}``);
     ``actions``: actions applied; ``arrivals``: when each applied action
-    arrived (monotonic seconds), for latency metrics."""
+    arrived (monotonic seconds), for latency metrics. ``log``: the steps
+    applied, as :class:`LoggedStep` (the input log, ``server/STORAGE.md``);
+    ``full``: the next checkpoint must hold the whole state, not only the
+    log (a table created or restored, a hand finished, a fault)."""
 
     records: list[EventRecord] = field(default_factory=list)
     dirty: bool = False
+    log: list[LoggedStep] = field(default_factory=list)
+    full: bool = False
     hands: list[Data] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
     joins: list[JoinAnswer] = field(default_factory=list)
@@ -92,12 +128,12 @@ class Outputs:
     @property
     def needs_commit(self) -> bool:
         """True when a checkpoint must be written before anything here leaves."""
-        return bool(self.records or self.dirty or self.hands)
+        return bool(self.records or self.dirty or self.hands or self.log or self.full)
 
     @property
     def empty(self) -> bool:
         """Nothing to write or deliver."""
-        return not (self.records or self.dirty or self.hands or self.replies or self.joins)
+        return not (self.needs_commit or self.replies or self.joins)
 
 
 @dataclass(slots=True)

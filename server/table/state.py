@@ -1,23 +1,29 @@
 """A table as plain data: what a checkpoint stores (``server/STORAGE.md``, "Format").
 
-The shape is format :data:`~cardhall.server.store.format.FORMAT_VERSION` (2):
+The shape is format :data:`~cardhall.server.store.format.FORMAT_VERSION` (3):
 ``v``, ``id``, ``game``, ``seats``, ``table_options``, ``game_options``,
 ``owner``, ``status``, ``paused``, ``match``, ``server_seed`` (hex),
 ``seq``, ``created`` (Unix seconds), ``occupants``, ``engine``, ``turn``
 (id, seat, kind, and for a person ``clock``/``bank``: seconds left),
-``step``, ``last_result``, ``last_hand_digest``, ``first_dealer``, ``spectator_chat`` (absent: true). Older
+``step``, ``last_result``, ``last_hand_digest``, ``first_dealer``, ``spectator_chat`` (absent: true),
+``log`` (the number of the input log's last step this state covers) and
+``replay`` (what a replay of the log after it needs: :func:`replay_context`). Older
 formats are migrated by :func:`~cardhall.server.store.format.unpack_state`
-before they get here. Subscribers, the service's state and the undelivered
-outputs are not part of it.
+before they get here. The undelivered outputs are not part of it; the
+subscribers and the service's flags are only in ``replay`` (a restored table
+starts with none).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from cardhall.server.store.format import FORMAT_VERSION
+from cardhall.server.store.format import FORMAT_VERSION, pack_state
 from cardhall.server.table.clock import PausedClock, TurnClock
 from cardhall.server.table.core import CONTINUE, TableCore
+from cardhall.server.table.inputs import Close
+from cardhall.server.table.log import code_version
 from cardhall.server.table.occupant import Occupant
 from cardhall.server.table.turns import legal_now
 
@@ -45,8 +51,36 @@ def to_data(t: TableCore, mono: float, shared: bool = False) -> Data:
         "engine": (engine.state_data() if shared else engine.to_data()) if engine is not None else None,
         "turn": turn, "step": t.step_id, "last_result": t.last_result,
         "last_hand_digest": t.last_hand_digest, "first_dealer": t.first_dealer,
-        "spectator_chat": t.spectator_chat,
+        "spectator_chat": t.spectator_chat, "log": t.logged, "replay": replay_context(t, mono),
     }
+
+
+def replay_context(t: TableCore, mono: float) -> Data:
+    """What a replay of the input log after this state needs that the state
+    itself does not hold (``server/STORAGE.md``, "The input log"): the code
+    that may replay it (``version``), the time the state was taken at
+    (``w``/``m``: wall and monotonic seconds), a running clock exactly
+    (``clock``: ``[started, clock, bank]``, the turn's ``clock``/``bank``
+    above being the seconds left at ``m``), the subscribers (``subs``: key
+    and viewer: presence is a rule, G-4/G-5), and the service's flags
+    (``stopping``, ``stalled``, ``deferred``: the reasons of the closes held
+    while stalled)."""
+    clock = t.clock
+    return {
+        "version": code_version(), "w": t.now.wall + (mono - t.now.mono), "m": mono,
+        "clock": [clock.started, clock.clock, clock.bank] if isinstance(clock, TurnClock) else None,
+        "subs": [[key, viewer] for key, viewer in t.subscribers.items()],
+        "stopping": t.service_stopping, "stalled": t.stalled,
+        "deferred": [inp.reason for inp in t.deferred if isinstance(inp, Close)],
+    }
+
+
+def digest(t: TableCore, mono: float) -> str:
+    """A digest of ``t``'s state at ``mono`` without its replay context: what
+    ``Settings.verify_replay`` logs after each step and recovery compares."""
+    data = to_data(t, mono)
+    del data["replay"]
+    return hashlib.sha256(pack_state(data)).hexdigest()[:32]
 
 
 def check_version(data: Data) -> None:
@@ -70,6 +104,7 @@ def load(t: TableCore, data: Data) -> None:
     t.last_hand_digest = data.get("last_hand_digest")
     t.first_dealer = data.get("first_dealer")
     t.spectator_chat = data.get("spectator_chat", True) is not False
+    t.logged = data["log"]
     for od in data["occupants"]:
         occ = Occupant.from_data(od)
         if occ.bot is not None:

@@ -33,14 +33,17 @@ MaybeViewer = int | None | Literal[Absent.NOT_JOINED]
 class Subscribers:
     """Subscriber key -> viewer, and the keys of each viewer (insertion order)."""
 
-    __slots__ = ("groups", "viewers")
+    __slots__ = ("changes", "groups", "viewers")
 
     def __init__(self) -> None:
         self.viewers: dict[Hashable, Viewer] = {}
         self.groups: dict[Viewer, dict[Hashable, None]] = {}
+        #: subscribes and unsubscribes so far (a step that changed who watches is logged)
+        self.changes = 0
 
     def subscribe(self, key: Hashable, viewer: Viewer) -> MaybeViewer:
         """Subscribe ``key`` as ``viewer``; returns the viewer it had, or :data:`NOT_JOINED`."""
+        self.changes += 1
         previous: MaybeViewer = self.viewers.get(key, NOT_JOINED)
         if previous is not NOT_JOINED:
             self.groups[previous].pop(key, None)
@@ -52,6 +55,7 @@ class Subscribers:
         """Forget ``key``; returns the viewer it had, or :data:`NOT_JOINED`."""
         if key not in self.viewers:
             return NOT_JOINED
+        self.changes += 1
         viewer = self.viewers.pop(key)
         group = self.groups.get(viewer)
         if group is not None:
@@ -82,6 +86,10 @@ class Subscribers:
 
     def __contains__(self, key: object) -> bool:
         return key in self.viewers
+
+    def items(self) -> list[tuple[Hashable, Viewer]]:
+        """``(key, viewer)`` of every subscriber, in the order they subscribed."""
+        return list(self.viewers.items())
 
     def __iter__(self) -> Iterator[Hashable]:
         return iter(list(self.viewers))

@@ -214,7 +214,10 @@ def bot_turn(t: TableCore, due: BotDue) -> None:
     seat = t.turn_seat
     assert engine is not None and seat is not None
     legal = t.turn_legal or legal_now(t)  # the state has not changed since the turn began
-    action = choose(t.seats[seat], engine, seat, legal)
+    occ = t.seats[seat]
+    action, position = t.recorder.bot_move(lambda: choose(occ, engine, seat, legal), occ.bot_position)
+    if position is not None:  # replaying: the logged move, the bot's generator where it was after it
+        occ.seek_bot(t.game, position)
     try:
         apply_action(t, seat, action, due.at, voluntary=True)
     except ProtocolError as exc:

@@ -36,8 +36,8 @@ def _name(path: Path) -> str:
 
 
 MODULES = {_name(p): p for p in sorted(SERVER.rglob("*.py"))}
-#: the table machine: every module of ``server/table/`` but the actor
-MACHINE = {_name(p) for p in (SERVER / "table").glob("*.py")} - {f"{PREFIX}.table.actor"}
+#: the table machine: every module of ``server/table/`` but the actor and what it reaches its host through
+MACHINE = {_name(p) for p in (SERVER / "table").glob("*.py")} - {f"{PREFIX}.table.actor", f"{PREFIX}.table.host"}
 
 
 def _imports(name: str, path: Path) -> set[str]:

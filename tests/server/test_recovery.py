@@ -65,7 +65,10 @@ async def _stored_state(store: Store, table: str) -> dict:
 
 
 def _without_clock(state: dict) -> dict:
+    """``state`` without the turn's clock (time passes) and its replay context
+    (the time it was taken at and who watched then: server/STORAGE.md)."""
     out = dict(state)
+    out.pop("replay", None)
     if out.get("turn"):
         out["turn"] = {k: v for k, v in out["turn"].items() if k not in ("clock", "bank")}
     return out
@@ -181,7 +184,7 @@ async def test_unreadable_checkpoints_are_quarantined_and_the_rest_loads(stores,
     caplog.set_level(logging.ERROR, logger="cardhall.hall")
     async with running_server(SETTINGS, stores()) as srv:
         assert set(srv.hall.tables) == {good}
-        assert srv.hall.recovery == {"tables": 1, "quarantined": 3, "seconds": srv.hall.recovery["seconds"]}
+        assert srv.hall.recovery == {"tables": 1, "quarantined": 3, "replayed": 0, "seconds": srv.hall.recovery["seconds"]}
         lines = [r.getMessage() for r in caplog.records if "quarantined" in r.getMessage()]
         assert any(garbage in line and "not a msgpack checkpoint" in line for line in lines), lines
         assert any(newer in line and f"format {FORMAT_VERSION + 1} is newer" in line for line in lines), lines
@@ -208,8 +211,9 @@ async def _put(store: Store, table: str, blob: bytes) -> None:
     if isinstance(store, MemoryStore):
         store.put_raw_state(table, blob)
         return
-    assert isinstance(store, RedisStore)
+    assert isinstance(store, RedisStore)  # the state as is, without an input log after it
     await store.client.set(store.table_keys(table)[0], blob)
+    await store.client.delete(store.keys.log(table))
     await store.close()
 
 
@@ -267,6 +271,30 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
     assert len(hands) > len(hands_before)
     digests = [hand_digest(h["hand"]) for h in hands]
     assert len(set(digests)) == len(hands), [(h["match"], h["seq"], h["hand"]) for h in hands if digests.count(hand_digest(h["hand"])) > 1]
+
+
+async def test_a_format_2_checkpoint_is_migrated_resumes_and_is_written_back_whole(stores):
+    """Format 2 (a whole state with every action, no input log) loads: the
+    table resumes where it was, and its next checkpoint writes a format-3
+    full state with the log after it numbered from there."""
+    async with running_server(SETTINGS, stores()) as srv:
+        owner = await srv.client("owner")
+        table = await owner.create_table("no_limit_holdem", seats=2, bots=2, options={
+            "pause": 0, "bot_think": 0.01, "auto_rematch": True})
+        await _until(lambda: srv.hall.tables[table].machine.seq > 30)
+        await owner.close()
+    state = await _stored_state(stores(), table)
+    v2 = {k: v for k, v in state.items() if k not in ("log", "replay")} | {"v": 2}
+    await _put(stores(), table, pack_state(v2))
+    restored = TableMachine.from_data(unpack_state(pack_state(v2)), Now(time.time(), time.monotonic()))
+    assert restored.seq == state["seq"] and restored.logged == 0
+    async with running_server(SETTINGS, stores()) as srv:
+        t = srv.hall.tables[table]
+        await _until(lambda: t.machine.seq > state["seq"] + 20)
+    raw = await _raw(stores(), table)
+    assert raw is not None and unpack_state(raw)["v"] == FORMAT_VERSION == 3
+    now = await _stored_state(stores(), table)
+    assert now["seq"] > state["seq"] + 20 and now["log"] >= 1
 
 
 async def _hands(store: Store, table: str) -> list[dict]:

@@ -51,8 +51,10 @@ from cardhall.engine.base import Event
 from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
-from cardhall.server.store.format import unpack_event, unpack_state
+from cardhall.server.store.format import unpack_event
 from cardhall.server.store.keys import Keys
+from cardhall.server.store.redis_index import stored_table
+from cardhall.server.stored import current
 from tests.server.conftest import RedisServer, free_port
 from tests.server.play import QUICK
 
@@ -114,7 +116,7 @@ class Harness:
         self.tables: dict[str, str] = {}  # table -> "human" | "bots"
         self.tasks: list[asyncio.Task[None]] = []
         self.db = aioredis.Redis.from_url(redis.url)
-        self.stats = {"kills": 0, "early_kills": 0, "events": 0, "acks": 0, "replayed": 0, "compared": 0}
+        self.stats = {"kills": 0, "early_kills": 0, "events": 0, "acks": 0, "replayed": 0, "compared": 0, "log_steps": 0}
         self.killing = False
         self.failures: list[str] = []
         self.finished: dict[str, bool] = {}
@@ -129,6 +131,9 @@ class Harness:
             [sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(self.port), "--log-level", "warning",
              "--redis", self.redis.url, "--redis-prefix", PREFIX, "--redis-stream-bound", "100000",
              "--node-id", "killtest-node",  # started again with its id: it takes its tables back at once
+             # a full state every few steps (most kills fall between two), each step's state digest logged
+             # and compared by the replay at the restart
+             "--full-state-every", "9", "--verify-replay",
              "--operator-key", OPERATOR_KEY], env=env, stdout=self.log, stderr=self.log)
 
     async def wait_ready(self) -> None:
@@ -290,7 +295,8 @@ class Harness:
         async with httpx.AsyncClient(base_url=self.http, headers={"X-Operator-Key": OPERATOR_KEY}) as http:
             health = (await http.get("/healthz")).json()
             assert health["recovery"]["tables"] == len(self.tables), health
-            assert health["recovery"]["quarantined"] == 0, health
+            assert health["recovery"]["quarantined"] == 0, health  # a replay that diverged is quarantined
+            self.stats["log_steps"] += health["recovery"]["replayed"]
             for table, stored in sorted(states.items(), key=lambda item: self.tables[item[0]]):
                 live = (await http.get(f"/api/ops/tables/{table}")).json()["state"]
                 self.finished[table] = live["status"] == "finished"
@@ -351,10 +357,12 @@ async def stored_history(db: aioredis.Redis, prefix: str, table: str
     async with db.pipeline(transaction=True) as pipe:
         keys = Keys(prefix)
         pipe.get(keys.state(table))
+        pipe.lrange(keys.log(table), 0, -1)
         pipe.xrange(keys.events(table), "-", "+")
-        blob, entries = await pipe.execute()
-    state = unpack_state(blob)
-    return state, [(int(eid.split(b"-")[0]), unpack_event(fields[b"1"])) for eid, fields in entries]
+        blob, log, entries = await pipe.execute()
+    item, _ = current(stored_table(table, blob, log))  # the last full state with its input log replayed
+    assert item.data is not None, f"{table}: {item.error}"
+    return item.data, [(int(eid.split(b"-")[0]), unpack_event(fields[b"1"])) for eid, fields in entries]
 
 
 Watcher = tuple[str, "int | None", list[Frame], list[tuple[int, int]]]
@@ -405,8 +413,10 @@ def _diff(a: Any, b: Any, path: str = "") -> list[str]:
 def _without_clocks(state: dict[str, Any]) -> dict[str, Any]:
     """``state`` without what a restart rightly changes: the turn's clock (time
     passes) and the generator of a bot whose turn was re-armed (it drew its
-    think time: bots' randomness is not the match's, G-2)."""
+    think time: bots' randomness is not the match's, G-2), and the replay context
+    (the time the state was taken at and who watched then: server/STORAGE.md)."""
     out = dict(state)
+    out.pop("replay", None)
     turn = out.get("turn")
     if turn:
         out["turn"] = {k: v for k, v in turn.items() if k not in ("clock", "bank")}
@@ -439,5 +449,6 @@ async def test_sigkill_at_random_points_resumes_every_table_exactly(redis_server
           f"{sorted((s['game'], s['match'], s['seq']) for s in states.values())}")
     assert stats["kills"] >= points
     assert stats["acks"] > 10 * points and stats["replayed"] > 0 and stats["compared"] > points
+    assert stats["log_steps"] > points, stats  # the kills fell between full states: recovered by replaying the log
     for table, kind in harness.tables.items():  # every game was played through many checkpoints
         assert states[table]["seq"] > 20 * (points if kind == "human" else 1), (states[table]["game"], kind)

@@ -167,7 +167,10 @@ async def _check_store_matches(srv: LiveServer, redis: RedisServer, players: lis
 
 
 def _no_clock(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` without the turn's clock, a thinking bot's generator and the
+    replay context (the time the state was taken at, who watched then)."""
     out = dict(state)
+    out.pop("replay", None)
     if out.get("turn"):
         out["turn"] = {k: v for k, v in out["turn"].items() if k not in ("clock", "bank")}
         if out["turn"]["kind"] == "bot":

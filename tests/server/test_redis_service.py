@@ -70,7 +70,7 @@ def test_serve_takes_redis_from_the_environment(redis_server):
             except httpx.HTTPError:
                 time.sleep(0.05)
         assert health["store"]["kind"] == "redis" and health["store"]["prefix"] == "envtest"
-        assert health["recovery"] == {"tables": 0, "quarantined": 0, "seconds": health["recovery"]["seconds"]}
+        assert health["recovery"] == {"tables": 0, "quarantined": 0, "replayed": 0, "seconds": health["recovery"]["seconds"]}
     finally:
         proc.terminate()
         proc.wait(15)

@@ -136,7 +136,7 @@ async def test_serve_starts_with_a_bad_index_member_and_a_table_missing_an_optio
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=15)
-    assert health["store"]["quarantined_tables"] == 2, health
+    assert health["store"]["quarantined_tables"] == 2, (health, err.decode()[-3000:])
     assert lobby == set(healthy)
     members, quarantine = await _index(redis_server, "bad")
     assert members == {t.encode() for t in healthy}

@@ -1,0 +1,35 @@
+"""What a table actor reports to and reaches through its host: the
+:class:`TableMetrics` it counts, and :class:`RelayedPeer`, a subscriber
+connected to another node of a cluster (the host itself,
+:class:`~cardhall.server.table.actor.TableHost`, is defined with the actor)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from cardhall.server.fanout import Peer
+
+Data = dict[str, Any]
+
+
+class TableMetrics(Protocol):
+    """The metrics a table reports."""
+
+    def error(self, code: str) -> None:
+        """An error frame with ``code`` was sent."""
+
+    def published(self, actions: int, events: int, latencies: Sequence[float]) -> None:
+        """``actions`` applied and ``events`` published; ``latencies``: seconds
+        from each action's arrival to its events being queued."""
+
+
+class RelayedPeer(Peer, Protocol):
+    """A subscriber on another node: its events reach its node with the
+    commit; what is for it alone is marked with the ``seq`` it follows."""
+
+    def follows(self, seq: int) -> None:
+        """The frames sent next follow the table's ``seq``."""
+
+    def answers_join(self, viewer: int | None) -> None:
+        """The frames sent next answer a join as ``viewer``."""
