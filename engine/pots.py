@@ -12,7 +12,7 @@ Amounts are integers: chips for Hold'em and Loco Poker, cards for Alamo.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import NamedTuple
 
 
@@ -35,7 +35,22 @@ def side_pots(contributions: Mapping[int, int], live: Collection[int]) -> list[P
     """
     paid = [c for c in contributions.values() if c > 0]
     contenders = sorted([s for s in live if contributions.get(s, 0) > 0])  # eligible at the first level
-    levels = sorted({contributions[s] for s in contenders})
+    return _level_pots(paid, contenders, contributions.__getitem__, live)
+
+
+def index_pots(contrib: list[int], live: list[int]) -> list[Pot]:
+    """:func:`side_pots` for contributions indexed by player (``contrib[i]``;
+    ``live``: player indices in ascending order): exactly
+    ``side_pots(dict(enumerate(contrib)), live)``, without building the map."""
+    return _level_pots([c for c in contrib if c > 0], [i for i in live if contrib[i] > 0], contrib.__getitem__, live)
+
+
+def _level_pots(paid: list[int], contenders: list[int], amount_of: Callable[[int], int],
+                live: Collection[int]) -> list[Pot]:
+    """The pots of :func:`side_pots`: ``paid`` every positive contribution,
+    ``contenders`` the live seats that paid (ascending), ``amount_of(seat)``
+    what a contender paid."""
+    levels = sorted({amount_of(s) for s in contenders})
     if len(levels) == 1:  # every contender put in the same: one pot holds everything
         return [Pot(sum(paid), tuple(contenders))]
     pots: list[Pot] = []
@@ -44,33 +59,7 @@ def side_pots(contributions: Mapping[int, int], live: Collection[int]) -> list[P
         # each contribution above the previous level pays into this pot, up to this level
         amount = sum([(c if c < level else level) - previous for c in paid if c > previous])
         if amount:
-            pots.append(Pot(amount, tuple([s for s in contenders if contributions[s] >= level])))
-        previous = level
-    leftover = sum([c - previous for c in paid if c > previous])
-    if leftover:
-        if pots:
-            last = pots[-1]
-            pots[-1] = Pot(last.amount + leftover, last.eligible)
-        else:
-            pots.append(Pot(leftover, tuple(sorted(live))))
-    return pots
-
-
-def index_pots(contrib: list[int], live: list[int]) -> list[Pot]:
-    """:func:`side_pots` for contributions indexed by player (``contrib[i]``;
-    ``live``: player indices in ascending order): exactly
-    ``side_pots(dict(enumerate(contrib)), live)``, without building the map."""
-    contenders = [i for i in live if contrib[i] > 0]
-    levels = sorted({contrib[i] for i in contenders})
-    if len(levels) == 1:  # every contender put in the same: one pot holds everything
-        return [Pot(sum(contrib), tuple(contenders))]
-    paid = [c for c in contrib if c > 0]
-    pots: list[Pot] = []
-    previous = 0
-    for level in levels:
-        amount = sum([(c if c < level else level) - previous for c in paid if c > previous])
-        if amount:
-            pots.append(Pot(amount, tuple([i for i in contenders if contrib[i] >= level])))
+            pots.append(Pot(amount, tuple([s for s in contenders if amount_of(s) >= level])))
         previous = level
     leftover = sum([c - previous for c in paid if c > previous])
     if leftover:

@@ -110,7 +110,7 @@ class Hall:
         self.should_stop: Callable[[], bool] = lambda: False
         #: the process was asked to stop before the store answered at start: nothing ran, nothing to stop
         self.stopped_early = False
-        self._held: list[TableActor] | None = None  # tables restored at start, started when all are
+        self._held: list[TableActor] | None = None  # restored during start(): they start once all are
 
     # -- lifecycle ----------------------------------------------------------
     async def start(self) -> None:
@@ -119,7 +119,7 @@ class Hall:
         orphans; else every stored table. An unreachable store is waited for
         (logged), never a crash."""
         started = time.perf_counter()
-        self._held = []  # restored tables start once all are: their play does not slow the recovery down
+        self._held = []  # so the tables' play does not slow the recovery down
         try:
             if self.cluster is not None:
                 await self._wait_for_store(self.cluster.start)
@@ -173,8 +173,7 @@ class Hall:
             log.error("table %s: could not record the quarantine in the store: %s", table_id, exc)
 
     def stop_accepting(self) -> None:
-        """Refuse new connections and tables; tell every table the service stops
-        (the disconnects that follow are the service's own, G-4)."""
+        """Refuse new connections and tables; tell every table the service stops (its disconnects follow, G-4)."""
         self.accepting = False
         for table in self.tables.values():
             table.post(ServiceStopping())
@@ -310,8 +309,7 @@ class Hall:
         return await self._restore(stored, token)
 
     async def _restore(self, item: StoredTable, token: str | None) -> TableActor | None:
-        """Restore one stored table (see :meth:`restore`); whatever fails
-        while loading it quarantines it, the other tables load."""
+        """Restore one stored table (see :meth:`restore`); a failure while loading it quarantines it alone."""
         try:
             return await self._restore_one(item, token)
         except (StoreUnavailable, LeaseLost, RedisError, OSError):
@@ -350,7 +348,10 @@ class Hall:
             else:
                 table.token = token
                 self.tables[table.id] = table
-                self._held.append(table) if self._held is not None else table.start(restored=True)
+                if self._held is None:
+                    table.start(restored=True)
+                else:
+                    self._held.append(table)
                 return table
         await self.quarantine(item.id, reason or "unreadable", token)
         return None
@@ -389,8 +390,7 @@ class Hall:
             self.cluster.dress(table, checkpoint, records)
 
     async def lease_lost(self, table: TableActor) -> bool:
-        """``table``'s checkpoint was refused: claim its lease again if it is
-        free and nobody owned it since, else drop the table here."""
+        """``table``'s checkpoint was refused: claim its lease again if free and unowned since, else drop it."""
         return self.cluster is not None and await self.cluster.reclaim_or_drop(table)
 
     def table_closed(self, table: TableActor) -> None:

@@ -32,15 +32,18 @@ EVENT_VERSION = 1
 _packer = msgpack.Packer(autoreset=True)
 
 
-def hand_digest(record: Data | None) -> str | None:
-    """A short digest of a hand record: how a table knows a hand is already recorded.
+def digest(data: Data) -> str:
+    """A short digest (32 hex digits of SHA-256) of plain data as msgpack packs it.
 
-    >>> hand_digest({"n": 1}) == hand_digest({"n": 1}) != hand_digest({"n": 2})
+    >>> digest({"n": 1}) == digest({"n": 1}) != digest({"n": 2})
     True
     """
-    if record is None:
-        return None
-    return hashlib.sha256(_packer.pack(record)).hexdigest()[:32]
+    return hashlib.sha256(_packer.pack(data)).hexdigest()[:32]
+
+
+def hand_digest(record: Data | None) -> str | None:
+    """The :func:`digest` of a hand record: how a table knows a hand is already recorded."""
+    return None if record is None else digest(record)
 
 
 def _v1_to_v2(data: Data) -> Data:

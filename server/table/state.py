@@ -16,10 +16,10 @@ starts with none).
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from cardhall.server.store.format import FORMAT_VERSION, pack_state
+from cardhall.server.store.format import FORMAT_VERSION
+from cardhall.server.store.format import digest as packed_digest
 from cardhall.server.table.clock import PausedClock, TurnClock
 from cardhall.server.table.core import CONTINUE, TableCore
 from cardhall.server.table.inputs import Close
@@ -80,7 +80,7 @@ def digest(t: TableCore, mono: float) -> str:
     ``Settings.verify_replay`` logs after each step and recovery compares."""
     data = to_data(t, mono)
     del data["replay"]
-    return hashlib.sha256(pack_state(data)).hexdigest()[:32]
+    return packed_digest(data)
 
 
 def check_version(data: Data) -> None:

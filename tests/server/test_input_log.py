@@ -56,8 +56,9 @@ async def test_steps_are_logged_between_whole_states_and_replay_to_the_table():
 
 async def test_an_input_the_log_cannot_hold_is_written_as_a_whole_state():
     """A JSON client may nest data 1,020 deep in an action's unused field (the
-    JSON decoder allows it); msgpack cannot pack the log entry holding it, so
-    that checkpoint writes the whole state: the table and its viewers go on."""
+    JSON decoder allows it); the log entry holding it packs but msgpack's
+    reader cannot read it back, so that checkpoint writes the whole state:
+    the table and its viewers go on, and the store holds no log it cannot read."""
     store = MemoryStore(keep_states=True)
     async with running_server(SETTINGS, store) as srv:
         ann, bob, table, t = await _two_players(srv)
