@@ -81,6 +81,10 @@ def main(argv: list[str]) -> int:
     if command == "setup":
         return 0
     if command == "test":  # pytest from the repository (its rootdir and configuration)
+        # The suite starts a few hundred Python processes (servers, CLI commands, a wheel's venv):
+        # each reuses the bytecode the first one compiled, kept under .venv, not beside the sources.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ.setdefault("PYTHONPYCACHEPREFIX", str(VENV / "pycache"))
         return _run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
     if command == "serve":
         return _run([str(BIN / "cardhall"), "serve", *rest])

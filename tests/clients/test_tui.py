@@ -68,7 +68,7 @@ async def test_play_a_hand_by_keys(game):
             view = app.screen
             assert isinstance(view, TableView) and view.snap["you"] == 1
             assert game in _text(view.query_one("#info"))
-            saw_my_turn = False
+            saw_my_turn = snowed = False
             over = HAND_OVER.get(game, "hand 1 over")
             log = view.query_one("#log")
             for _ in range(3000):
@@ -82,7 +82,10 @@ async def test_play_a_hand_by_keys(game):
                         kinds = {a["type"] for a in view.legal}
                         if kinds:
                             saw_my_turn = saw_my_turn or "YOUR TURN" in _text(view.query_one("#turn"))
-                            key = "c" if kinds & {"check", "call"} else "s" if "snowfall" in kinds else "p"
+                            # Avalanche: one snowfall (the key), then plays (a game of snowfalls is long)
+                            key = ("c" if kinds & {"check", "call"} else "s" if "snowfall" in kinds and not snowed
+                                   else "p")
+                            snowed = snowed or key == "s"
                             await pilot.press(key)
                 await pilot.pause(0.02)
             else:

@@ -26,8 +26,15 @@ async def test_bots_of_a_table_its_people_left_think_at_least_the_floor():
         frames = []
         while sum(1 for f in frames if f["event"]["type"] == "action" and f["event"]["seat"] != me) < 6:
             frames.append(await eve.next_event(table, timeout=10))
-        waits = [f["ts"] - prev["ts"] for prev, f in zip(frames, frames[1:])
-                 if f["event"]["type"] == "action" and f["event"]["seat"] != me]
+        # a bot's think: from the `turn` event that gave it the turn to its `action` (other frames,
+        # such as the owner's `presence` when leaving, can arrive while it thinks)
+        waits, turn_at = [], None
+        for f in frames:
+            e = f["event"]
+            if e["type"] == "turn":
+                turn_at = f["ts"] if e["seat"] != me else None
+            elif e["type"] == "action" and e["seat"] != me and turn_at is not None:
+                waits.append(f["ts"] - turn_at)
         assert len(waits) >= 5 and min(waits[-5:]) >= FLOOR * 0.5, waits
         assert info_think(await eve.join(table, role="spectator")) == 0  # the table's option is unchanged
         await ann.close()

@@ -30,11 +30,22 @@ from tests.conftest import require
 REDIS_SERVER = os.environ.get("CARDHALL_REDIS_SERVER") or shutil.which("redis-server")
 
 
+#: every port :func:`free_port` handed out in this process
+_GIVEN_PORTS: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port free on the loopback interface right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port free on the loopback interface right now, and never handed out
+    before in this process: a port of a test's stopped Redis or node is free
+    while it is down, and must not be given to another process of that test."""
+    for _ in range(1000):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN_PORTS:
+            _GIVEN_PORTS.add(port)
+            return port
+    raise RuntimeError("no loopback port left that was not handed out before")
 
 
 class RedisServer:

@@ -25,8 +25,8 @@ again, and each time:
    ``ok`` after exactly the missed events (read from the Redis stream), so
    each client's ``seq`` runs gap-free across every restart; play goes on.
 
-``CARDHALL_KILL_POINTS`` sets the number of kill points; by default a few
-dozen, and 200 with ``--runslow``.
+``CARDHALL_KILL_POINTS`` sets the number of kill points; by default 16
+(each kill stops the tables of every game at once), and 200 with ``--runslow``.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from tests.server.play import QUICK
 
 Frame = dict[str, Any]
 
-DEFAULT_POINTS = 24
+DEFAULT_POINTS = 16
 SLOW_POINTS = 200
 OPERATOR_KEY = "kill-test-operator"
 PREFIX = "killtest"

@@ -20,7 +20,7 @@ from cardhall.clients.client import Client, ServerError
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.table.actor import now
 from cardhall.server.table.machine import TableMachine
-from tests.server.conftest import TEST_SETTINGS, running_server
+from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 
 
 async def test_lobby_hands_health_metrics_and_operator_endpoints():
@@ -195,14 +195,8 @@ async def test_a_fault_breaks_one_table_only(live):
         await c.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def test_sigterm_closes_sockets_with_1001():
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
                              "--log-level", "warning"], cwd=os.path.dirname(os.path.dirname(os.path.dirname(
                                  os.path.abspath(__file__)))))
