@@ -11,7 +11,9 @@ package's files changed since. The install is editable in setuptools' strict
 mode: ``.venv`` sees a tree of links to the repository's real files (under
 ``build/``), so edits show at once, type checkers and other static tools read
 the real files, and only an added or removed file needs the re-install that
-this script does by itself.
+this script does by itself. ``test`` keeps compiled bytecode under
+``.venv/pycache`` (``PYTHONPYCACHEPREFIX``, even where ``PYTHONDONTWRITEBYTECODE``
+is set), so the suite's many Python processes do not each compile every module.
 """
 
 from __future__ import annotations
