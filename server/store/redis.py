@@ -44,6 +44,7 @@ from cardhall.server.store.base import (
 from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, unpack_event
 from cardhall.server.store.keys import Keys
 from cardhall.server.store.redis_index import stored_table, table_ids
+from cardhall.server.store.redis_packing import use_hiredis_packing
 from cardhall.server.store.scripts import (
     COMMIT_SCRIPT,
     COMMIT_SHA,
@@ -105,6 +106,7 @@ class RedisStore(Store):
             url, decode_responses=False, socket_timeout=timeout, socket_connect_timeout=timeout,
             retry=Retry(NoBackoff(), 1), health_check_interval=0,
         )
+        use_hiredis_packing(self.client)  # the group commit's long EVALSHA packed in C
         self.run_id: str | None = None
         #: index members that are no table id, moved to the quarantine (:meth:`set_aside`)
         self._set_aside: dict[str, str] = {}
