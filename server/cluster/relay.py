@@ -235,8 +235,11 @@ class Relayed:
 
     async def _fill(self, w: Watch, upto: int) -> None:
         """Deliver ``w``'s missing events up to ``upto``: from the recent
-        events when they are all there, else from the table's stream."""
+        events when they are all there, else from the table's stream. Nothing
+        when ``w`` is at ``upto`` or past it (its cursor never moves back)."""
         assert w.cursor is not None
+        if upto <= w.cursor:
+            return
         have = {seq: views for seq, views in self.recent if w.cursor < seq <= upto}
         if len(have) == upto - w.cursor:
             for seq in range(w.cursor + 1, upto + 1):
@@ -302,6 +305,7 @@ class Relayed:
                     if blob is not None:
                         w.conn.push(to_codec(w.conn, blob))
                     w.cursor = seq
+            self._release(w)  # replies held for events this answer delivered
         elif w.cursor is not None and w.cursor < after:
             if not w.held:
                 w.held_since = asyncio.get_running_loop().time()
