@@ -148,3 +148,34 @@ async def test_json_connections_of_different_views_never_share_a_conversion():
         theirs = [m for m in spectator.messages if m.get("seq") == seq][0]["event"]
         assert mine.get("card") == "Ah" and "card" not in theirs, (seq, mine, theirs)
     rt.stop()
+
+
+async def test_a_reply_held_while_joining_again_is_released_with_the_answer_and_nothing_comes_twice():
+    """A reply held for its events while the server's own join is out, then the
+    join's answer carrying those events and more: the reply goes out after them
+    at once, and no event is delivered again (nor the cursor set back) when the
+    hold time has passed and the next event arrives."""
+    store = MemoryStore(keep_states=True)
+    records = [_record(s) for s in range(1, 8)]
+    await store.commit([Checkpoint(TABLE, {"seq": 7}, [(r.seq, pack(r)) for r in records])])
+    rejoins: list[Join] = []
+    rt = Relayed(TABLE, store.events_since, lambda table, join: rejoins.append(join), lambda c, b: None)
+    rt.start()
+    viewer = Captured(1)
+    rt.watch(viewer.conn, _join(1))
+    rt.post(_out(1, 1, [frames.snapshot(TABLE, 1, None, {}, None, 1)], join=None))
+    rt.post(["o", "n3"])  # the owner changed: joins again from seq 1
+    rt.post(_out(1, 3, [frames.ok(7)]))  # the ok follows seq 3, not delivered yet: held
+    await _settle()
+    assert [j.since for j in rejoins] == [1] and viewer.seqs() == []
+    answer = [frames.event(TABLE, r.seq, r.event.view(None), r.ts) for r in records[1:6]]  # seq 2..6
+    rt.post(_out(1, 6, answer, join=None))
+    await _settle()
+    assert viewer.seqs() == [2, 3, 4, 5, 6]
+    assert [m["type"] for m in viewer.messages][-2:] == ["event", "ok"]  # released with the answer
+    await asyncio.sleep(0.6)  # past the hold time
+    rt.post(["e", *_events([records[6]], {None})[2:]])
+    await _settle()
+    assert viewer.seqs() == [2, 3, 4, 5, 6, 7]
+    assert [m.get("re") for m in viewer.messages if m["type"] == "ok"] == [7]
+    rt.stop()
