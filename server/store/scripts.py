@@ -42,6 +42,18 @@ if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('{EMPTY} the store holds no cardhall data')
 end
 local bound, ttl, inbox = ARGV[2], ARGV[3], ARGV[4]
+-- RPUSH each item of ``items`` ({{number, bytes, ...}}) numbered above the counter
+-- key's value (each written once), then raise the counter to the last one
+local function append_new(list, counter, items)
+  local done = tonumber(redis.call('GET', counter) or '0')
+  for i = 1, #items, 2 do
+    if items[i] > done then
+      redis.call('RPUSH', list, items[i + 1])
+      done = items[i]
+    end
+  end
+  redis.call('SET', counter, string.format('%d', done))
+end
 local k = 4
 local refused = {{}}
 local outgoing = {{}}
@@ -82,25 +94,9 @@ for a = 5, #ARGV, 7 do
       redis.call('DEL', logkey)
       redis.call('SET', lognkey, string.format('%d', logged))
     elseif #steps > 0 then
-      local done = tonumber(redis.call('GET', lognkey) or '0')
-      for i = 1, #steps, 2 do
-        if steps[i] > done then
-          redis.call('RPUSH', logkey, steps[i + 1])
-          done = steps[i]
-        end
-      end
-      redis.call('SET', lognkey, string.format('%d', done))
+      append_new(logkey, lognkey, steps)
     end
-    if #hands > 0 then
-      local done = tonumber(redis.call('GET', hskey) or '0')
-      for i = 1, #hands, 2 do
-        if hands[i] > done then
-          redis.call('RPUSH', hkey, hands[i + 1])
-          done = hands[i]
-        end
-      end
-      redis.call('SET', hskey, string.format('%d', done))
-    end
+    if #hands > 0 then append_new(hkey, hskey, hands) end
     redis.call('SADD', KEYS[2], id)
     if ARGV[a + 6] ~= '' then redis.call('HSET', KEYS[3], id, ARGV[a + 6]) end
     if ARGV[a + 4] ~= '' then
