@@ -14,11 +14,18 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
   are unpacked;
 * ``seq`` tracking per table (:attr:`~Client.seqs`; :attr:`~Client.gaps`
   counts any ``seq`` that is not the previous one plus one);
-* with ``reconnect=True``, automatic reconnection when the connection drops:
-  ``hello`` with the token, then ``join`` of every table with ``since`` = the
-  last ``seq`` held, so the event stream goes on without a gap (the server
-  replays the missed events, or sends a fresh ``snapshot`` when they are no
-  longer buffered; both arrive in the inbox like any event);
+* with ``reconnect=True``, automatic reconnection when the connection drops
+  or the server closes it: ``hello`` with the token, then ``join`` of every
+  table with ``since`` = the last ``seq`` held, so the event stream goes on
+  without a gap (the server replays the missed events, or sends a fresh
+  ``snapshot`` when they are no longer buffered; both arrive in the inbox like
+  any event). Whatever the close code: 1001 (the server or its node is going
+  away) and 4012 (a node of the service lost track of a table the connection
+  watches, protocol 1.2) ask for exactly this, and a code the client does not
+  know means the same (SPEC "Closing codes", "Versioning"); it resumes after
+  4008 (flooding) and a dropped connection (4009 aborts it) too. Never after
+  :meth:`Client.close`, nor after it closed the connection itself over a
+  schema violation;
 * optional checking of every frame against the JSON Schemas
   (:class:`cardhall.protocol.schemas.FrameValidator`): per client (``validator=``) or
   for every client (:func:`set_default_validator`; the test suite turns it on).
@@ -145,8 +152,10 @@ class Client:
     frame that is not a reply instead of queueing it in :attr:`inbox`.
     ``record``: keep every frame received in :attr:`frames`, every message
     sent in :attr:`sent`, and both in order in :attr:`transcript`.
-    ``origin``: the ``Origin`` header (as a browser would send). ``reconnect``: reconnect by itself when the connection drops (not
-    after :meth:`close`), for up to ``reconnect_for`` seconds of trying.
+    ``origin``: the ``Origin`` header (as a browser would send). ``reconnect``: reconnect by itself and
+    resume every table with ``since`` when the connection drops or the server closes it, whatever the
+    close code (1001, 4012, a code it does not know, 4008 too; not after :meth:`close`, nor after a
+    schema violation), for up to ``reconnect_for`` seconds of trying.
     ``local_addr``: ``(host, port)`` to bind the client's socket to (a load
     generator spreads its connections over 127.0.0.0/8 this way, to stay under a
     server's per-address connection limit).
@@ -296,6 +305,10 @@ class Client:
                 if self._reconnecting is not None and not self._reconnecting.done():
                     pass  # a reconnect under way retries by itself
                 elif self.reconnect and not self._closing and self.error is None:
+                    # whatever the close code: 1001 and 4012 ask for this, a code this client does not
+                    # know means the same (SPEC "Versioning"); None: dropped without a close frame
+                    log.info("connection to %s closed (code %s): reconnecting", self.url,
+                             rcvd.code if rcvd else None)
                     self._reconnecting = asyncio.get_running_loop().create_task(self._reconnect())
                 else:
                     self._end()

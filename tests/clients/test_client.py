@@ -1,6 +1,7 @@
 """The Python client library over a real server on loopback: both
 subprotocols, and automatic reconnect that resumes the event stream without
-a gap after the server drops the socket."""
+a gap after the server drops the socket or closes it with a code that asks
+the client to resume (1001, 4012, a code the client does not know)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from cardhall.clients.bots import BotPlayer
 from cardhall.clients.client import Client
-from cardhall.server.connection import CLOSE_SLOW_CONSUMER
+from cardhall.server.connection import CLOSE_GOING_AWAY, CLOSE_RESUBSCRIBE, CLOSE_SLOW_CONSUMER
 from tests.server.conftest import running_server
 
 
@@ -55,6 +56,49 @@ async def test_reconnect_after_the_server_drops_resumes_gap_free(live, codec):
     assert any(f["type"] == "event" and f["event"] == {"type": "presence", "seat": player.seat, "connected": False}
                for f in ann.frames)  # the table saw the drop, and the client caught up on it
     await ann.close()
+
+
+@pytest.mark.parametrize("code", [CLOSE_RESUBSCRIBE, CLOSE_GOING_AWAY, 4321], ids=["4012", "1001", "unknown"])
+async def test_a_close_asking_to_resume_makes_the_client_join_again_with_since(live, code):
+    """The server closes the websocket with 4012 (a node lost track of a table: protocol 1.2), 1001,
+    or a code this client does not know (SPEC "Versioning": treated like 1001): ``Client(reconnect=True)``
+    reconnects, says ``hello`` with its token, joins its table again with ``since`` = the last ``seq``
+    it held and gets the missed events (``ok``, not a fresh snapshot); its open turn is still its own,
+    and the event stream goes on gap-free. Its own close() later does not reconnect."""
+    ann = await Client(live.url, codec="json", record=True, reconnect=True).connect()
+    await ann.hello("ann")
+    table = await ann.create_table("no_limit_holdem", seats=2, bots=1,
+                                   options={"pause": 0, "bot_think": 0, "starting_stacks": 200})
+    snapshot = await ann.join(table, role="player")
+    me = snapshot["you"]
+    while True:  # until ann has a decision to take (a solo table's `continue` turns are taken on the way)
+        frame = await ann.next_event(table, where=lambda f: (f.get("turn") or {}).get("seat") == me)
+        if not frame["turn"].get("continue"):
+            break
+        await ann.act(table, {"type": "continue"}, turn=frame["turn"]["id"])
+    turn, legal = frame["turn"], {a["type"] for a in frame["legal"]}
+    held, first = ann.seqs[table], ann.closed
+    assert first is not None and ann.close_codes == []
+    for conn in _server_side(live, ann):
+        conn.close(code, "test close")
+    assert (await asyncio.wait_for(first, 10))[0] == code
+    await ann.wait_ready(10)  # the reconnect has said hello and joined again
+    assert ann.reconnects == 1 and ann.close_codes == [code]
+    hello, join = [m for m in ann.sent if m["type"] in ("hello", "join")][-2:]
+    assert hello["type"] == "hello" and hello["token"] == ann.token
+    assert (join["type"], join["table"], join["role"], join["since"]) == ("join", table, "player", held)
+    answer = next(f for f in ann.frames if f.get("re") == join["id"])
+    assert answer["type"] == "ok" and answer["seq"] >= held  # the missed events, not a fresh snapshot
+    await ann.act(table, {"type": "check" if "check" in legal else "fold"}, turn=turn["id"])
+    stream = [f for f in ann.frames if f.get("table") == table and "re" not in f]
+    assert all(f["type"] == "event" for f in stream), "a snapshot nobody asked for"
+    seqs = [snapshot["seq"]] + [f["seq"] for f in stream]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "the events resumed with a gap or a repeat"
+    assert seqs[-1] > answer["seq"] and ann.gaps == 0  # the action's events came after the resume
+    await ann.close()
+    assert ann.reconnects == 1 and len(ann.close_codes) == 2  # no reconnect after its own close()
+    with pytest.raises(ConnectionError):
+        await ann.ping()
 
 
 async def test_events_iterator_ends_on_close_and_requests_fail_after(live):

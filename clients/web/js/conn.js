@@ -1,6 +1,9 @@
 // The websocket to /ws with the cardhall.v1.json subprotocol: hello, requests answered by `re`,
 // server frames dispatched to listeners, and reconnection by itself (hello with the saved token;
-// the tables then join again with `since`, see table.js).
+// the tables then join again with `since`, see table.js) whenever the websocket closes, whatever
+// its close code: 1001 (the server or its node is going away) and 4012 (a node of the service lost
+// track of a table the page watches, protocol 1.2) ask for exactly this, and a code the page does
+// not know means the same (SPEC "Closing codes", "Versioning").
 
 const TOKEN_KEY = "cardhall.token";
 const NAME_KEY = "cardhall.name";
@@ -70,7 +73,7 @@ export class Connection extends EventTarget {
     this.ws = ws;
     ws.onopen = () => this._hello();
     ws.onmessage = (msg) => this._receive(msg.data);
-    ws.onclose = () => {
+    ws.onclose = () => { // any close code (1001, 4012, one we do not know): reconnect, join with since
       if (this.ws !== ws) return;
       this.ws = null;
       for (const [, p] of this.pending) p.reject(new ServerError({ code: "disconnected", message: "connection lost" }));
