@@ -26,7 +26,20 @@ Redis: the "cross-node hop"). After ``--warmup`` s it measures ``--duration`` s:
   every 0.1 s) and its affinity; ``machine``: the core count; ``cpu.others_s``:
   CPU seconds the rest of the machine used meanwhile (other jobs: noise);
 * ``server_p99_le_ms``: each node's own ``cardhall_action_latency_seconds`` and
-  ``cardhall_commit_seconds`` p99 (bucket bounds).
+  ``cardhall_commit_seconds`` p99 (bucket bounds);
+* ``planned_connections`` (``--tables`` x ``--spectators``), ``connected`` (those
+  that joined their table), ``connections`` (those still held when the window
+  ended), ``connect_failures`` and ``connect_failure_kinds`` (error code ->
+  count, e.g. ``rate_limited``).
+
+Every spectator connects from 127.0.0.1 and says ``hello`` without a token, so
+the nodes run with their per-address limits off (``--max-connections-per-ip 0
+--new-players-per-address 0 --max-tables-per-address 0``) and ``--bot-think-floor
+0`` (:data:`.cluster_procs.LOAD_LIMITS`): with the defaults a node refuses all
+but 20 new players per address a minute. Should fewer spectators connect than
+planned all the same, the benchmark says so at once on stderr, ends its report
+with a WARNING (``shortfalls`` in ``--json``, ``all_connected`` false) and exits
+with status 1.
 
 Tables are created one per node in turn, every node's view of the others'
 table counts refreshed before each round (:meth:`.cluster_procs.Cluster.create_tables`):
@@ -55,6 +68,7 @@ import math
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -168,8 +182,9 @@ def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
         e0, e1 = labelled(m0[n], "cardhall_errors_total", "code"), labelled(m1[n], "cardhall_errors_total", "code")
         server_errors = _errors(server_errors, {k: int(v - e0.get(k, 0.0)) for k, v in e1.items()})
     lost = sum(g["lost"] for g in groups.values())
-    hop = {g: {"connections": v["connections"], "events": v["events"], "p50_ms": _ms(v["latency"].quantile(0.5)),
-               "p99_ms": _ms(v["latency"].quantile(0.99))} if v["latency"].count else {"connections": v["connections"]}
+    hop = {g: {"connections": v["connections"], "planned": v["planned"], "events": v["events"],
+               "p50_ms": _ms(v["latency"].quantile(0.5)), "p99_ms": _ms(v["latency"].quantile(0.99))}
+           if v["latency"].count else {"connections": v["connections"], "planned": v["planned"]}
            for g, v in groups.items()}
     if "p50_ms" in hop["owner"] and "p50_ms" in hop["other"]:
         hop["extra_p50_ms"] = round(hop["other"]["p50_ms"] - hop["owner"]["p50_ms"], 2)
@@ -178,7 +193,9 @@ def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
     return {
         "nodes": len(c.nodes), "tables_per_node": dict(sorted(Counter(s.owners.values()).items())),
         "owner_changes": sum(1 for t, o in s.owners.items() if after.get(t) not in (o, None)),
-        "connections": s.load.ready["connections"] - lost, "connect_failures": s.load.ready["failed"],
+        "planned_connections": s.load.ready["planned"], "connected": s.load.ready["connections"],
+        "connections": sum(g["connections"] for g in groups.values()), "connect_failures": s.load.ready["failed"],
+        "connect_failure_kinds": s.load.ready.get("failure_kinds", {}),
         "duration_s": round(window, 2), "actions_per_s": round(actions / window, 1),
         "events_per_s": round(sum(g["events"] for g in groups.values()) / window, 1),
         "p50_ms": _ms(hist.quantile(0.5)), "p95_ms": _ms(hist.quantile(0.95)), "p99_ms": _ms(hist.quantile(0.99)),
@@ -263,6 +280,8 @@ def handover(args: argparse.Namespace, redis: Redis, size: int, workdir: Path) -
     receivers' ``cardhall_handover_seconds`` and the clients' longest waits."""
     name = "cardhall_handover_seconds"
     with open_session(args, redis, size, workdir) as s:
+        connections = {"planned": s.load.ready["planned"], "connected": s.load.ready["connections"],
+                       "failure_kinds": s.load.ready.get("failure_kinds", {})}
         time.sleep(args.warmup)
         victim, tables, survivors = _victim(s)
         receivers = [n for n in s.cluster.nodes if n is not victim]
@@ -288,7 +307,8 @@ def handover(args: argparse.Namespace, redis: Redis, size: int, workdir: Path) -
     handed = [seen[t][1] for t in tables if t in seen and seen[t][1] is not None]
     others = [v[1] for t, v in seen.items() if t not in tables and v[1] is not None]
     firsts = [seen[t][0] - signalled for t in tables if t in seen and seen[t][0] is not None]
-    return {"node": victim.id, "tables": len(tables), "exited": exited, "exit_s": round(exit_s, 3),
+    return {"node": victim.id, "tables": len(tables), "connections": connections, "exited": exited,
+            "exit_s": round(exit_s, 3),
             "claimed_by": placed, "histogram": {"count": int(count), "received_by": received,
                                                 "mean_ms": _ms(total / count) if count else None,
                                                 "p99_le_ms": _ms(p99) if p99 != float("inf") else "+Inf"},
@@ -336,12 +356,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for r in out["runs"]:
         per = r["cpu"]["actions_per_node_cpu_s"]
         r["cpu"]["ratio_to_1"] = round(per / base, 3) if base and per else None
+    out["shortfalls"] = shortfalls(out)
+    out["all_connected"] = not out["shortfalls"]
     return out
+
+
+def shortfalls(out: dict[str, Any]) -> list[str]:
+    """One line per session of :func:`run` in which fewer spectators joined
+    their table than planned, or fewer were still connected when its window
+    ended (empty: every intended connection was made and held).
+
+    >>> shortfalls({"runs": [{"nodes": 1, "planned_connections": 8, "connected": 8, "connections": 8},
+    ...                      {"nodes": 2, "planned_connections": 400, "connected": 40, "connections": 40,
+    ...                       "connect_failure_kinds": {"rate_limited": 360}}],
+    ...             "handover": {"connections": {"planned": 8, "connected": 8}}})
+    ["2 node(s): 40 of 400 spectators connected ({'rate_limited': 360}), 40 held to the end of the window"]
+    """
+    lines = []
+    for r in out["runs"]:
+        if r["connected"] < r["planned_connections"] or r["connections"] < r["connected"]:
+            lines.append(f"{r['nodes']} node(s): {r['connected']} of {r['planned_connections']} spectators connected "
+                         f"({r.get('connect_failure_kinds') or 'none refused'}), {r['connections']} held to the end "
+                         f"of the window")
+    h = out.get("handover")
+    if h is not None and h["connections"]["connected"] < h["connections"]["planned"]:
+        c = h["connections"]
+        lines.append(f"handover: {c['connected']} of {c['planned']} spectators connected "
+                     f"({c.get('failure_kinds') or 'none refused'})")
+    return lines
 
 
 def main(args: argparse.Namespace) -> int:
     out = run(args)
     print(json.dumps(out) if args.json else report(out))
+    if out["shortfalls"]:
+        print("bench cluster: WARNING: not every intended spectator connection was made or held, so the figures "
+              "cover fewer connections than asked for:\n  " + "\n  ".join(out["shortfalls"]), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -362,7 +413,8 @@ def report(out: dict[str, Any]) -> str:
         hop, cpu = r["hop"], r["cpu"]
         lines += [f"-- {r['nodes']} node(s): tables per node {r['tables_per_node']}",
                   f"  actions/s          {r['actions_per_s']:>10}",
-                  f"  events delivered/s {r['events_per_s']:>10}   ({r['connections']} spectators held)",
+                  f"  events delivered/s {r['events_per_s']:>10}   ({r['connections']} of {r['planned_connections']} "
+                  f"spectators held to the end of the window; {r['connected']} connected)",
                   f"  latency ms         p50 {r['p50_ms']}  p95 {r['p95_ms']}  p99 {r['p99_ms']}  max {r['max_ms']}",
                   f"  errors {r['errors'] or 'none'}  server errors {r['server_errors'] or 'none'}  "
                   f"seq gaps {r['seq_gaps']}  owner changes {r['owner_changes']}",
@@ -408,5 +460,11 @@ def report(out: dict[str, Any]) -> str:
                   f"  (the other tables, same interval: p50 {cl['other_tables_longest_wait_p50_ms']} ms, "
                   f"max {cl['other_tables_longest_wait_max_ms']} ms); SIGTERM -> first event after it p50 "
                   f"{cl['first_event_after_sigterm_p50_ms']} ms, max {cl['first_event_after_sigterm_max_ms']} ms; "
-                  f"seq gaps {h['seq_gaps']}"]
+                  f"seq gaps {h['seq_gaps']}",
+                  f"  spectators: {h['connections']['connected']} of {h['connections']['planned']} connected"]
+    if out.get("shortfalls"):
+        lines.append("-- WARNING: fewer spectators than intended; the figures above cover only those connected:")
+        lines += [f"  {line}" for line in out["shortfalls"]]
+    else:
+        lines.append("-- every intended spectator connected and was held to the end of its window")
     return "\n".join(lines)

@@ -18,6 +18,10 @@ The parent's requests, each answered by one reply (times are wall-clock seconds)
 ``("track",)`` -> starts the arrival tracking afresh; ``("after", t)``;
 ``("probe",)`` -> ``{table: {node: [first arrival after t or None, longest wait]}}``;
 ``("stop",)`` -> closes every connection, returns the totals of the whole run.
+Its first message, ``("ready", ...)``, once every connection was tried, says
+how many of the plan's spectators joined their table (``connections`` of
+``planned``) and why the others did not (``failure_kinds``: the server's error
+code, e.g. ``rate_limited`` from a per-address limit, or the exception's type).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import asyncio
 import multiprocessing
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +69,7 @@ class Watcher(TrackedClient):
         self.last = 0.0  # wall time the last event arrived
         self.gap = 0.0  # longest wait between two events since tracking began
         self.first: float | None = None  # arrival of the first event whose ts is after tracking.after
+        self.watching = False  # connected, said hello and joined its table (:func:`_open` succeeded)
 
     def dispatch(self, frame: dict[str, Any]) -> None:
         if frame.get("type") == "event":
@@ -79,23 +85,42 @@ class Watcher(TrackedClient):
 
     @property
     def lost(self) -> bool:
-        """The connection closed (or never opened)."""
-        return self.closed is None or self.closed.done()
+        """It had joined its table and its connection has closed since."""
+        return self.watching and (self.closed is None or self.closed.done())
+
+    @property
+    def held(self) -> bool:
+        """It joined its table and its connection is still open."""
+        return self.watching and not self.lost
 
 
 def _figures(recorders: dict[str, Recorder], watchers: list[Watcher]) -> dict[str, Any]:
-    """Per recorder: events, latency histogram, gaps, reorders, errors; and the connections held."""
+    """Per recorder: events, latency histogram, gaps, reorders, errors; and the
+    connections: ``planned`` (in the plan), ``connections`` (joined and still
+    open), ``failed`` (never joined: refused or unreachable), ``lost`` (joined,
+    closed since)."""
     out: dict[str, Any] = {}
     for name, rec in recorders.items():
         mine = [w for w in watchers if w.recorder is rec]
         out[name] = {"events": rec.events, "latency": rec.latency, "gaps": rec.gaps, "reorders": rec.reorders,
-                     "errors": dict(rec.errors), "connections": len(mine),
-                     "lost": sum(1 for w in mine if w.lost)}
+                     "errors": dict(rec.errors), "planned": len(mine), "connections": sum(1 for w in mine if w.held),
+                     "failed": sum(1 for w in mine if not w.watching), "lost": sum(1 for w in mine if w.lost)}
     out["lost_by_node"] = {}
     for w in watchers:
         if w.lost:
             out["lost_by_node"][w.node] = out["lost_by_node"].get(w.node, 0) + 1
     return out
+
+
+def _failure_kind(exc: BaseException) -> str:
+    """A short name of why a spectator did not join: the server's error code
+    (``rate_limited``: a per-address limit of the node) or the exception's type.
+
+    >>> _failure_kind(TimeoutError())
+    'TimeoutError'
+    """
+    code = getattr(exc, "code", None)
+    return str(code) if isinstance(code, str) and code else type(exc).__name__
 
 
 async def _open(w: Watcher, attempts: int = 5) -> None:
@@ -109,6 +134,7 @@ async def _open(w: Watcher, attempts: int = 5) -> None:
             await asyncio.sleep(0.5 * (attempt + 1))
     await w.hello("spectator")
     await w.join(w.table, role="spectator")
+    w.watching = True
 
 
 async def run_load(plan: Plan, pipe: Any) -> None:
@@ -118,11 +144,21 @@ async def run_load(plan: Plan, pipe: Any) -> None:
     watchers = [Watcher(plan.urls[node], recorders["owner" if owned else "other"], table, node, tracking, plan.codec)
                 for table, node, owned in plan.spectators]
     failures: list[str] = []
+    kinds: Counter[str] = Counter()
+    failed_by_node: Counter[int] = Counter()
     for i in range(0, len(watchers), plan.concurrency):
-        results = await asyncio.gather(*(_open(w) for w in watchers[i:i + plan.concurrency]), return_exceptions=True)
-        failures += [repr(r)[:200] for r in results if isinstance(r, BaseException)]
-    pipe.send(("ready", {"connections": len(watchers) - len(failures), "failed": len(failures),
-                         "failures": failures[:5], "pid": os.getpid()}))
+        batch = watchers[i:i + plan.concurrency]
+        results = await asyncio.gather(*(_open(w) for w in batch), return_exceptions=True)
+        for w, r in zip(batch, results):
+            if isinstance(r, BaseException):
+                failures.append(repr(r)[:200])
+                kinds[_failure_kind(r)] += 1
+                failed_by_node[w.node] += 1
+    # a spectator that did not join holds no connection: one refused after its handshake is closed
+    await asyncio.gather(*(w.close() for w in watchers if not w.watching), return_exceptions=True)
+    pipe.send(("ready", {"planned": len(watchers), "connections": sum(1 for w in watchers if w.watching),
+                         "failed": len(failures), "failures": failures[:5], "failure_kinds": dict(kinds),
+                         "failed_by_node": dict(sorted(failed_by_node.items())), "pid": os.getpid()}))
     loop = asyncio.get_running_loop()
     while True:
         request = await loop.run_in_executor(None, pipe.recv)
@@ -150,7 +186,7 @@ async def run_load(plan: Plan, pipe: Any) -> None:
             now = time.time()
             seen: dict[str, dict[int, list[Any]]] = {}
             for w in watchers:
-                if w.lost:
+                if not w.held:
                     continue
                 gap = max(w.gap, now - w.last) if w.last else None  # a wait still going on counts as it stands
                 entry = seen.setdefault(w.table, {}).setdefault(w.node, [None, None])

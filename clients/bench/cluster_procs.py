@@ -39,6 +39,21 @@ from typing import Any
 from cardhall.clients.bench.cluster_load import LoadProcess, Plan
 from cardhall.clients.load.probe import free_port
 
+#: the ``cardhall serve`` limits every node of the benchmark runs with. Every
+#: spectator connects from 127.0.0.1 and says ``hello`` without a token, so the
+#: per-address limits would refuse all but a few of them (by default 64
+#: connections per address, 20 new players per address per minute, 20 tables
+#: per address): they are off (0: no limit; the tables are created over HTTP with
+#: the operator key, exempt from the table limits, but they are off anyway).
+#: ``--bot-think-floor 0``: a node that takes a table over (failover, handover)
+#: would otherwise raise the think time of its bots from ``--think`` to the floor
+#: (0.5 s), changing the offered load in the middle of the measurement.
+#: ``--max-tables-per-player`` is left alone: the tables have no owner (0 would
+#: mean none at all). :func:`~.cluster_load.run_load` reports the spectators
+#: refused all the same, and ``bench cluster`` warns about them.
+LOAD_LIMITS = ("--max-connections-per-ip", "0", "--new-players-per-address", "0",
+               "--max-tables-per-address", "0", "--bot-think-floor", "0")
+
 #: clock ticks per second of ``/proc/<pid>/stat``'s utime and stime
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -246,27 +261,32 @@ class Cluster:
     """``size`` nodes ``b1..bN`` on ``redis`` under a fresh key prefix, their logs in ``workdir``.
 
     ``lease_ttl`` (and ``lease_renew``, default a third of it, at most 1 s)
-    are passed to every node; ``operator_key`` (fresh) opens ``/api/cluster``."""
+    are passed to every node; ``operator_key`` (fresh) opens ``/api/cluster``.
+    Every node runs with :data:`LOAD_LIMITS`, and with ``--max-connections``
+    raised above ``connections`` (the spectators planned) when its default,
+    10000, would not hold them on one node."""
 
     def __init__(self, redis: Redis, size: int, workdir: Path, lease_ttl: float = 3.0,
-                 lease_renew: float | None = None) -> None:
+                 lease_renew: float | None = None, connections: int = 0) -> None:
         self.redis = redis
         self.prefix = f"cardhall-bench-{secrets.token_hex(3)}"
         self.key = secrets.token_hex(16)
         self.lease_ttl = lease_ttl
         self.lease_renew = lease_renew or min(1.0, lease_ttl / 3)
         self.nodes: list[Node] = []
+        limits = list(LOAD_LIMITS)
+        if connections + 1000 > 10_000:  # spectators plus the HTTP probes, on the node that takes over a dead one's
+            limits += ["--max-connections", str(connections + 1000)]
         for i in range(1, size + 1):
             node_id, port = f"b{i}", free_port()
             argv = [sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
                     "--log-level", "warning", "--send-queue", "100000", "--redis", redis.url,
                     "--redis-prefix", self.prefix, "--node-id", node_id, "--placement", "least_loaded",
                     "--lease-ttl", repr(lease_ttl), "--lease-renew", repr(self.lease_renew),
-                    "--operator-key", self.key,
-                    "--max-connections-per-ip", "0"]  # every spectator connects from 127.0.0.1
+                    "--operator-key", self.key, *limits]
             self.nodes.append(Node(node_id, argv, port, workdir / f"{self.prefix}-{node_id}.log"))
-        print(f"bench cluster: its {size} node(s) run with --max-connections-per-ip 0 (no per-address "
-              f"connection limit: the load comes from one address)", file=sys.stderr)
+        print(f"bench cluster: its {size} node(s) run with {' '.join(limits)} (the load comes from one "
+              f"address, 127.0.0.1: no per-address limit; the tables' bots keep their think time)", file=sys.stderr)
 
     def start(self) -> Cluster:
         """Start every node and wait until each answers; on failure stop them all and raise."""
@@ -377,13 +397,27 @@ class Session:
     totals: dict[str, Any] | None = None
 
 
+def shortfall_warning(size: int, ready: dict[str, Any]) -> str:
+    """The warning printed when fewer spectators joined than planned (``ready``:
+    the load process's first reply, :func:`~.cluster_load.run_load`).
+
+    >>> print(shortfall_warning(2, {"planned": 10, "connections": 7, "failed": 3,
+    ...     "failure_kinds": {"rate_limited": 3}, "failed_by_node": {1: 3}, "failures": ["ServerError('x')"]}))
+    bench cluster: WARNING: 2 node(s): only 7 of 10 spectators connected (3 refused or unreachable: {'rate_limited': 3}; by node index {1: 3}; e.g. ServerError('x')); the figures cover only the 7 connected
+    """
+    example = f"; e.g. {ready['failures'][0]}" if ready.get("failures") else ""
+    return (f"bench cluster: WARNING: {size} node(s): only {ready['connections']} of {ready['planned']} spectators "
+            f"connected ({ready['failed']} refused or unreachable: {ready.get('failure_kinds', {})}; by node index "
+            f"{ready.get('failed_by_node', {})}{example}); the figures cover only the {ready['connections']} connected")
+
+
 @contextlib.contextmanager
 def session(redis: Redis, size: int, workdir: Path, lease_ttl: float, tables: int, body: dict[str, Any],
             spectators: int) -> Iterator[Session]:
     """``size`` nodes on ``redis``, ``tables`` tables of ``body`` and ``spectators``
     per table in a load process, spectator k of the session on node k mod size
     (round-robin); everything stopped at the end."""
-    cluster = Cluster(redis, size, workdir, lease_ttl).start()
+    cluster = Cluster(redis, size, workdir, lease_ttl, connections=tables * spectators).start()
     load = None
     try:
         ids = cluster.create_tables(tables, body)
@@ -393,6 +427,11 @@ def session(redis: Redis, size: int, workdir: Path, lease_ttl: float, tables: in
             table, node = ids[k // spectators], k % size
             plan.spectators.append((table, node, owners.get(table) == cluster.nodes[node].id))
         load = LoadProcess(plan)
+        ready = load.ready
+        print(f"bench cluster: {size} node(s): {ready['connections']} of {ready['planned']} spectators connected "
+              f"and joined their table", file=sys.stderr)
+        if ready["connections"] < ready["planned"]:
+            print(shortfall_warning(size, ready), file=sys.stderr)
         s = Session(cluster, ids, owners, load)
         yield s
         s.totals = load.close()

@@ -9,10 +9,11 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from cardhall.clients.bench import cluster
+from cardhall.clients.bench import cluster, cluster_load, cluster_procs
 from cardhall.clients.bench.cluster import parse_sizes
 from cardhall.clients.cli import build_parser
 from tests.conftest import require
@@ -31,6 +32,7 @@ def test_a_tiny_cluster_benchmark_reports_every_figure():
     for r in out["runs"]:
         assert r["seq_gaps"] == 0 and r["errors"] == {} and r["owner_changes"] == 0
         assert r["actions_per_s"] > 0 and r["events_per_s"] > 0 and r["connections"] == 8
+        assert r["planned_connections"] == r["connected"] == 8 and r["connect_failures"] == 0
         assert 0 < r["p50_ms"] <= r["p95_ms"] <= r["p99_ms"] <= r["max_ms"]
         assert sum(r["tables_per_node"].values()) == 4 and len(r["tables_per_node"]) == r["nodes"]
         assert r["cpu"]["nodes_s"] >= 0 and r["cpu"]["redis_s"] >= 0 and "ratio_to_1" in r["cpu"]
@@ -53,6 +55,55 @@ def test_a_tiny_cluster_benchmark_reports_every_figure():
     assert handover["histogram"]["count"] == handover["tables"] and handover["histogram"]["p99_le_ms"] is not None
     assert handover["clients"]["resumed"] == handover["clients"]["observed"] == handover["tables"]
     assert handover["clients"]["longest_wait_max_ms"] > 0
+    assert handover["connections"]["planned"] == handover["connections"]["connected"] == 8
+    assert out["all_connected"] and out["shortfalls"] == []
+
+
+def test_every_spectator_connects_past_the_per_address_defaults():
+    """30 spectators on one node, all from 127.0.0.1 and each a new player: past
+    a node's default 20 new players per address (and near its 64 connections per
+    address), so the bench must start its nodes without those limits; every one
+    of them connects, and the figures say so."""
+    require(shutil.which("redis-server") is not None, "redis-server is not installed (apt-get install redis-server)")
+    args = ["--nodes", "1", "--tables", "5", "--spectators", "6", "--duration", "1", "--warmup", "0.5",
+            "--skip-failover", "--skip-handover", "--json"]
+    done = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "bench", "cluster", *args],
+                          capture_output=True, text=True, timeout=120)
+    out = json.loads(done.stdout)
+    (r,) = out["runs"]
+    assert r["connections"] == 30, (r["errors"], done.stderr[-3000:])  # 20 before: the rest refused rate_limited
+    assert r["planned_connections"] == r["connected"] == 30 and r["connect_failures"] == 0
+    assert r["errors"] == {} and r["hop"]["owner"]["connections"] == r["hop"]["owner"]["planned"] == 30
+    assert out["all_connected"] and out["shortfalls"] == [] and done.returncode == 0, done.stderr[-3000:]
+    assert "30 of 30 spectators connected" in done.stderr
+
+
+def test_the_nodes_run_without_the_per_address_limits(capsys):
+    from cardhall.clients.bench.cluster_procs import LOAD_LIMITS, Cluster
+
+    class FakeRedis:
+        url = "redis://127.0.0.1:1/0"
+
+    c = Cluster(FakeRedis(), 2, Path("/nonexistent"), connections=400)  # not started
+    for n in c.nodes:
+        flags = dict(zip(n.argv, n.argv[1:]))
+        for flag in ("--max-connections-per-ip", "--new-players-per-address", "--max-tables-per-address",
+                     "--bot-think-floor"):
+            assert flags[flag] == "0" and flag in LOAD_LIMITS
+        assert "--max-connections" not in flags  # 400 fit the default 10000
+    big = Cluster(FakeRedis(), 1, Path("/nonexistent"), connections=20_000)
+    assert dict(zip(big.nodes[0].argv, big.nodes[0].argv[1:]))["--max-connections"] == "21000"
+    assert "--new-players-per-address 0" in capsys.readouterr().err
+
+
+def test_a_shortfall_of_spectators_is_reported_and_fails(monkeypatch, capsys):
+    short = {"runs": [{"nodes": 2, "planned_connections": 400, "connected": 40, "connections": 40,
+                       "connect_failure_kinds": {"rate_limited": 360}}], "handover": None}
+    monkeypatch.setattr(cluster, "run", lambda args: {**short, "shortfalls": cluster.shortfalls(short)})
+    monkeypatch.setattr(cluster, "report", lambda out: "the figures")
+    assert cluster.main(build_parser().parse_args(["bench", "cluster"])) == 1
+    err = capsys.readouterr().err
+    assert "WARNING" in err and "40 of 400 spectators connected" in err and "rate_limited" in err
 
 
 def test_the_command_line():
@@ -63,3 +114,4 @@ def test_the_command_line():
     with pytest.raises(SystemExit):
         parse_sizes("0,x")
     assert doctest.testmod(cluster).failed == 0
+    assert doctest.testmod(cluster_load).failed == doctest.testmod(cluster_procs).failed == 0
