@@ -31,7 +31,7 @@ from cardhall.server.table.inputs import (
     Start,
 )
 from cardhall.server.table.match import deal, schedule_rematch
-from cardhall.server.table.turns import rearm, settle
+from cardhall.server.table.turns import rearm, settle, unwaited
 from cardhall.server.table.views import turn_public
 
 
@@ -103,11 +103,16 @@ def close(t: TableCore, inp: Close) -> None:
 
 def rearm_input(t: TableCore, _: Rearm) -> None:
     """Ask again for the timer the table waits on: the automatic rematch of a
-    finished table, or the open turn or dealer step of a running one."""
+    finished table, or the open turn or dealer step of a running one. A
+    paused one (G-8) arms nothing, but a ``continue`` turn its player cannot
+    press (a restored table's player is not back yet) ends now, as it would
+    for a disconnect while paused (G-4); the resume settles the table."""
     if t.status == FINISHED:
         schedule_rematch(t)
     elif t.status == RUNNING and not t.paused:
         rearm(t)
+    elif t.status == RUNNING:
+        unwaited(t)
 
 
 def service_stopping(t: TableCore, _: ServiceStopping) -> None:

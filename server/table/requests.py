@@ -35,6 +35,7 @@ from cardhall.server.table.turns import (
     schedule_auto,
     settle,
     stop_waiting_for,
+    wait_again,
 )
 
 #: ``act`` types a seat's player sends to the table itself
@@ -129,6 +130,7 @@ def seat_control(t: TableCore, kind: str, seat: int) -> None:
         occ.sitting_out = False
         occ.timeouts = 0
         t.emit(Event({"type": "sat_in", "seat": seat}))
+        wait_again(t, seat)
     else:  # show, muck (FL-9)
         engine = require_running(t)
         try:

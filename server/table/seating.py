@@ -2,7 +2,7 @@
 
 G-5: one player holds at most one seat at a table; a disconnected player
 keeps the seat (a ``presence`` event tells the table, G-4 stops waiting for
-their ``continue``); a player who leaves a running match keeps the seat
+their ``continue``, and waits again once they are back); a player who leaves a running match keeps the seat
 sitting out until the match ends, when it is freed unless they came back
 (G-7, :mod:`.vacancy`), and leaving before it starts frees the seat. Seats are taken only between matches (G-9); the join that takes the
 last seat starts the match, and its answer is the table before the match
@@ -24,12 +24,12 @@ from cardhall.server.table.core import (
     WAITING,
     TableCore,
 )
-from cardhall.server.table.inputs import Disconnect, Join, Leave
+from cardhall.server.table.inputs import REJOIN, Disconnect, Join, Leave
 from cardhall.server.table.lifecycle import start_match
 from cardhall.server.table.occupant import Occupant, parse_seed
 from cardhall.server.table.outputs import JoinAnswer
 from cardhall.server.table.subscribers import NOT_JOINED
-from cardhall.server.table.turns import end_continue, schedule_auto, stop_waiting_for
+from cardhall.server.table.turns import end_continue, schedule_auto, stop_waiting_for, wait_again
 from cardhall.server.table.vacancy import free_seat
 from cardhall.server.table.views import snapshot
 
@@ -57,7 +57,9 @@ def join(t: TableCore, inp: Join) -> None:
         raise ProtocolError("bad_request", str(exc)) from None
     viewer: int | None = None
     sat = False
-    if role == "player":
+    if inp.re == REJOIN:
+        viewer = resumed_viewer(t, inp)
+    elif role == "player":
         seat = t.seat_of(inp.player)
         if seat is None:
             seat = sit(t, inp.player, inp.name, wanted, seed)
@@ -72,8 +74,13 @@ def join(t: TableCore, inp: Join) -> None:
             t.changed()
         viewer = seat
     previous = t.subscribers.subscribe(inp.sub, viewer)
-    if viewer is not None and previous != viewer and t.presence(viewer) == 1:
-        t.emit(Event({"type": "presence", "seat": viewer, "connected": True}))
+    if previous != viewer:
+        if previous is not NOT_JOINED and previous is not None:
+            # this connection watched as a seat and now watches as a spectator: that seat may be left with none
+            seat_unwatched(t, previous)
+        if viewer is not None and t.presence(viewer) == 1:
+            t.emit(Event({"type": "presence", "seat": viewer, "connected": True}))
+            wait_again(t, viewer)
     answer = JoinAnswer(inp.sub, viewer, since, inp.re)
     t.pending.joins.append(answer)
     t.idle_since = t.now.mono
@@ -82,6 +89,19 @@ def join(t: TableCore, inp: Join) -> None:
         if since is None:
             answer.before = snapshot(t, viewer, inp.re, t.now.mono)
         start_match(t)
+
+
+def resumed_viewer(t: TableCore, inp: Join) -> int | None:
+    """The viewer of the server's own join (:data:`REJOIN`: a connection
+    relayed by another node resumes after a fault or an owner change): the
+    one the table holds for it when it is still subscribed, else its
+    player's seat if the player holds one, else a spectator. It never takes a
+    seat: the table alone decides every view, and a seat freed meanwhile
+    (G-5, G-7) is not given back by a resume."""
+    current = t.subscribers.viewer(inp.sub)
+    if current is not NOT_JOINED:
+        return current
+    return t.seat_of(inp.player)
 
 
 def sit(t: TableCore, player: str, name: str, wanted: int | None, seed: str) -> int:
@@ -152,8 +172,16 @@ def unsubscribe(t: TableCore, sub: Hashable) -> None:
     joins = t.pending.joins
     if any(j.sub == sub for j in joins):
         t.pending.joins = [j for j in joins if j.sub != sub]
-    if viewer is not NOT_JOINED and viewer is not None and viewer in t.seats and t.presence(viewer) == 0:
-        t.emit(Event({"type": "presence", "seat": viewer, "connected": False}))
-        stop_waiting_for(t, viewer)
+    if viewer is not NOT_JOINED and viewer is not None:
+        seat_unwatched(t, viewer)
     if t.subscribers.count == 0:
         t.idle_since = t.now.mono
+
+
+def seat_unwatched(t: TableCore, seat: int) -> None:
+    """A subscriber stopped watching as ``seat`` (gone, or watching as a
+    spectator now): when it was the seated player's last connection, a
+    ``presence`` event, and a wait for their ``continue`` ends (G-4, G-5)."""
+    if seat in t.seats and t.presence(seat) == 0:
+        t.emit(Event({"type": "presence", "seat": seat, "connected": False}))
+        stop_waiting_for(t, seat)

@@ -8,8 +8,14 @@ pacing between streets and hands, and the solo player's ``continue``.
 * G-4: a dealer step (next street, next hand) waits ``pause`` seconds; a table
   whose only human is one player still in the match (not busted, knocked out
   or eliminated; connected, not sitting out) waits for that player's
-  ``continue`` instead, except while the service stops (its disconnects are
-  its own). Once that player is out, the bots play on at ``pause``.
+  ``continue`` instead. Once that player is out, the bots play on at
+  ``pause``. A ``continue`` turn is open only while its player can press it:
+  it ends when they disconnect, leave or sit out (:func:`stop_waiting_for`),
+  and a turn that is asked for again (:func:`rearm`: a restored table, a
+  resume, the end of a stall) ends when they are not there; once back (or
+  sat in) they are waited for again from the next step, a step still waiting
+  for its pause included (:func:`wait_again`). The one exception: while the
+  service stops, its disconnects are its own and the wait stays open.
 * NL-5: a bot's turn waits its think time (:func:`.bots.think_time`).
 
 The turn's id is the ``seq`` of the event that began it; inputs naming an
@@ -255,15 +261,35 @@ def solo_human(t: TableCore) -> int | None:
 
 def stop_waiting_for(t: TableCore, seat: int) -> None:
     """``seat`` can no longer press ``continue`` (left, sat out, disconnected):
-    a table waiting for it goes on at its own pace (G-4, G-5). Not while the
-    service stops: those disconnects are its own (clients reconnect after the
-    restart and the table still waits for them)."""
+    a table waiting for it goes on at its own pace (G-4, G-5). A stalled table
+    ends the wait now and takes the step once it writes again (its
+    :class:`~cardhall.server.table.inputs.Rearm` settles it: no timer, clock
+    or dealer step while stalled). Not while the service stops: those
+    disconnects are its own (the wait is kept in its last checkpoint; the
+    table that is restored from it waits only if the player is back,
+    :func:`rearm`)."""
     if t.service_stopping:
         return
     if t.status == RUNNING and t.turn_kind == CONTINUE and t.turn_seat == seat:
         end_continue(t)
         t.changed()
-        settle(t)
+        if not t.stalled:
+            settle(t)
+
+
+def wait_again(t: TableCore, seat: int) -> None:
+    """``seat`` can press ``continue`` again (its first connection is back, or
+    it sat in): a dealer step still waiting for its pause waits for the solo
+    player instead (G-4: "connected"), with an ``awaiting`` event carrying the
+    ``continue`` turn; otherwise the next step will (:func:`settle`)."""
+    if t.status != RUNNING or t.paused or t.stalled or t.service_stopping:
+        return
+    if t.step_id is None or t.turn_id is not None or solo_human(t) != seat:
+        return
+    t.step_id = None
+    t.cancel_timer()
+    t.emit(Event({"type": "awaiting"}))
+    begin_continue(t, seat)
 
 
 def press_continue(t: TableCore, seat: int) -> None:
@@ -278,7 +304,10 @@ def press_continue(t: TableCore, seat: int) -> None:
 def rearm(t: TableCore) -> None:
     """Ask again for what the open turn or dealer step waits for (after a
     resume, a restore or a stall): a person's clock resumes with the time it
-    had left (G-8), a bot thinks again, a sitting-out seat is played."""
+    had left (G-8), a bot thinks again, a sitting-out seat is played, and a
+    ``continue`` turn whose player is not there to press it (a restored
+    table's subscribers are gone: presence is 0 until they join again) ends,
+    the table going on at its pace (G-4)."""
     if t.status != RUNNING or t.engine is None:
         return
     if t.turn_id is None or t.turn_kind is None:  # no turn open (an id without a kind awaits nothing)
@@ -304,3 +333,17 @@ def rearm(t: TableCore) -> None:
         t.arm(BotDue(t.turn_id, t.after(think_time(occ, t.bot_think()))))
     elif t.turn_kind == AUTO:
         schedule_auto(t)
+    elif t.turn_kind == CONTINUE and unwaited(t):
+        settle(t)
+
+
+def unwaited(t: TableCore) -> bool:
+    """End an open ``continue`` turn whose player is not there to press it
+    (G-4: disconnected, as a restored table's player is until they join
+    again; sitting out; out of the match); True when it ended. Not while the
+    service stops (:func:`stop_waiting_for`). The caller settles the table."""
+    if t.turn_kind != CONTINUE or t.status != RUNNING or t.service_stopping or solo_human(t) == t.turn_seat:
+        return False
+    end_continue(t)
+    t.changed()
+    return True

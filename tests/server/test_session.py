@@ -228,7 +228,9 @@ async def _solo_waiting_for_continue(live, name):
 
 async def test_a_solo_table_still_waits_when_the_shutdown_closed_the_connection_G4(live):
     """The 1001 closes of a shutting-down service are not the solo player going
-    away: the table's checkpoint keeps it waiting for their continue after the restart."""
+    away: the table's last checkpoint keeps the wait for their continue (the
+    table restored from it waits for them once they are back: G-4,
+    tests/server/table/test_continue.py)."""
     ann, table, actor = await _solo_waiting_for_continue(live, "solo shutdown")
     t = actor.machine
     seq, turn = t.seq, t.turn_id
