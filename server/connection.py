@@ -39,6 +39,9 @@ CLOSE_GOING_AWAY = 1001
 CLOSE_RATE_LIMITED = 4008
 CLOSE_SLOW_CONSUMER = 4009
 CLOSE_TABLE_GONE = 4004
+#: this node lost track of a table the connection watches (a fault of the service's nodes or its
+#: Redis): reconnect and join every table again with ``since`` (protocol 1.2)
+CLOSE_RESUBSCRIBE = 4012
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -225,6 +228,12 @@ class Connection:
             log.debug("writer of connection %s stopped", self.id, exc_info=True)
 
     # -- closing ------------------------------------------------------------
+    def follows(self, seq: int) -> None:
+        """Nothing to mark: a local connection gets a table's frames in the order they are sent."""
+
+    def answers_join(self, viewer: int | None) -> None:
+        """Nothing to mark: a local connection's view is the table's to apply."""
+
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close after the frames already queued are sent."""
         if self._close is None:

@@ -23,6 +23,17 @@ from cardhall.server.table.records import EventRecord, carries_turn, legal_for
 Data = dict[str, Any]
 
 
+class TableSet(Protocol):
+    """The tables a subscriber has joined, as delivery changes them (a
+    connection's is a ``set[str]``)."""
+
+    def add(self, table: str) -> None:
+        """It joined ``table``."""
+
+    def discard(self, table: str) -> None:
+        """It left ``table``."""
+
+
 class Peer(Protocol):
     """What delivery needs of a subscriber's connection
     (:class:`~cardhall.server.connection.Connection` is one)."""
@@ -32,7 +43,7 @@ class Peer(Protocol):
         """How its frames are encoded."""
 
     @property
-    def tables(self) -> set[str]:
+    def tables(self) -> TableSet:
         """Ids of the tables it has joined."""
 
     def push(self, payload: Any) -> None:
@@ -47,6 +58,15 @@ class Peer(Protocol):
 
     def flush(self) -> None:
         """Write what is queued now."""
+
+    def follows(self, seq: int) -> None:
+        """The frames sent next follow the table's ``seq`` (a subscriber on
+        another node delivers them after that event; a local connection gets
+        them in order by construction)."""
+
+    def answers_join(self, viewer: int | None) -> None:
+        """The frames sent next answer a join as ``viewer`` (the view the
+        table gave the subscriber: a seat, or None for a spectator)."""
 
 
 #: subscriber key -> its connection, or None when it is gone

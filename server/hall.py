@@ -7,7 +7,9 @@ it is a :class:`~cardhall.server.table.actor.TableHost`: the committer, the
 store's stream, the connections by id, the metrics, and the notices of
 closed, broken and stalled tables.
 
-With the Redis store the hall is one node of a cluster
+Where tables live is its :class:`~cardhall.server.topology.Topology`'s:
+alone (:class:`~cardhall.server.topology.LocalTopology`) every table is
+served here; with the Redis store the hall is one node of a cluster
 (:class:`~cardhall.server.cluster.node.ClusterNode`): it serves the tables it
 holds the lease of, sends requests for the others to their owners, and hands
 its tables over when it stops (``server/STORAGE.md``, "Cluster").
@@ -23,12 +25,11 @@ written again from memory before they resume or the process exits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import RedisError
 
@@ -46,12 +47,12 @@ from cardhall.server.store_watch import StoreWatch
 from cardhall.server.stored import check_stored_options, current
 from cardhall.server.table.actor import TableActor, now
 from cardhall.server.table.core import BROKEN, CLOSED
-from cardhall.server.table.inputs import Close, Disconnect, Join, ServiceStopping
+from cardhall.server.table.inputs import Close, Disconnect, Join, Request, ServiceStopping
 from cardhall.server.table.machine import TableMachine
+from cardhall.server.topology import LocalTopology, Topology
 
 if TYPE_CHECKING:
-    from cardhall.server.cluster.node import ClusterNode
-    from cardhall.server.cluster.peers import RemotePeer
+    from cardhall.server.table.host import RelayedPeer
 
 log = logging.getLogger("cardhall.hall")
 
@@ -59,26 +60,20 @@ Data = dict[str, Any]
 T = TypeVar("T")
 
 
-def make_store(settings: Settings) -> Store:
-    """The store ``settings`` ask for: Redis when ``redis_url`` is set, else in memory."""
-    if settings.redis_url:
-        from cardhall.server.store.redis import RedisStore
-
-        return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout,
-                          player_ttl=settings.player_expiry)
-    return MemoryStore(settings.event_buffer)
-
-
 class StoppedWaiting(Exception):
     """The process was asked to stop while the hall waited for its store at start."""
 
 
 class Hall:
-    """The service's state. ``store`` defaults to :func:`make_store` of the settings."""
+    """The service's state on ``store`` (default: in memory); ``topology``
+    makes its :class:`~cardhall.server.topology.Topology` from the hall
+    (default: :class:`~cardhall.server.topology.LocalTopology`, one process;
+    :func:`cardhall.server.wiring.topology_for` picks by the store)."""
 
-    def __init__(self, settings: Settings, store: Store | None = None) -> None:
+    def __init__(self, settings: Settings, store: Store | None = None,
+                 topology: Callable[[Hall], Topology] | None = None) -> None:
         self.settings = settings
-        self.store = store if store is not None else make_store(settings)
+        self.store = store if store is not None else MemoryStore(settings.event_buffer)
         self.tables: dict[str, TableActor] = {}
         self.connections = Connections()
         self.players = Players(self.store, settings.new_players_per_address, settings.new_players_window,
@@ -97,12 +92,8 @@ class Hall:
         #: the join that made each (local connection id, table id) watch a table
         #: (sent again when the table moves to another node)
         self.joins: dict[tuple[int, str], Join] = {}
-        #: this node in the cluster on the store's Redis (None: in memory, one process)
-        self.cluster: ClusterNode | None = None
-        if getattr(self.store, "kind", "") == "redis":
-            from cardhall.server.cluster.node import ClusterNode
-
-            self.cluster = ClusterNode(self, self.store)  # type: ignore[arg-type]
+        #: where tables live: this process alone, or a node of a cluster on the store's Redis
+        self.topology: Topology = (topology or LocalTopology)(self)
         self._sweeper: asyncio.Task[None] | None = None
         #: :meth:`shutdown` ran to its end (the server's own shutdown calls it, then the app's lifespan)
         self._shut_down = False
@@ -121,11 +112,7 @@ class Hall:
         started = time.perf_counter()
         self._held = []  # so the tables' play does not slow the recovery down
         try:
-            if self.cluster is not None:
-                await self._wait_for_store(self.cluster.start)
-            else:
-                for item in await self._wait_for_store(self.store.load_tables):
-                    await self._restore(item, None)
+            await self._wait_for_store(self.topology.start)
         except StoppedWaiting:
             log.info("stopped before the %s store answered: nothing was served", self.store.kind)
             self.stopped_early = True
@@ -190,12 +177,11 @@ class Hall:
         if self.stopped_early:
             return
         await self.watch.write_back(timeout=max(2.0, self.settings.shutdown_grace * 2))
-        if self.cluster is not None:
-            self.accepting = False
-            started = time.perf_counter()
-            handed = await self.cluster.hand_over(timeout=max(5.0, self.settings.shutdown_grace * 4))
-            if handed:
-                log.info("handed %d tables to other nodes in %.3f s", handed, time.perf_counter() - started)
+        self.accepting = False
+        started = time.perf_counter()
+        handed = await self.topology.hand_over(timeout=max(5.0, self.settings.shutdown_grace * 4))
+        if handed:
+            log.info("handed %d tables to other nodes in %.3f s", handed, time.perf_counter() - started)
         self.stop_accepting()
         for _ in range(50):  # let queued inputs and commits drain (at most ~0.5 s)
             if all(t.mailbox.empty() for t in self.tables.values()):
@@ -218,11 +204,7 @@ class Hall:
         stopping = [t.stop() for t in self.tables.values()]
         if stopping:
             await asyncio.wait(stopping, timeout=self.settings.shutdown_grace)
-        if self.cluster is not None:
-            for table in list(self.tables.values()):  # not handed over: free for the next node at once
-                with contextlib.suppress(RedisError, OSError):
-                    await self.cluster.release_lease(table)
-            await self.cluster.stop()
+        await self.topology.stop(list(self.tables.values()))  # those not handed over: free at once
         await self.store.close()
         self._shut_down = True
 
@@ -249,15 +231,9 @@ class Hall:
         Raises ProtocolError (the request's checks: :func:`~cardhall.server.creation.check`)."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
-        cluster = self.cluster
-        if cluster is not None:
-            target = cluster.place()
-            if target != cluster.id:
-                check(spec)  # a bad request is answered here, without a round trip to the other node
-                try:
-                    return cast(Info, await cluster.call(target, "create", [dict(spec), owner, address]))
-                except TimeoutError:
-                    log.warning("node %s did not answer a table creation in time; creating it here", target)
+        elsewhere = await self.topology.create_elsewhere(spec, owner, address)
+        if elsewhere is not None:
+            return elsewhere
         return (await self.create_here(spec, owner, address)).machine.info()
 
     async def create_here(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> TableActor:
@@ -278,22 +254,17 @@ class Hall:
         if address is not None:
             floor_think(table_opts, owner, seats, bots, settings.bot_think_floor)
         table_id = "t_" + secrets.token_hex(6)
-        token = None
-        if self.cluster is not None:
-            try:
-                token = await self.cluster.lease_new(table_id)
-            except StoreUnavailable:
-                raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
+        token = await self.topology.lease_new(table_id)
         machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
         table = self._actor(machine, address, floor=address is not None)  # an operator's table is exempt
         table.token = token
-        if self.cluster is not None:  # stored (and in the cluster's lobby) before anyone hears of it
-            checkpoint = table.full_checkpoint()
-            self.cluster.dress(table, checkpoint, [])
-            try:
-                await self.commit(checkpoint)
-            except (StoreUnavailable, LeaseLost):
-                raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
+        # stored (and in a cluster's lobby) before anyone hears of it
+        checkpoint = table.full_checkpoint()
+        self.topology.dress(table, checkpoint, [])
+        try:
+            await self.commit(checkpoint)
+        except (StoreUnavailable, LeaseLost):
+            raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         self.tables[table_id] = table
         table.start()
         return table
@@ -306,9 +277,9 @@ class Hall:
         stored = await self.store.load_table(table_id)
         if stored is None:
             return None
-        return await self._restore(stored, token)
+        return await self.restore_stored(stored, token)
 
-    async def _restore(self, item: StoredTable, token: str | None) -> TableActor | None:
+    async def restore_stored(self, item: StoredTable, token: str | None = None) -> TableActor | None:
         """Restore one stored table (see :meth:`restore`); a failure while loading it quarantines it alone."""
         try:
             return await self._restore_one(item, token)
@@ -380,18 +351,21 @@ class Hall:
         """The open connection with id ``key``."""
         return self.connections.get(key)
 
-    def remote_peer(self, table: str, key: Hashable) -> RemotePeer | None:
-        """Subscriber ``key`` of ``table`` on another node (None without a cluster)."""
-        return self.cluster.peer(table, key) if self.cluster is not None else None
+    def remote_peer(self, table: str, key: Hashable) -> RelayedPeer | None:
+        """Subscriber ``key`` of ``table`` on another node (None: not such a subscriber)."""
+        return self.topology.peer(table, key)
 
     def dress(self, table: TableActor, checkpoint: Checkpoint, records: list[Any]) -> None:
-        """The cluster's part of ``table``'s checkpoint (token, publication, lobby info)."""
-        if self.cluster is not None:
-            self.cluster.dress(table, checkpoint, records)
+        """The topology's part of ``table``'s checkpoint (a cluster's token, publication, lobby info)."""
+        self.topology.dress(table, checkpoint, records)
+
+    def written(self, table: TableActor) -> None:
+        """``table``'s dressed checkpoint is written."""
+        self.topology.written(table)
 
     async def lease_lost(self, table: TableActor) -> bool:
         """``table``'s checkpoint was refused: claim its lease again if free and unowned since, else drop it."""
-        return self.cluster is not None and await self.cluster.reclaim_or_drop(table)
+        return await self.topology.lease_lost(table)
 
     def table_closed(self, table: TableActor) -> None:
         """Called by a table's actor once its ``closed`` event is out."""
@@ -400,8 +374,7 @@ class Hall:
             conn = self.connections.get(key)
             if conn is not None:
                 conn.tables.discard(table.id)
-        if self.cluster is not None:
-            self.cluster.forget_peers(table.id)
+        self.topology.forget(table.id)
         asyncio.get_running_loop().create_task(self._delete(table.id, table.token))
         log.info("table %s closed", table.id)
 
@@ -458,8 +431,7 @@ class Hall:
         """Everything ``table`` holds (to fill a store that lost its data), with
         its lease token and, in a cluster, its lobby entry."""
         checkpoint = table.full_checkpoint()
-        if self.cluster is not None:
-            self.cluster.rewriting(table, checkpoint)
+        self.topology.rewriting(table, checkpoint)
         return checkpoint
 
     async def _sweep(self) -> None:
@@ -481,7 +453,7 @@ class Hall:
         table = self.tables.get(table_id)
         if table is not None:
             return table.machine.seq
-        return self.cluster.router.latest(table_id) if self.cluster is not None else None
+        return self.topology.latest(table_id)
 
     def connection_dropped(self, conn: Connection, reason: str) -> None:
         """A connection went away: every table it joined hears of it."""
@@ -496,5 +468,23 @@ class Hall:
             table = self.tables.get(table_id)
             if table is not None:
                 table.post(Disconnect(conn.id))
-            elif self.cluster is not None:
-                self.cluster.disconnect(conn, table_id)
+            else:
+                self.topology.disconnect(conn, table_id)
+
+    async def post(self, conn: Connection, table_id: str, request: Request) -> None:
+        """Hand ``request`` of local ``conn`` to table ``table_id``: to its
+        mailbox when it is served here, else through the topology to its
+        owner. Raises ProtocolError ``unknown_table`` or ``unavailable``."""
+        table = self.tables.get(table_id)
+        if table is None:
+            await self.topology.route(conn, table_id, request)
+            return
+        if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
+            self.watching(conn, table_id, request)
+        table.post(request)
+
+    def watching(self, conn: Connection, table_id: str, join: Join) -> None:
+        """``conn`` joins ``table_id`` with ``join``: remembered until it
+        leaves or closes (sent again when the table moves to another node)."""
+        conn.tables.add(table_id)
+        self.joins[(conn.id, table_id)] = join

@@ -41,7 +41,6 @@ from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
 from cardhall.server.hands import HandExports
 from cardhall.server.store.base import StoreUnavailable
-from cardhall.server.stored import current
 
 log = logging.getLogger("cardhall.http")
 
@@ -99,10 +98,8 @@ def routes(hall: Hall) -> list[Route]:
 
     async def list_tables(request: Request) -> Response:
         local = {t.id: t.machine.lobby_entry() for t in hall.tables.values()}
-        if hall.cluster is None:
-            return _json(list(local.values()))
         try:
-            infos = await hall.cluster.infos()
+            infos = await hall.topology.infos()
         except (RedisError, OSError):
             return _json(list(local.values()))  # the cluster's lobby cannot be read: this node's tables
         out = [local.pop(tid) if tid in local else lobby_entry(info) for tid, info in sorted(infos.items())]
@@ -132,16 +129,12 @@ def routes(hall: Hall) -> list[Route]:
         return _json({"table": info["id"], "commitment": info["commitment"], "info": info}, 201)
 
     async def table_info(table_id: str) -> Any:
-        """A table's public info: from memory when it is here, else the cluster's lobby."""
+        """A table's public info: from memory when it is here, else the
+        topology's (a cluster's lobby). Raises ProtocolError ``unavailable``."""
         table = hall.tables.get(table_id)
         if table is not None:
             return table.machine.info()
-        if hall.cluster is not None:
-            try:
-                return await hall.cluster.info(table_id)
-            except (RedisError, OSError):
-                raise ProtocolError("unavailable", "the store cannot be read right now") from None
-        return None
+        return await hall.topology.info(table_id)
 
     async def get_table(request: Request) -> Response:
         try:
@@ -171,8 +164,7 @@ def routes(hall: Hall) -> list[Route]:
             store["error"] = hall.store_error
         body = {"status": status, "tables": len(hall.tables), "broken_tables": hall.broken_tables(),
                 "connections": len(hall.connections), "store": store, "recovery": hall.recovery}
-        if hall.cluster is not None:
-            body["cluster"] = hall.cluster.describe()
+        body.update(hall.topology.health())
         return _json(body, 200 if status == "ok" else 503)
 
     async def metrics(request: Request) -> Response:
@@ -191,17 +183,12 @@ def routes(hall: Hall) -> list[Route]:
         table = hall.tables.get(table_id)
         if table is not None:
             return ops_view(table)
-        if hall.cluster is not None:  # owned elsewhere: its last checkpoint
-            try:
-                info = await hall.cluster.info(table_id)
-                stored = await hall.store.load_table(table_id)
-                owner = (await hall.cluster.owners([table_id])).get(table_id)
-            except (StoreUnavailable, RedisError, OSError):
-                return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
-            if info is not None and stored is not None:  # the state now: its input log replayed
-                state = current(stored)[0]
-                return _json({"info": info, "state": state.data, "node": owner, "checkpoint": True,
-                              **({"state_error": state.error} if state.error else {})})
+        try:  # served elsewhere: its last checkpoint, its input log replayed
+            view = await hall.topology.stored_view(table_id)
+        except ProtocolError as exc:
+            return _json(exc.frame(), 503)
+        if view is not None:
+            return _json(view)
         return _error(ProtocolError("unknown_table", f"no open table {table_id!r}"))
 
     async def ops_close(request: Request) -> Response:
@@ -209,13 +196,7 @@ def routes(hall: Hall) -> list[Route]:
             return PlainTextResponse("operator key required", 403)
         table_id = request.path_params["table"]
         try:
-            if table_id in hall.tables or hall.cluster is None:
-                hall.close_table(table_id, "operator")
-            else:
-                owner = (await hall.cluster.owners([table_id])).get(table_id)
-                if owner is None:
-                    raise ProtocolError("unknown_table", f"no open table {table_id!r}")
-                await hall.cluster.call(owner, "close", [table_id, "operator"])
+            await hall.topology.close(table_id, "operator")
         except ProtocolError as exc:
             return _error(exc)
         except (TimeoutError, RedisError, OSError):
@@ -225,16 +206,10 @@ def routes(hall: Hall) -> list[Route]:
     async def cluster(request: Request) -> Response:
         if not operator(request):
             return PlainTextResponse("operator key required", 403)
-        if hall.cluster is None:
-            return _json({"nodes": [{"id": None, "tables": len(hall.tables), "connections": len(hall.connections),
-                                     "table_ids": sorted(hall.tables), "store": "memory"}]})
         try:
-            await hall.cluster.heartbeat()
-        except (RedisError, OSError):
-            return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
-        nodes = [hall.cluster.live[n] for n in sorted(hall.cluster.live)]
-        return _json({"node": hall.cluster.id, "nodes": nodes,
-                      "tables": sum(n.get("tables", 0) for n in nodes)})
+            return _json(await hall.topology.nodes())
+        except ProtocolError as exc:
+            return _json(exc.frame(), 503)
 
     def ops_view(table: Any) -> Response:
         """A table served here as the operator sees it; a state (or info) that
@@ -247,7 +222,7 @@ def routes(hall: Hall) -> list[Route]:
             return _json({**view, "info": None, "state": None, "state_error": repr(exc)[:300]})
 
     def node_id() -> str | None:
-        return hall.cluster.id if hall.cluster is not None else None
+        return hall.topology.node_id
 
     return [
         Route("/api/games", list_games, methods=["GET"]),

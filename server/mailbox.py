@@ -53,6 +53,12 @@ class Mailbox(Generic[T]):
         self._items.clear()
         return items
 
+    def drain(self) -> list[T]:
+        """Every item queued, taken now (none waits any more)."""
+        items = list(self._items)
+        self._items.clear()
+        return items
+
     def empty(self) -> bool:
         return not self._items
 

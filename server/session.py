@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import re
 import secrets
 import time
 from typing import Any
@@ -35,9 +34,6 @@ log = logging.getLogger("cardhall.session")
 #: connection ids: subscriber keys here, and "<node>/<id>" on other nodes of a cluster. They start
 #: at a random point, so a node restarted with its id never reuses an id an owner still remembers.
 _ids = itertools.count(secrets.randbits(40))
-
-#: what a table id looks like ("t_" and hex digits); anything else is unknown without asking Redis
-TABLE_ID = re.compile(r"t_[0-9a-f]{1,32}")
 
 #: the client message types of protocol v1 (``chat``: 1.1)
 CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping", "chat"}
@@ -188,16 +184,7 @@ class WebSocketEndpoint:
             request = table_request(kind, conn.id, conn.player, msg, received)
             if isinstance(request, Chat):  # its text is checked first: a refused one is not counted
                 self.chat.check(conn.id, received)
-            table = hall.tables.get(table_id) if isinstance(table_id, str) else None
-            if table is not None:
-                if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
-                    conn.tables.add(table.id)
-                    hall.joins[(conn.id, table.id)] = request
-                table.post(request)
-            elif hall.cluster is not None and isinstance(table_id, str) and TABLE_ID.fullmatch(table_id):
-                await hall.cluster.route(conn, table_id, request)  # owned by another node, or by none yet
-            else:
-                raise ProtocolError("unknown_table", f"no open table {table_id!r}")
+            await hall.post(conn, table_id, request)
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             conn.send(exc.frame(msg.get("id") if isinstance(msg, dict) else None))

@@ -152,8 +152,10 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
     async def send(self, message: Any) -> None:
         await super().send(message)
         if self.handshake_complete and self.response is not None:
-            # the handshake's request and response are not needed once it is done (~3 KB a connection)
-            self.request = self.response = None
+            # the handshake's request and response are not needed once it is done (~3 KB a connection);
+            # uvicorn's class types them as always set (it assigns them in handle_connect) but reads
+            # neither once the handshake is complete, so None is safe past this point
+            self.request = self.response = None  # type: ignore[assignment]
 
     def send_now(self, payload: bytes | str) -> bool:
         """Write ``payload`` as one websocket message now; False if it cannot be

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from cardhall.server.config import Settings
-    from cardhall.server.connection import Connections
+    from cardhall.server.connection import Connection, Connections
     from cardhall.server.table.actor import TableActor
     from cardhall.server.table.inputs import Join
 
@@ -38,6 +38,9 @@ class NodeHost(Protocol):
     async def create_here(self, spec: Mapping[str, Any], owner: str | None,
                           address: str | None = None) -> TableActor:
         """Create a table on this node (raises ProtocolError)."""
+
+    def watching(self, conn: Connection, table_id: str, join: Join) -> None:
+        """``conn`` joins ``table_id`` with ``join`` (remembered until it leaves or closes)."""
 
     def store_failed(self, exc: BaseException) -> None:
         """The store cannot be written (or lost its data): stall and watch it."""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import socket
+
+#: what a table id looks like ("t_" and hex digits): anything else is unknown without asking Redis
+TABLE_ID = re.compile(r"t_[0-9a-f]{1,32}")
 
 
 def default_node_id() -> str:

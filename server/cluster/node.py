@@ -34,11 +34,13 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from redis import exceptions as rexc
 
+from cardhall.protocol import frames
+from cardhall.protocol.errors import ProtocolError
 from cardhall.server.cluster import wire
 from cardhall.server.cluster.calls import Calls
 from cardhall.server.cluster.handover import Parts, hand_over
@@ -46,17 +48,15 @@ from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch
 from cardhall.server.cluster.naming import default_node_id, jittered, meant_for
 from cardhall.server.cluster.outbox import Outbox
-from cardhall.server.cluster.peers import Owned, RemotePeer
+from cardhall.server.cluster.peers import Owned
 from cardhall.server.cluster.registry import Registry
 from cardhall.server.cluster.router import Router
-from cardhall.server.connection import Connection
-from cardhall.server.store.base import Checkpoint, StoreEmpty, StoreUnavailable
+from cardhall.server.store.base import StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
-from cardhall.server.table.inputs import Disconnect, Request
+from cardhall.server.table.inputs import Disconnect
 
 if TYPE_CHECKING:
     from cardhall.server.table.actor import TableActor
-    from cardhall.server.table.records import EventRecord
 
 log = logging.getLogger("cardhall.cluster")
 
@@ -84,9 +84,9 @@ class ClusterNode:
         self.leases = Leases(self.client, self.keys, self.id, self.nonce, ttl_ms)
         self.registry = Registry(self.client, self.keys, self.id, ttl_ms)
         self.outbox = Outbox(self.client)
-        self.router = Router(host, self.id, self.keys, self.leases, self.outbox, store.events_since,
+        self.router = Router(host, self.id, self.keys, self.leases, self.outbox,
                              self._claimed, self._subscribe, self._unsubscribe)
-        self.owned = Owned(self.outbox, self.keys)
+        self.owned = Owned(self.outbox, self.keys, host.tables)
         self.stopping = False
         self.claims = 0
         self.calls = Calls(host, self.id, self.router.send)
@@ -130,14 +130,18 @@ class ClusterNode:
         self._tasks += [loop.create_task(self._listen(), name="cluster listener"),
                         loop.create_task(self._loop(self.heartbeat, lambda: every), name="cluster heartbeat"),
                         loop.create_task(self._loop(self._scan, lambda: jittered(every / 2)), name="cluster scan"),
-                        loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick")]
+                        loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick"),
+                        loop.create_task(self._loop(self._check_relayed, lambda: every), name="cluster relay check")]
 
-    async def stop(self) -> None:
-        """Leave the cluster (after :meth:`hand_over`): the heartbeat is removed."""
+    async def stop(self, tables: list[TableActor] | None = None) -> None:
+        """Leave the cluster (after :meth:`hand_over`): the leases of
+        ``tables`` (not handed over) are released, so other nodes claim them
+        at once; the heartbeat is removed."""
+        for table in tables or ():
+            with contextlib.suppress(rexc.RedisError, OSError):
+                await self.release_lease(table)
         for task in self._tasks:
             task.cancel()
-        for rt in self.router.relayed.values():
-            rt.stop()
         await self.outbox.stop()
         try:
             await self.registry.leave()
@@ -164,6 +168,19 @@ class ClusterNode:
     async def _tick(self) -> None:
         self.router.tick()
 
+    async def _check_relayed(self) -> None:
+        """Compare each relayed table's stored events with what this node
+        delivered: a connection that lost events (a message lost while this
+        node or Redis was away) resumes from its cursor."""
+        tables = list(self.router.relayed)
+        if not tables:
+            return
+        async with self.client.pipeline(transaction=False) as pipe:
+            for table in tables:
+                pipe.xrevrange(self.store.table_keys(table)[1], count=1)  # its stream's newest event
+            tops = await pipe.execute()
+        self.router.behind({t: int(top[0][0].split(b"-")[0]) if top else None for t, top in zip(tables, tops)})
+
     # -- registry ----------------------------------------------------------------
     def heartbeat_info(self) -> Data:
         """What this node says of itself: id, address, pid, tables, connections."""
@@ -178,7 +195,12 @@ class ClusterNode:
         """Write this node's heartbeat and read the live nodes (:attr:`live`);
         when a node left, forget its connections at this node's tables."""
         before = set(self.registry.live)
-        await self.registry.beat(self.heartbeat_info())
+        lapsed = await self.registry.beat(self.heartbeat_info())
+        if lapsed and self._beats:
+            # the other nodes may have counted this one gone and forgotten its connections at
+            # their tables: every connection watching a table owned elsewhere resumes
+            log.warning("node %s: its heartbeat had lapsed; its relayed connections resume", self.id)
+            self.router.resync()
         self._beats += 1
         live = set(self.registry.live)
         now = time.monotonic()
@@ -197,6 +219,12 @@ class ClusterNode:
         disconnect will come), and the handles on remote subscribers that left
         are dropped."""
         now = time.monotonic()
+        live = self.registry.live
+        for table in self.host.tables.values():  # a node this one never saw live is missing too
+            for key in table.machine.subscribers.viewers:
+                parsed = wire.parse_key(key)
+                if parsed is not None and parsed[0] not in live and parsed[0] != self.id:
+                    self._missing.setdefault(parsed[0], now)
         gone = {n for n, at in self._missing.items() if now - at > self.registry.ttl_ms / 1000}
         for table in list(self.host.tables.values()):
             for key in list(table.machine.subscribers.viewers):
@@ -242,13 +270,13 @@ class ClusterNode:
 
     async def lease_new(self, table: str) -> str:
         """A lease for a table being created here (not stored yet); raises
-        StoreUnavailable when Redis cannot be reached."""
+        ProtocolError ``unavailable`` when Redis cannot be reached."""
         try:
             token = await self.leases.claim(table, NEW)
-        except (rexc.RedisError, OSError) as exc:
-            raise StoreUnavailable(f"redis: {exc}") from None
+        except (rexc.RedisError, OSError):
+            raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         if token is None:
-            raise StoreUnavailable(f"table id {table} is taken")
+            raise ProtocolError("unavailable", "the store cannot be written right now; retry")
         self.router.owned_here(table)
         return token
 
@@ -294,19 +322,25 @@ class ClusterNode:
 
     def lost(self, table: TableActor) -> None:
         """Drop ``table`` (its lease is another's): its actor ends, nothing
-        it holds is published, and this node's connections watching it
-        join its new owner with ``since``: what they were last delivered."""
+        it holds is published, every request it took or held unanswered gets
+        ``unavailable``, and this node's connections watching it join its
+        new owner with ``since``: what they were last delivered."""
         if self.host.tables.get(table.id) is not table:
             return
-        table.drop()
+        unanswered = table.drop()
         self.host.tables.pop(table.id, None)
         self.forget_peers(table.id)
         self.router.forget_owner(table.id)
+        for sub, re in unanswered:  # nothing of them was written: safe to send again (SPEC "Resuming")
+            peer = self.host.connections.get(sub) or self.owned.peer(table.id, sub)
+            if peer is not None:
+                peer.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
+                peer.flush()
         for key in list(table.machine.subscribers.viewers):
-            if isinstance(key, int):
-                conn = self.host.connections.get(key)
-                join = self.host.joins.get((key, table.id))
-                if conn is not None and join is not None:
+            conn = self.host.connections.get(key)
+            if conn is not None:
+                join = self.host.joins.get((conn.id, table.id))
+                if join is not None:
                     self.router.relay_join(conn, table.id, join, table.delivered)
 
     async def _scan(self, takeover: bool = False) -> None:
@@ -341,45 +375,15 @@ class ClusterNode:
             log.info("node %s claimed %d tables in %.3f s", self.id, claimed, time.perf_counter() - started)
 
     # -- the owner's side -----------------------------------------------------------
-    def dress(self, table: TableActor, cp: Checkpoint, records: list[EventRecord]) -> None:
-        """The cluster's part of ``table``'s checkpoint (:meth:`Owned.dress`)."""
-        self.owned.dress(table, cp, records)
-
-    def rewriting(self, table: TableActor, cp: Checkpoint) -> None:
-        """``table`` is written again into a Redis that lost its data: its
-        token and its lobby entry go with it (nothing to publish)."""
-        self.owned.forget_info(table.id)
-        self.owned.dress(table, cp, [])
-
-    def peer(self, table: str, key: Hashable) -> RemotePeer | None:
-        """The owner's handle on remote subscriber ``key`` of ``table``."""
-        return self.owned.peer(table, key)
-
     def forget_peers(self, table: str) -> None:
         """``table`` closed or left this node: what this node kept for it goes."""
         self.owned.forget(table)
         self._reclaims.pop(table, None)
 
     # -- requests and connections --------------------------------------------------------
-    async def route(self, conn: Connection, table: str, request: Request) -> None:
-        """Send ``request`` from local ``conn`` to ``table``'s owner (:meth:`Router.route`)."""
-        await self.router.route(conn, table, request)
-
-    def disconnect(self, conn: Connection, table: str) -> None:
-        """Local ``conn`` closed while watching ``table`` owned elsewhere."""
-        self.router.disconnect(conn, table)
-
     async def owners(self, tables: list[str]) -> dict[str, str | None]:
         """The owner node of each table (None: no lease right now)."""
         return await self.leases.owners(tables)
-
-    async def infos(self) -> dict[str, Data]:
-        """Every table's public info (the cluster's lobby)."""
-        return await self.registry.infos()
-
-    async def info(self, table: str) -> Data | None:
-        """One table's public info from the cluster's lobby."""
-        return await self.registry.info(table)
 
     # -- calls to other nodes ------------------------------------------------------------
     async def call(self, node: str, op: str, args: list[Any]) -> Any:
@@ -415,12 +419,7 @@ class ClusterNode:
             if message is None or message.get("type") != "message":
                 continue
             try:
-                blob = message["data"]
-                if blob[:1] == b"E":  # the events of one commit's tables for this node's viewers
-                    for item in wire.unpack_events(blob):
-                        self.router.on_events(item)
-                    continue
-                data = wire.unpack(blob)
+                data = wire.unpack(message["data"])
                 if message["channel"] == inbox:
                     self._inbox(data)
                 else:
@@ -495,4 +494,5 @@ class ClusterNode:
     def describe(self) -> Data:
         """What ``/healthz`` shows of the cluster."""
         return {"node": self.id, "address": self.address, "live_nodes": len(self.live),
-                "relayed_tables": len(self.router.relayed), "claims": self.claims}
+                "relayed_tables": len(self.router.relayed), "claims": self.claims,
+                "resumes": sum(rt.resumes for rt in self.router.relayed.values())}

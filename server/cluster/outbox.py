@@ -3,10 +3,13 @@
 Whatever this node sends (inputs for tables owned elsewhere, frames for other
 nodes' clients, handover requests) is queued here and published by one writer
 task in a pipeline, so messages to one node arrive in the order they were
-queued; a node's own commit scripts publish its tables' events before the
-replies that follow them are queued (a reply is queued only after its commit
-returned), so each node receives a table's events before the replies that
-follow them.
+queued. With the commits it keeps one order per table: a commit script
+publishes a table's events before the replies that follow them are queued (a
+reply is queued only after its commit returned), and the group committer
+waits for :meth:`flushed` before it sends the next commit (the hall sets
+its ``before`` hook), so a reply is published before the events of any later
+commit. Each node thus receives a table's events, membership changes and
+replies in the order the table produced them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ class Outbox:
         self._task: asyncio.Task[None] | None = None
         self.sent = 0
         self.failed = 0
+        self._queued = 0  # messages queued so far
+        self._done = 0  # of those, published or given up
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
 
     def start(self) -> None:
         """Start the writer task."""
@@ -39,7 +45,26 @@ class Outbox:
     def send(self, channel: str, message: bytes) -> None:
         """Queue ``message`` for ``channel`` (never blocks)."""
         self._queue.append((channel, message))
+        self._queued += 1
         self._wake.set()
+
+    async def flushed(self) -> None:
+        """Return once every message queued before the call is published
+        (or given up for Redis being down); at once when none waits."""
+        if self._done >= self._queued or self._task is None or self._task.done():
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((self._queued, fut))
+        await fut
+
+    def _settled(self, count: int) -> None:
+        self._done += count
+        if self._waiting:
+            ready = [w for w in self._waiting if w[0] <= self._done]
+            self._waiting = [w for w in self._waiting if w[0] > self._done]
+            for _, fut in ready:
+                if not fut.done():
+                    fut.set_result(None)
 
     async def drain(self, timeout: float = 2.0) -> None:
         """Wait until everything queued is published (at most ``timeout`` seconds)."""
@@ -52,6 +77,10 @@ class Outbox:
         await self.drain(1.0)
         if self._task is not None:
             self._task.cancel()
+        for _, fut in self._waiting:
+            if not fut.done():
+                fut.set_result(None)
+        self._waiting = []
 
     async def _run(self) -> None:
         queue = self._queue
@@ -68,9 +97,12 @@ class Outbox:
                         pipe.publish(channel, message)
                     await pipe.execute()
                 self.sent += len(batch)
+                self._settled(len(batch))
             except (rexc.RedisError, OSError) as exc:
                 # Redis is down: the messages are lost; the table's owner
-                # stalls on its own commits meanwhile, and clients retry
+                # stalls on its own commits meanwhile; a relaying node finds
+                # the gap (a seq, a request unanswered) and joins again
                 self.failed += len(batch)
+                self._settled(len(batch))
                 log.warning("could not publish %d messages to other nodes: %s", len(batch), exc)
                 await asyncio.sleep(0.2)

@@ -2,16 +2,19 @@
 
 A table owned here may have subscribers whose connections are on other nodes
 (key ``"<node>/<connection id>"``). Their events do not go through this
-node's fan-out: the commit script publishes each committed event once per
-distinct view to their node's inbox (:func:`publication`), and their node
-delivers it. What is for one connection alone (replies, join answers,
-snapshots, replays) goes to its node's inbox as an ``out`` message
-(:class:`RemotePeer`), marked with the ``seq`` it follows.
+node's fan-out: the commit script publishes, on the table's own channel,
+each committed event once per distinct view those subscribers have, and
+before them every change the table made to their views (:func:`publication`,
+:meth:`Owned.dress`); their nodes deliver them. What is for one connection
+alone (replies, join answers, snapshots, replays) follows on the same
+channel as an ``out`` message (:class:`RemotePeer`), marked with the ``seq``
+it follows, published before the table's next commit (the outbox is flushed
+before each commit): one channel, one order, for each table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import orjson
@@ -53,18 +56,26 @@ class Membership:
 class RemotePeer:
     """Connection ``conn`` of node ``node`` watching table ``table`` owned here.
 
-    Frames sent to it are msgpack-encoded and, on :meth:`flush`, published to
-    its node's inbox in one ``out`` message carrying ``after`` (set by the
-    actor with :meth:`follows`: the table's ``seq`` the frames follow) and,
-    for a join answer (:meth:`answers_join`), the viewer it watches as.
+    Frames sent to it are msgpack-encoded and, on :meth:`flush`, published in
+    one ``out`` message carrying ``after`` (set by the actor with
+    :meth:`follows`: the table's ``seq`` the frames follow) and, for a join
+    answer (:meth:`answers_join`), the viewer it watches as. A message for a
+    subscriber (``subscribed()``), or one that makes or ends a subscription,
+    goes on the table's channel, where its events go: its node gets them in
+    the order the table produced them. Any other (an error to a connection
+    that never joined) goes to its node's inbox.
     """
 
     relayed = True
     codec = MSGPACK_CODEC
 
-    def __init__(self, outbox: Outbox, keys: Keys, table: str, node: str, conn: int) -> None:
+    def __init__(self, outbox: Outbox, keys: Keys, table: str, node: str, conn: int,
+                 subscribed: Callable[[], bool] = lambda: False) -> None:
         self.outbox = outbox
         self.inbox = keys.inbox(node)
+        self.channel = keys.channel(table)
+        self.subscribed = subscribed
+        self.node = node
         self.table = table
         self.conn = conn
         self.tables = Membership()
@@ -104,48 +115,72 @@ class RemotePeer:
             self._join = None
             return
         join = self._join
-        message = ["out", self.table, self.conn, self._after, self._frames, member,
+        message = ["out", self.table, self.node, self.conn, self._after, self._frames, member,
                    None if join is None else [join[0]]]
-        self.outbox.send(self.inbox, wire.pack(message))
+        ordered = member is not None or join is not None or self.subscribed()
+        self.outbox.send(self.channel if ordered else self.inbox, wire.pack(message))
         self._frames = []
         self._join = None
         self.tables.member = None
 
 
-def publication(fanout: Fanout, records: Sequence[EventRecord], viewers: Iterable[int | None]) -> bytes | None:
-    """The ``e`` message of ``records`` (``["e", table, [seq, view, frame,
-    ...], ...]``) for the distinct views of ``viewers``
-    (the viewers of the table's subscribers on other nodes), or None when
-    there are none: each event's frame once per distinct view, msgpack (the
-    same bytes are left in ``fanout.primed`` for this node's own subscribers)."""
+#: a membership change's viewer for a subscriber the table no longer has
+GONE = -1
+
+
+def publication(fanout: Fanout, records: Sequence[EventRecord], viewers: Iterable[int | None],
+                seq: int, changes: Sequence[Any] = ()) -> bytes | None:
+    """The ``e`` message of one commit of a table: ``["e", table, seq,
+    changes, [seq, view, frame, ...], ...]``. ``seq``: the table's ``seq``
+    after the step(s) committed; ``changes``: flat ``[node, connection,
+    viewer, ...]`` of every subscriber on another node whose viewer the
+    table changed in them (a seat, None for a spectator, :data:`GONE` when it
+    no longer watches); then each of ``records`` with its frame once per
+    distinct view of ``viewers`` (the viewers of the table's subscribers on
+    other nodes), msgpack (the same bytes are left in ``fanout.primed`` for
+    this node's own subscribers). None when there is nothing to say."""
     wanted = set(viewers)
-    if not wanted or not records:
+    if not changes and (not wanted or not records):
         return None
     encode = MSGPACK_CODEC.encode
     primed = fanout.primed
-    out: list[Any] = ["e", fanout.table_id]
-    for rec in records:
-        item: list[Any] = [rec.seq]
-        views: set[int | None] = {view_key(rec, v) for v in wanted}
-        for key in views:
-            blob = primed[(rec.seq, key)] = cast(bytes, encode(cast(Data, fanout.frame(rec, key, True))))
-            item += (key, blob)
-        out.append(item)
+    out: list[Any] = ["e", fanout.table_id, seq, list(changes)]
+    if wanted:
+        for rec in records:
+            item: list[Any] = [rec.seq]
+            views: set[int | None] = {view_key(rec, v) for v in wanted}
+            for key in views:
+                blob = primed[(rec.seq, key)] = cast(bytes, encode(cast(Data, fanout.frame(rec, key, True))))
+                item += (key, blob)
+            out.append(item)
     return wire.pack(out)
 
 
-def remote_viewers(viewers: Mapping[Hashable, int | None]) -> tuple[set[int | None], set[str]]:
-    """The viewers of the subscribers that are on other nodes (string keys),
-    and those nodes."""
-    seen: set[int | None] = set()
-    nodes: set[str] = set()
-    for key, viewer in viewers.items():
-        if isinstance(key, str):
-            seen.add(viewer)
+def membership_changes(before: Mapping[Hashable, int | None], now: Mapping[Hashable, int | None]) -> list[Any]:
+    """What changed between two maps of remote subscriber key -> viewer:
+    flat ``[node, connection, viewer, ...]`` (:data:`GONE` for a key no
+    longer there).
+
+    >>> membership_changes({"n1/1": 2, "n1/2": None}, {"n1/1": None, "n2/5": 3})
+    ['n1', 1, None, 'n2', 5, 3, 'n1', 2, -1]
+    """
+    flat: list[Any] = []
+    for key, viewer in now.items():
+        if key not in before or before[key] != viewer:
             parsed = wire.parse_key(key)
             if parsed is not None:
-                nodes.add(parsed[0])
-    return seen, nodes
+                flat += (parsed[0], parsed[1], viewer)
+    for key in before:
+        if key not in now:
+            parsed = wire.parse_key(key)
+            if parsed is not None:
+                flat += (parsed[0], parsed[1], GONE)
+    return flat
+
+
+def remote_viewers(viewers: Mapping[Hashable, int | None]) -> set[int | None]:
+    """The viewers of the subscribers that are on other nodes."""
+    return {viewer for key, viewer in viewers.items() if wire.parse_key(key) is not None}
 
 
 class Owned:
@@ -153,11 +188,16 @@ class Owned:
     a :class:`RemotePeer` per (table, key), and each table's public info as
     last written (the lobby entry is written only when it changed)."""
 
-    def __init__(self, outbox: Outbox, keys: Keys) -> None:
+    def __init__(self, outbox: Outbox, keys: Keys, tables: Mapping[str, Any]) -> None:
         self.outbox = outbox
         self.keys = keys
+        self.tables = tables  # the tables served here (TableActors by id)
         self.peers: dict[tuple[str, Hashable], RemotePeer] = {}
         self._infos: dict[str, tuple[int, bytes]] = {}  # table -> (spectators, info) as last written
+        #: table -> (the subscribers' change count, remote key -> viewer) as last published
+        self._members: dict[str, tuple[int, dict[Hashable, int | None]]] = {}
+        #: the same, dressed into a checkpoint not yet written
+        self._pending: dict[str, tuple[int, dict[Hashable, int | None]]] = {}
 
     def peer(self, table: str, key: Hashable) -> RemotePeer | None:
         """The handle on remote subscriber ``key`` of ``table`` (None: ``key`` is a local one)."""
@@ -166,29 +206,49 @@ class Owned:
             return None
         peer = self.peers.get((table, key))
         if peer is None:
-            peer = self.peers[(table, key)] = RemotePeer(self.outbox, self.keys, table, *parsed)
+            def subscribed() -> bool:
+                held = self.tables.get(table)
+                return held is not None and key in held.machine.subscribers
+            peer = self.peers[(table, key)] = RemotePeer(self.outbox, self.keys, table, *parsed, subscribed)
         return peer
 
     def dress(self, table: Any, cp: Any, records: Sequence[EventRecord]) -> None:
         """Give ``table``'s (a TableActor's) checkpoint ``cp`` its fencing token,
-        the publication of ``records`` to the viewers on other nodes and its
-        public info (JSON) when it changed."""
+        the publication of ``records`` and of the changes of its remote
+        subscribers' viewers since the last written checkpoint (their nodes
+        apply them before the events: the table alone decides every view),
+        and its public info (JSON) when it changed. The changes count as
+        published once the checkpoint is written (:meth:`written`)."""
         cp.token = table.token
         machine = table.machine
-        viewers, nodes = remote_viewers(machine.subscribers.viewers)
-        if viewers:
-            message = publication(table.fanout, records, viewers)
-            if message is not None:
-                cp.publish = (",".join(sorted(nodes)), message)
-        spectators = machine.subscribers.spectators
-        known = self._infos.get(table.id)
-        if (known is not None and known[0] == spectators
+        subscribers = machine.subscribers
+        viewers = remote_viewers(subscribers.viewers)
+        changes: list[Any] = []
+        known = self._members.get(table.id)
+        if known is None or known[0] != subscribers.changes:
+            now: dict[Hashable, int | None] = {k: v for k, v in subscribers.viewers.items()
+                                               if wire.parse_key(k) is not None}
+            changes = membership_changes(known[1] if known is not None else {}, now)
+            self._pending[table.id] = (subscribers.changes, now)
+        message = publication(table.fanout, records, viewers, machine.seq, changes)
+        if message is not None:
+            cp.publish = (self.keys.channel(table.id), message)
+        spectators = subscribers.spectators
+        info_known = self._infos.get(table.id)
+        if (info_known is not None and info_known[0] == spectators
                 and not any(rec.event.data["type"] in INFO_EVENTS for rec in records)):
             return  # nothing the public info shows changed
         info = orjson.dumps(machine.info(), option=orjson.OPT_NON_STR_KEYS)
-        if known is None or known[1] != info:
+        if info_known is None or info_known[1] != info:
             cp.info = info
         self._infos[table.id] = (spectators, info)
+
+    def written(self, table: str) -> None:
+        """``table``'s last dressed checkpoint is written: the membership it
+        published is what its remote subscribers' nodes know now."""
+        pending = self._pending.pop(table, None)
+        if pending is not None:
+            self._members[table] = pending
 
     def forget_info(self, table: str) -> None:
         """Write ``table``'s info with its next checkpoint (Redis lost it)."""
@@ -199,6 +259,8 @@ class Owned:
         for pair in [p for p in self.peers if p[0] == table]:
             del self.peers[pair]
         self._infos.pop(table, None)
+        self._members.pop(table, None)
+        self._pending.pop(table, None)
 
     def prune(self, tables: Mapping[str, Any]) -> None:
         """Drop the idle handles of subscribers no longer at their table (``tables``: id -> TableActor)."""

@@ -48,10 +48,13 @@ class Registry:
         #: node id -> its heartbeat (``id``, ``address``, ``pid``, ``tables``, ``connections``...)
         self.live: dict[str, Data] = {}
 
-    async def beat(self, info: Data) -> None:
-        """Write this node's heartbeat ``info`` and read the live nodes."""
+    async def beat(self, info: Data) -> bool:
+        """Write this node's heartbeat ``info`` and read the live nodes;
+        True when its previous heartbeat had lapsed (other nodes may have
+        counted this one gone and forgotten its connections)."""
         k = self.keys
-        await self.client.eval(scripts.HEARTBEAT, 2, k.nodes, k.seen, self.node, orjson.dumps(info), self.ttl_ms)
+        _, lapsed = await self.client.eval(scripts.HEARTBEAT, 2, k.nodes, k.seen, self.node, orjson.dumps(info),
+                                           self.ttl_ms)
         flat = await self.client.eval(scripts.LIVE_NODES, 2, k.nodes, k.seen)
         live: dict[str, Data] = {}
         for i in range(0, len(flat), 2):
@@ -60,6 +63,7 @@ class Registry:
             except orjson.JSONDecodeError:
                 continue
         self.live = live
+        return bool(lapsed)
 
     async def holder(self, node: str) -> tuple[Data, int] | None:
         """The heartbeat registered under ``node`` and when it expires

@@ -1,58 +1,62 @@
 """The receiving side: this node's connections watching tables owned elsewhere.
 
-For each such table (:class:`Relayed`) the node subscribes to the table's
-channel and keeps, per local connection (:class:`Watch`), the viewer it
-watches as and the last ``seq`` delivered to it (its cursor). Messages of one
-table are handled in order by one task:
+For each such table (:class:`Relayed`) the node keeps, per local connection
+(:class:`Watch`), the viewer the *owner* gave it and the last ``seq``
+delivered to it (its cursor). The owner sends a table's messages to this
+node in the order the table produced them (its commits publish the events,
+then its replies are published before its next commit: :mod:`.outbox`), and
+they are handled here in that order, synchronously, by one path:
 
-* events (``e``): each connection gets, in ``seq`` order, the frame of its
-  view; a connection whose cursor is behind the first event (a message lost,
-  or published before its join was answered and no longer in the recent
-  events) gets the missing events from the table's stream first, rendered
-  here exactly as the owner renders them (``Event.view``), so ``seq`` stays
-  gap-free on every connection;
-* replies (``out``): held until the connection's cursor reaches the ``seq``
-  they follow, so an ``ok`` never overtakes its own events; a join answer
-  sets the cursor and then delivers the recent events after it;
-* an owner change (``o``): every connection joins again with the new owner
-  with ``since`` = its cursor (the answer's ``ok`` is not passed on).
+* events (``e``): first the owner's changes of this node's subscribers'
+  viewers (a seat freed, a seat taken, a subscriber the owner no longer has),
+  then each event to each connection as the next ``seq`` in the view the
+  owner gave it. A relaying node never chooses a view itself: it only picks,
+  among the frames the owner rendered, the one of the viewer the owner named.
+* replies (``out``): delivered as they come (their events came before them);
+  a join answer names the connection's viewer and where its events start.
+* an owner change (``o``): every connection joins again with the new owner.
+
+A connection whose next event is missing (a message lost while the node or
+Redis was away), that the owner no longer counts as a subscriber although it
+did not leave, or whose stream position is behind the stored events for a
+whole check (:meth:`Relayed.behind`), *resumes*: the node sends the owner its
+own join (:data:`~cardhall.server.table.inputs.REJOIN`) with ``since`` = the
+cursor, and the owner answers with the missed events (or a snapshot when the
+stream no longer holds them), so every event reaches it once, in order. A
+connection whose resume is not answered within :data:`RESYNC_WITHIN` seconds
+is closed with 4012 (SPEC "Closing codes": reconnect, join with ``since``):
+never left silent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import msgpack
 
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, MSGPACK
-from cardhall.server.connection import Connection
-from cardhall.server.fanout import Fanout, view_key
-from cardhall.server.mailbox import Mailbox
+from cardhall.server.cluster.peers import GONE
+from cardhall.server.connection import CLOSE_RESUBSCRIBE, Connection
 from cardhall.server.table.inputs import REJOIN, Join
-from cardhall.server.table.records import record_from_data
 
 log = logging.getLogger("cardhall.cluster")
 
 Data = dict[str, Any]
 MSGPACK_CODEC = CODECS[MSGPACK]
 
-#: events kept per relayed table for connections whose join answer comes after them
-RECENT = 512
-#: seconds a held reply waits for its events before the missing ones are read from the stream
-HOLD = 0.5
 #: seconds the server's own join may go unanswered before it is sent again (pub/sub may lose it)
 ASK_AGAIN = 2.0
 #: seconds a request may go unanswered before it gets ``unavailable`` (lost with an owner or Redis)
 ANSWER_WITHIN = 5.0
+#: seconds a connection may wait for its resume before it is closed with 4012 (at least; the node
+#: passes three lease TTLs when that is longer)
+RESYNC_WITHIN = 10.0
 
-#: reads stored events ``seq < s <= upto`` of a table (the store's ``events_since``)
-ReadEvents = Callable[[str, int, int], Awaitable[list[tuple[int, Data]] | None]]
 #: sends a join (again) to the table's owner
 Rejoin = Callable[[str, Join], None]
 
@@ -62,14 +66,20 @@ class Watch:
     """One local connection watching a relayed table."""
 
     conn: Connection
-    join: Join  # the join that made it watch (sent again after an owner change)
-    viewer: int | None = None
+    join: Join  # the join that made it watch (its fields are sent again on a resume)
+    viewer: int | None = None  # as the owner last said: a seat, or None (a spectator)
     cursor: int | None = None  # the last seq delivered to it (an event's, or a snapshot's)
-    waiting: bool = True  # a join of it is not answered yet: events wait in the recent ones
-    asked: float | None = None  # when the server's own join was sent (sent again if unanswered)
-    held: deque[tuple[int, list[bytes]]] = field(default_factory=deque)
-    held_since: float = 0.0
+    waiting: bool = True  # a join of it is not answered yet: events wait for the answer
+    asked: float | None = None  # when the server's own join was last sent
+    resyncing: float | None = None  # when it started to wait for a resume (closed past RESYNC_WITHIN)
+    leaving: bool = False  # it sent ``leave``: the owner's "no longer a subscriber" is expected
+    behind: int | None = None  # its cursor when a check found it behind the stored events
     pending: dict[Any, float] = field(default_factory=dict)  # ``id`` of requests not answered -> when sent
+    #: ``id`` of requests answered ``unavailable`` here: the owner's own answer, if it comes, is dropped
+    given_up: set[Any] = field(default_factory=set)
+    #: requests it sent while it resumed: they go to the owner right after the resume (a request
+    #: before it would find the connection unknown there)
+    held: list[Any] = field(default_factory=list)
 
 
 def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None) -> Any:
@@ -89,240 +99,233 @@ def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | 
 
 
 class Relayed:
-    """A table owned by another node, watched by some of this node's connections."""
+    """A table owned by another node, watched by some of this node's connections.
 
-    def __init__(self, table: str, read: ReadEvents, rejoin: Rejoin,
-                 direct: Callable[[int, list[bytes]], None]) -> None:
+    ``node``: this node's id (the owner's membership changes name it);
+    ``rejoin(table, join)`` sends a join to the owner found now;
+    ``direct(connection id, frames)`` delivers frames to a connection that
+    does not watch the table; ``resync_within``: seconds a resume may take
+    before the connection is closed with 4012.
+    """
+
+    def __init__(self, table: str, node: str, rejoin: Rejoin, direct: Callable[[int, list[bytes]], None],
+                 resync_within: float = RESYNC_WITHIN) -> None:
         self.id = table
-        self.read = read
+        self.node = node
         self.rejoin = rejoin
         self.direct = direct
+        self.resync_within = max(RESYNC_WITHIN, resync_within)
         self.watches: dict[int, Watch] = {}
-        self.recent: deque[tuple[int, dict[int | None, bytes]]] = deque(maxlen=RECENT)
-        self.mailbox: Mailbox[list[Any]] = Mailbox()
-        self.fanout = Fanout(table, lambda key: None)
-        self.task: asyncio.Task[None] | None = None
+        #: the newest ``seq`` of the table this node heard of (None: none yet)
+        self.newest: int | None = None
         self.delivered = 0
-        self._busy = False  # the task is handling messages: new ones queue behind them
+        self.resumes = 0
 
     @property
     def latest(self) -> int | None:
         """The newest ``seq`` this node has received or delivered for the table (None: none yet)."""
         cursors = [w.cursor for w in self.watches.values() if w.cursor is not None]
-        if self.recent:
-            cursors.append(self.recent[-1][0])
+        if self.newest is not None:
+            cursors.append(self.newest)
         return max(cursors, default=None)
 
-    def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(self._run(), name=f"relay {self.id}")
-
-    def stop(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-
-    def watch(self, conn: Connection, join: Join) -> None:
-        """``conn`` sent ``join`` to the owner: it watches once the answer comes."""
+    # -- this node's connections ------------------------------------------------
+    def watch(self, conn: Connection, join: Join) -> Watch:
+        """``conn`` sent ``join`` to the owner: it watches once the answer comes
+        (a join again on the same connection keeps its cursor: the answer
+        delivers only what follows it)."""
         old = self.watches.get(conn.id)
-        self.watches[conn.id] = Watch(conn, join, cursor=old.cursor if old else None,
-                                      viewer=old.viewer if old else None, pending=old.pending if old else {})
+        w = self.watches[conn.id] = Watch(conn, join, cursor=old.cursor if old else None,
+                                          viewer=old.viewer if old else None,
+                                          pending=old.pending if old else {},
+                                          given_up=old.given_up if old else set(),
+                                          held=old.held if old else [])
+        w.asked = asyncio.get_running_loop().time()
+        return w
 
-    def sent(self, conn_id: int, re: Any) -> None:
-        """Connection ``conn_id`` sent request ``re`` to the owner: if the
-        owner changes before it answers, the request gets ``unavailable``."""
+    def sent(self, conn_id: int, re: Any, leaving: bool = False) -> None:
+        """Connection ``conn_id`` sent request ``re`` to the owner (``leaving``:
+        a ``leave``): if the owner changes before it answers, the request gets
+        ``unavailable``."""
         w = self.watches.get(conn_id)
-        if w is not None and re is not None and re != REJOIN:
+        if w is None:
+            return
+        if leaving:
+            w.leaving = True
+        if re is not None and re != REJOIN:
             w.pending[re] = asyncio.get_running_loop().time()
+
+    def forget(self, conn_id: int) -> None:
+        """Connection ``conn_id`` no longer watches the table here."""
+        self.watches.pop(conn_id, None)
 
     def fail_pending(self, older_than: float | None = None) -> None:
         """Every request not answered (sent more than ``older_than`` seconds
         ago) gets ``unavailable``: the owner changed or the message was lost;
         it may not have been applied, and sending it again is safe (an ``act``
-        that was applied gets ``stale_turn``)."""
+        that was applied gets ``stale_turn``). A client's own join that is
+        refused so no longer watches."""
         now = asyncio.get_running_loop().time()
-        for w in self.watches.values():
+        for w in list(self.watches.values()):
             late = [re for re, at in w.pending.items() if older_than is None or now - at > older_than]
             if not late:
                 continue
             for re in late:
                 del w.pending[re]
+                if len(w.given_up) < 64:
+                    w.given_up.add(re)
                 w.conn.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
+                if w.cursor is None and w.join.re == re:  # its first join: the client joins again itself
+                    self.watches.pop(w.conn.id, None)
+                    w.conn.tables.discard(self.id)
             w.conn.flush()
 
-    def forget(self, conn_id: int) -> None:
-        self.watches.pop(conn_id, None)
-
-    def post(self, message: list[Any]) -> None:
-        """A message for this table (``e``, ``out``, ``o``), handled in order:
-        events that need no gap filling are delivered at once when nothing
-        waits before them, the rest by the table's task."""
-        if not self._busy and message[0] == "e" and self.mailbox.empty() and self._deliver_now(message[1:]):
+    # -- the owner's messages, in order ------------------------------------------
+    def on_events(self, seq: int, changes: list[Any], items: list[Any]) -> None:
+        """An ``e`` message: the owner's viewer changes for this node's
+        subscribers, then the events (``[seq, view, frame, ...]`` each)."""
+        if self.newest is None or seq > self.newest:
+            self.newest = seq
+        for i in range(0, len(changes) - 2, 3):
+            if changes[i] != self.node:
+                continue
+            w = self.watches.get(changes[i + 1])
+            if w is None:
+                continue
+            viewer = changes[i + 2]
+            if viewer == GONE:  # the owner no longer counts it: gone by its own leave, else resumed
+                if w.leaving:
+                    self.watches.pop(w.conn.id, None)
+                else:
+                    self.resume(w, "the owner no longer counts it")
+            else:
+                w.viewer = viewer
+        if not items:
             return
-        self.mailbox.post(message)
-
-    def _deliver_now(self, items: list[Any]) -> bool:
-        """Deliver ``items`` (``[seq, view, frame, ...]``) if every watcher is
-        at the first one's ``seq`` or past it (no gap to fill); False, having
-        done nothing, otherwise."""
-        first = items[0][0]
-        for w in self.watches.values():
-            if not w.waiting and w.cursor is not None and w.cursor < first - 1:
-                return False
         flush: set[Watch] = set()
+        cache: dict[tuple[int, str], Any] = {}
         for item in items:
             seq, flat = item[0], item[1:]
             views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
-            self.recent.append((seq, views))
-            cache: dict[tuple[int, str], Any] = {}
-            for w in self.watches.values():
-                if w.waiting or w.cursor is None or seq != w.cursor + 1:
-                    continue
-                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
-                if blob is not None:
-                    w.conn.push(to_codec(w.conn, blob, cache))
-                    self.delivered += 1
-                w.cursor = seq
-                flush.add(w)
-        for w in flush:
-            self._release(w)
-            w.conn.flush()
-        return True
-
-    async def _run(self) -> None:
-        while True:
-            messages = await self.mailbox.take()
-            self._busy = True
-            for message in messages:
-                try:
-                    kind = message[0]
-                    if kind == "e":
-                        await self._events(message[1:])
-                    elif kind == "out":
-                        await self._out(message)
-                    elif kind == "o":
-                        self._owner_changed()
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("relayed table %s: a message could not be delivered", self.id)
-            await self._release_stale()
-            self._busy = not self.mailbox.empty()
-
-    # -- events --------------------------------------------------------------
-    async def _events(self, items: list[Any]) -> None:
-        flush: set[Watch] = set()
-        for item in items:
-            seq, flat = item[0], item[1:]
-            views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
-            self.recent.append((seq, views))
-            cache: dict[tuple[int, str], Any] = {}
             for w in list(self.watches.values()):
                 if w.waiting or w.cursor is None or seq <= w.cursor:
+                    continue  # a join answer will carry it, or it was delivered
+                if seq != w.cursor + 1:
+                    self.resume(w, f"events {w.cursor + 1}..{seq - 1} missing")
                     continue
-                if seq > w.cursor + 1:
-                    await self._fill(w, seq - 1)
-                    if w.waiting or w.cursor is None or seq != w.cursor + 1:
-                        continue
                 blob = views.get(w.viewer) if w.viewer in views else views.get(None)
-                if blob is None:
+                if blob is None:  # the owner rendered no frame for the viewer it gave: ask it
+                    self.resume(w, f"no view for viewer {w.viewer} at seq {seq}")
                     continue
                 w.conn.push(to_codec(w.conn, blob, cache))
                 w.cursor = seq
                 self.delivered += 1
                 flush.add(w)
         for w in flush:
-            self._release(w)
             w.conn.flush()
 
-    async def _fill(self, w: Watch, upto: int) -> None:
-        """Deliver ``w``'s missing events up to ``upto``: from the recent
-        events when they are all there, else from the table's stream. Nothing
-        when ``w`` is at ``upto`` or past it (its cursor never moves back)."""
-        assert w.cursor is not None
-        if upto <= w.cursor:
-            return
-        have = {seq: views for seq, views in self.recent if w.cursor < seq <= upto}
-        if len(have) == upto - w.cursor:
-            for seq in range(w.cursor + 1, upto + 1):
-                views = have[seq]
-                blob = views.get(w.viewer) if w.viewer in views else views.get(None)
-                if blob is not None:
-                    w.conn.push(to_codec(w.conn, blob))
-            w.cursor = upto
-            return
-        try:
-            stored = await self.read(self.id, w.cursor, upto)
-        except Exception as exc:  # Redis away: tried again at the next event or tick
-            log.warning("relayed table %s: events after %s unreadable now: %s", self.id, w.cursor, exc)
-            return
-        if stored is None:  # no longer all stored: join again (a snapshot)
-            log.warning("relayed table %s: events %s..%s missing; connection %s joins again",
-                        self.id, w.cursor + 1, upto, w.conn.id)
-            self._join_again(w, since=None)  # its answer is a snapshot (seq >= the cursor)
-            return
-        for seq, data in stored:
-            rec = record_from_data(seq, data)
-            frame = self.fanout.frame(rec, view_key(rec, w.viewer), False)
-            w.conn.send(cast(Data, frame))
-        w.cursor = upto
-
-    async def _catch_up(self, w: Watch) -> None:
-        """Deliver to ``w`` every event up to the newest one received."""
-        assert w.cursor is not None
-        newest, views = self.recent[-1]
-        if newest > w.cursor + 1:
-            await self._fill(w, newest - 1)
-        if w.cursor == newest - 1 and not w.waiting:
-            blob = views.get(w.viewer) if w.viewer in views else views.get(None)
-            if blob is not None:
-                w.conn.push(to_codec(w.conn, blob))
-            w.cursor = newest
-        self._release(w)
-        w.conn.flush()
-
-    # -- replies ---------------------------------------------------------------
-    async def _out(self, message: list[Any]) -> None:
-        _, _, conn_id, after, blobs, member, join = message
+    def on_out(self, conn_id: int, after: int, blobs: list[bytes], member: bool | None,
+               join: list[Any] | None) -> None:
+        """An ``out`` message: frames for one connection (a join answer when
+        ``join`` is ``[viewer]``: its events start after ``after``)."""
         w = self.watches.get(conn_id)
-        if w is None:  # not watching (it left, or never joined): no order to keep
-            self.direct(conn_id, blobs)
+        if w is None:  # not watching (it left, or never joined): nothing to keep in order
+            self.direct(conn_id, [b for b in blobs if not _answers_rejoin(b)])
             return
-        if join is None and any(_answers_rejoin(b) for b in blobs):
-            blobs = [b for b in blobs if not _answers_rejoin(b)]  # the server's own join: asked again later
-        if w.pending:
+        if w.pending or w.given_up:
+            kept = []
             for blob in blobs:
                 frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
                 if frame.get("type") in ("ok", "error", "snapshot") and "re" in frame:
+                    if frame["re"] in w.given_up and frame["re"] not in w.pending:
+                        w.given_up.discard(frame["re"])
+                        continue  # answered ``unavailable`` already: one answer per request
                     w.pending.pop(frame["re"], None)
+                kept.append(blob)
+            blobs = kept
+        blobs = [b for b in blobs if not _answers_rejoin(b)]  # the server's own join: nobody asked
         if join is not None:
             w.viewer = join[0]
-            self._push(w, self._fresh(w, blobs))
-            w.cursor = after if w.cursor is None else max(w.cursor, after)  # an ok's seq, after its events
+            blobs = self._fresh(w, blobs)
+            w.cursor = after if w.cursor is None else max(w.cursor, after)
             w.waiting = False
-            w.asked = None
-            for seq, views in self.recent:
-                if seq == w.cursor + 1:
-                    blob = views.get(w.viewer) if w.viewer in views else views.get(None)
-                    if blob is not None:
-                        w.conn.push(to_codec(w.conn, blob))
-                    w.cursor = seq
-            self._release(w)  # replies held for events this answer delivered
-        elif w.cursor is not None and w.cursor < after:
-            if not w.held:
-                w.held_since = asyncio.get_running_loop().time()
-            w.held.append((after, blobs))
-        else:
-            self._push(w, blobs)
-        if member is False:
+            w.asked = w.resyncing = w.behind = None
+        for blob in blobs:
+            w.conn.push(to_codec(w.conn, blob))
+        if member is False and not w.waiting:  # it left (a resume under way makes it a subscriber again)
             self.watches.pop(conn_id, None)
             w.conn.tables.discard(self.id)
         w.conn.flush()
 
+    def on_owner_changed(self) -> None:
+        """The table has a new owner (or this node's messages may have been
+        lost): every connection joins again with its cursor."""
+        for w in list(self.watches.values()):
+            if w.cursor is None:  # a client's own first join not answered yet: sent again as it was
+                w.waiting = True
+                w.asked = asyncio.get_running_loop().time()
+                self.rejoin(self.id, w.join)
+            else:
+                self.resume(w, "owner changed", again=True)
+        self.fail_pending()
+
+    # -- resuming -------------------------------------------------------------------
+    def resume(self, w: Watch, why: str, again: bool = False) -> None:
+        """``w`` joins again from its cursor (the owner replays what it
+        missed, in the view the owner gives it); nothing while it already
+        waits for an answer unless ``again``."""
+        if w.waiting and not again:
+            return
+        now = asyncio.get_running_loop().time()
+        if w.cursor is not None and not w.waiting:
+            log.info("relayed table %s: connection %s resumes from seq %s (%s)", self.id, w.conn.id, w.cursor, why)
+        w.waiting = True
+        w.asked = now
+        if w.resyncing is None:
+            w.resyncing = now
+        self.resumes += 1
+        j = w.join
+        self.rejoin(self.id, Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, None, w.cursor, None))
+
+    def behind(self, stored: int | None) -> None:
+        """A check found the table's stored events up to ``stored``: a
+        connection behind them at this check and the one before, without
+        progress between, lost its events (the node or Redis was away):
+        it resumes."""
+        if stored is None:
+            return
+        for w in list(self.watches.values()):
+            if w.waiting or w.cursor is None or w.cursor >= stored:
+                w.behind = None
+                continue
+            if w.behind == w.cursor:
+                self.resume(w, f"behind the stored events ({w.cursor} < {stored})")
+            else:
+                w.behind = w.cursor
+
+    def tick(self) -> None:
+        """Periodic: requests unanswered too long get ``unavailable``; a
+        resume unanswered is sent again, and past :attr:`resync_within` the
+        connection is closed with 4012 (it reconnects and joins with ``since``)."""
+        now = asyncio.get_running_loop().time()
+        self.fail_pending(older_than=ANSWER_WITHIN)
+        for w in list(self.watches.values()):
+            if not w.waiting or w.cursor is None:
+                continue
+            if w.resyncing is not None and now - w.resyncing > self.resync_within:
+                log.warning("relayed table %s: connection %s not resumed in %.0f s; closing it with %d",
+                            self.id, w.conn.id, now - w.resyncing, CLOSE_RESUBSCRIBE)
+                self.watches.pop(w.conn.id, None)
+                w.conn.close(CLOSE_RESUBSCRIBE, "reconnect and join with since")
+            elif w.asked is None or now - w.asked > ASK_AGAIN:
+                self.resume(w, "unanswered", again=True)
+
     @staticmethod
     def _fresh(w: Watch, blobs: list[bytes]) -> list[bytes]:
         """A join answer's frames, each event only as the next ``seq`` for
-        ``w`` (an answer of an earlier owner may come after a later one's, and
-        repeat events already delivered), a snapshot only if not older than
-        what ``w`` has; advances ``w.cursor`` over what it keeps."""
+        ``w`` (an answer of an earlier owner may repeat events already
+        delivered), a snapshot only if not older than what ``w`` has;
+        advances ``w.cursor`` over what it keeps."""
         out = []
         for blob in blobs:
             frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
@@ -338,64 +341,10 @@ class Relayed:
             out.append(blob)
         return out
 
-    def _push(self, w: Watch, frames: list[bytes]) -> None:
-        for blob in frames:
-            w.conn.push(to_codec(w.conn, blob))
-
-    def _release(self, w: Watch) -> None:
-        while w.held and w.cursor is not None and w.held[0][0] <= w.cursor:
-            self._push(w, w.held.popleft()[1])
-
-    async def _release_stale(self) -> None:
-        """Held replies whose events did not come within :data:`HOLD` seconds:
-        read the missing events from the stream, then release them. The
-        server's own joins unanswered for :data:`ASK_AGAIN` seconds are sent
-        again; requests unanswered for :data:`ANSWER_WITHIN` get ``unavailable``."""
-        now = asyncio.get_running_loop().time()
-        self.fail_pending(older_than=ANSWER_WITHIN)
-        for w in list(self.watches.values()):
-            if w.waiting and w.asked is not None and now - w.asked > ASK_AGAIN:
-                self._join_again(w, since=w.cursor)
-            if not w.waiting and w.cursor is not None and self.recent and self.recent[-1][0] > w.cursor:
-                await self._catch_up(w)  # behind the newest event (a fill that failed): deliver up to it
-            if w.held and now - w.held_since > HOLD and w.cursor is not None and not w.waiting:
-                await self._fill(w, w.held[-1][0])
-                self._release(w)
-                w.conn.flush()
-
-    # -- owner changes -----------------------------------------------------------
-    def hand_back(self) -> list[tuple[Watch, Join]]:
-        """The joins that make every watcher subscribe at a new owner: a
-        client's own join not answered yet goes again as it was (its ``re``
-        and ``since``: the client still waits for its answer); the others
-        join with :data:`REJOIN` from their cursor. Every other request not
-        answered gets ``unavailable``."""
-        out: list[tuple[Watch, Join]] = []
-        now = asyncio.get_running_loop().time()
-        for w in list(self.watches.values()):
-            j = w.join
-            if w.waiting and j.re != REJOIN:
-                w.pending.pop(j.re, None)
-                out.append((w, j))
-            else:
-                out.append((w, Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, w.cursor, None)))
-            w.waiting = True
-            w.asked = now
-        self.fail_pending()
-        return out
-
-    def _owner_changed(self) -> None:
-        for _, join in self.hand_back():
-            self.rejoin(self.id, join)
-
-    def _join_again(self, w: Watch, since: int | None) -> None:
-        j = w.join
-        again = Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, j.seed, since, None)
-        w.waiting = True
-        w.asked = asyncio.get_running_loop().time()
-        self.rejoin(self.id, again)
-
 
 def _answers_rejoin(blob: bytes) -> bool:
-    """Is ``blob`` (a msgpack frame) a reply to the server's own join?"""
-    return REJOIN.encode() in blob and msgpack.unpackb(blob, raw=False, strict_map_key=False).get("re") == REJOIN
+    """Is ``blob`` (a msgpack frame) an ``ok`` or error answering the server's own join?"""
+    if REJOIN.encode() not in blob:
+        return False
+    frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+    return frame.get("re") == REJOIN and frame.get("type") in ("ok", "error")

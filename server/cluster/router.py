@@ -27,10 +27,10 @@ from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import Leases
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import RemotePeer
-from cardhall.server.cluster.relay import ReadEvents, Relayed, to_codec
+from cardhall.server.cluster.relay import Relayed, to_codec
 from cardhall.server.connection import Connection
 from cardhall.server.store.keys import Keys
-from cardhall.server.table.inputs import REJOIN, Join, Request
+from cardhall.server.table.inputs import REJOIN, Join, Leave, Request
 
 log = logging.getLogger("cardhall.cluster")
 
@@ -44,17 +44,20 @@ class Router:
     """Requests to owners and the relayed tables of node ``node``."""
 
     def __init__(self, host: NodeHost, node: str, keys: Keys, leases: Leases, outbox: Outbox,
-                 read: ReadEvents, claim: Claim, subscribe: Subscription, unsubscribe: Subscription) -> None:
+                 claim: Claim, subscribe: Subscription, unsubscribe: Subscription) -> None:
         self.host = host
         self.node = node
         self.keys = keys
         self.leases = leases
         self.outbox = outbox
-        self.read = read
         self.claim = claim
+        #: seconds a connection may wait to be resumed before it is closed with 4012
+        self.resync_within = 3 * host.settings.lease_ttl
         self.subscribe = subscribe
         self.unsubscribe = unsubscribe
         self.relayed: dict[str, Relayed] = {}
+        #: each relayed table's channel subscription (a join is sent once it holds: its answer comes there)
+        self._subscribed: dict[str, asyncio.Task[None]] = {}
         self._owners: dict[str, str] = {}  # table -> owner node, until it changes
 
     # -- owners ------------------------------------------------------------------
@@ -109,18 +112,21 @@ class Router:
         local = self.host.tables.get(table)
         if owner == self.node and local is not None:
             if isinstance(request, Join):
-                conn.tables.add(table)
-                self.host.joins[(conn.id, table)] = request
+                self.host.watching(conn, table, request)
             local.post(request)
             return
         if isinstance(request, Join):
-            self.host.joins[(conn.id, table)] = request
+            self.host.watching(conn, table, request)
             self.relay_join(conn, table, request, request.since, owner)
             return
-        rt = self.relayed.get(table)
-        if rt is not None:
-            rt.sent(conn.id, request.re)
         inp = dataclasses.replace(request, sub=wire.remote_key(self.node, conn.id), received=None)
+        rt = self.relayed.get(table)
+        w = rt.watches.get(conn.id) if rt is not None else None
+        if rt is not None:
+            rt.sent(conn.id, request.re, leaving=isinstance(request, Leave))
+        if w is not None and w.waiting and w.resyncing is not None:
+            w.held.append(inp)  # it resumes: the request follows its join, which subscribes it again
+            return
         self.send(owner, ["in", table, wire.pack_input(inp)])
 
     def relay_join(self, conn: Connection, table: str, join: Join, since: int | None,
@@ -129,9 +135,9 @@ class Router:
         ``owner`` (None: the server's own join, to the owner found now)."""
         rt = self.relayed.get(table)
         if rt is None:
-            rt = self.relayed[table] = Relayed(table, self.read, self.rejoin, self.deliver)
-            rt.start()
-            asyncio.get_running_loop().create_task(self.subscribe(self.keys.channel(table)))
+            rt = self.relayed[table] = Relayed(table, self.node, self.rejoin, self.deliver, self.resync_within)
+            self._subscribed[table] = asyncio.get_running_loop().create_task(
+                self.subscribe(self.keys.channel(table)))
         remote = Join(wire.remote_key(self.node, conn.id), join.player, join.name,
                       join.re if owner is not None else REJOIN, join.role, join.seat, join.seed, since, None)
         rt.watch(conn, remote)
@@ -140,13 +146,27 @@ class Router:
         if owner is None:
             self.rejoin(table, remote)
         else:
-            self.send(owner, ["in", table, wire.pack_input(remote)])
+            self.when_subscribed(table, lambda: self.send(owner, ["in", table, wire.pack_input(remote)]))
+
+    def when_subscribed(self, table: str, then: Callable[[], None]) -> None:
+        """Run ``then`` once this node listens on ``table``'s channel (at once
+        when it does): a join's answer comes there."""
+        task = self._subscribed.get(table)
+        if task is None or task.done():
+            then()
+            return
+
+        async def wait() -> None:
+            await asyncio.shield(task)
+            then()
+        asyncio.get_running_loop().create_task(wait())
 
     def rejoin(self, table: str, join: Join) -> None:
         """Send ``join`` (a remote key's) to ``table``'s owner, found now;
         when that is this node, the connection subscribes here instead. Given
         up when the connection no longer waits for it (answered by then, or
-        subscribed here: a later join took its place)."""
+        subscribed here: a later join took its place); the relay sends it
+        again while it waits."""
         parsed = wire.parse_key(join.sub)
 
         def wanted() -> bool:
@@ -155,7 +175,10 @@ class Router:
             return w is not None and w.waiting
 
         async def send() -> None:
-            for _ in range(50):
+            task = self._subscribed.get(table)
+            if task is not None:
+                await asyncio.shield(task)
+            for _ in range(20):
                 if not wanted():
                     return
                 try:
@@ -171,18 +194,33 @@ class Router:
                         self.localise(table, join)
                     else:
                         self.send(owner, ["in", table, wire.pack_input(join)])
+                        self._release_held(table, parsed[1] if parsed is not None else None, owner)
                     return
                 await asyncio.sleep(0.1)
         asyncio.get_running_loop().create_task(send())
 
+    def _release_held(self, table: str, conn_id: int | None, owner: str) -> None:
+        """Send the requests connection ``conn_id`` made while it resumed, after its join."""
+        rt = self.relayed.get(table)
+        w = rt.watches.get(conn_id) if rt is not None and conn_id is not None else None
+        if w is not None and w.held:
+            held, w.held = w.held, []
+            for inp in held:
+                self.send(owner, ["in", table, wire.pack_input(inp)])
+
     def adopt(self, table: str) -> None:
         """This node now serves ``table``: its connections that watched it
-        through the relay subscribe here (with ``since``: their cursor)."""
+        through the relay subscribe here (with ``since``: their cursor; a
+        client's own join not answered yet goes as it was)."""
         rt = self.relayed.get(table)
         if rt is None:
             return
-        for _, join in rt.hand_back():
-            self.localise(table, join)
+        for w in list(rt.watches.values()):
+            j = w.join
+            if w.cursor is not None:
+                j = Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, None, w.cursor, None)
+            self.localise(table, j)
+        rt.fail_pending()
         self.unrelay(table)
 
     def localise(self, table: str, join: Join) -> None:
@@ -193,9 +231,12 @@ class Router:
             return
         conn_id = parsed[1]
         rt = self.relayed.get(table)
+        w = rt.watches.get(conn_id) if rt is not None else None
         if rt is not None:
             rt.forget(conn_id)
         local.post(Join(conn_id, join.player, join.name, join.re, join.role, join.seat, join.seed, join.since, None))
+        for inp in w.held if w is not None else ():  # what it sent while it resumed, after its join
+            local.post(dataclasses.replace(inp, sub=conn_id))
 
     def disconnect(self, conn: Connection, table: str) -> None:
         """Local ``conn`` closed while watching ``table`` owned elsewhere."""
@@ -203,51 +244,63 @@ class Router:
         if rt is None:
             return
         rt.forget(conn.id)
-        key = wire.remote_key(self.node, conn.id)
+        self._tell_owner(table, ["d", wire.remote_key(self.node, conn.id)])
+        if not rt.watches:
+            self.unrelay(table)
 
+    def _tell_owner(self, table: str, packed: list[Any]) -> None:
+        """Send input ``packed`` (:func:`~.wire.pack_input`'s list) to ``table``'s owner, found now."""
         async def send() -> None:
             try:
                 owner = await self.owner(table)
             except (ProtocolError, rexc.RedisError, OSError):
                 return
             if owner is not None and owner != self.node:
-                self.send(owner, ["in", table, ["d", key]])
+                self.send(owner, ["in", table, packed])
         asyncio.get_running_loop().create_task(send())
-        if not rt.watches:
-            self.unrelay(table)
 
     def unrelay(self, table: str) -> None:
         """Stop following ``table`` (no local watcher left)."""
         rt = self.relayed.pop(table, None)
+        self._subscribed.pop(table, None)
         if rt is not None:
-            rt.stop()
             asyncio.get_running_loop().create_task(self.unsubscribe(self.keys.channel(table)))
 
     def tick(self) -> None:
-        """Periodic: relayed tables release replies held too long; unwatched ones end."""
+        """Periodic: relayed tables fail requests and resend resumes left
+        unanswered too long, and close connections not resumed in time;
+        unwatched ones end."""
         for table, rt in list(self.relayed.items()):
             if not rt.watches:
                 self.unrelay(table)
             else:
-                rt.post(["tick"])
+                rt.tick()
+
+    def behind(self, stored: dict[str, int | None]) -> None:
+        """The stored events' last ``seq`` of relayed tables (a periodic
+        check): connections that lost events resume (:meth:`Relayed.behind`)."""
+        for table, seq in stored.items():
+            rt = self.relayed.get(table)
+            if rt is not None:
+                rt.behind(seq)
 
     # -- messages from other nodes ---------------------------------------------------
     def on_channel(self, table: str, data: list[Any]) -> None:
-        """A message on ``table``'s channel (events, or an owner change)."""
+        """A message on ``table``'s channel, in the order the table produced
+        them: its commits' events and view changes (``e``), replies to one
+        connection (``out``), or an owner change (``o``)."""
         rt = self.relayed.get(table)
-        if rt is None:
-            return
-        if data[0] == "o":
+        kind = data[0]
+        if kind == "o":
             self.forget_owner(table)
-            if data[1] == self.node:
-                return  # this node's own claim: its watchers were adopted
-        rt.post(data)
-
-    def on_events(self, message: list[Any]) -> None:
-        """A table's committed events (``["e", table, items...]``) for this node's watchers."""
-        rt = self.relayed.get(message[1])
-        if rt is not None:
-            rt.post(["e", *message[2:]])
+            if rt is not None and data[1] != self.node:  # this node's own claim: its watchers were adopted
+                rt.on_owner_changed()
+        elif rt is None:
+            return
+        elif kind == "e":
+            rt.on_events(data[2], data[3], data[4:])
+        elif kind == "out" and data[2] == self.node:
+            self.on_out(data)
 
     def on_input(self, table: str, packed: list[Any]) -> None:
         """An input sent to this node as ``table``'s owner."""
@@ -282,12 +335,22 @@ class Router:
             self.send(owner, ["in", table, wire.pack_input(join)])
 
     def on_out(self, data: list[Any]) -> None:
-        """Frames from a table's owner for one of this node's connections."""
-        rt = self.relayed.get(data[1])
+        """Frames from a table's owner for one of this node's connections
+        (``["out", table, node, connection, after, frames, member, join]``)."""
+        _, table, _, conn_id, after, blobs, member, join = data
+        rt = self.relayed.get(table)
+        if member is True and (rt is None or conn_id not in rt.watches):
+            # the owner subscribed a connection that no longer watches here (it closed or left
+            # while its join was on the way): the owner forgets it, or it would count it present
+            self._tell_owner(table, ["d", wire.remote_key(self.node, conn_id)])
+            return
         if rt is not None:
-            rt.post(data)
+            rt.on_out(conn_id, after, blobs, member, join)
         else:  # a reply to a connection not watching the table (an error): no order to keep
-            self.deliver(data[2], data[4])
+            self.deliver(conn_id, blobs)
+            conn = self.host.connections.get(conn_id)
+            if member is False and conn is not None:
+                conn.tables.discard(table)
 
     def deliver(self, conn_id: int, blobs: list[bytes]) -> None:
         """Frames (msgpack) for local connection ``conn_id``, now."""
@@ -301,5 +364,5 @@ class Router:
     def resync(self) -> None:
         """Messages may have been lost (the subscription broke): every relayed
         table's watchers join again with their cursor."""
-        for rt in self.relayed.values():
-            rt.post(["o", None])
+        for rt in list(self.relayed.values()):
+            rt.on_owner_changed()

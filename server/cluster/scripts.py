@@ -66,10 +66,15 @@ return 1
 
 #: A node's heartbeat. KEYS: nodes hash, seen sorted set. ARGV: node id, its
 #: info (JSON), ttl ms. Uses Redis's clock, so nodes need no synchronised
-#: clocks. Forgets nodes unseen for a minute. Returns Redis's time (ms).
+#: clocks. Forgets nodes unseen for a minute. Returns ``{time, lapsed}``:
+#: Redis's time (ms), and 1 when the node's previous heartbeat had expired or
+#: is not there (the other nodes counted it gone, or Redis lost its data), else 0.
 HEARTBEAT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local before = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local lapsed = 0
+if not before or tonumber(before) < now then lapsed = 1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
@@ -77,7 +82,7 @@ for _, id in ipairs(gone) do
   redis.call('HDEL', KEYS[1], id)
   redis.call('ZREM', KEYS[2], id)
 end
-return now
+return {now, lapsed}
 """
 
 #: The live nodes. KEYS: nodes hash, seen sorted set. Returns a flat list

@@ -5,27 +5,32 @@ To a node's inbox (``Keys.inbox``):
 * ``["in", table, input]``: a request (``chat`` included), a disconnect or a close for a table
   the receiver owns; ``input`` is :func:`pack_input`'s list. A remote
   subscriber's key is ``"<node>/<connection id>"`` (:func:`remote_key`).
-* ``["out", table, connection, after, frames, member]``: frames (each
-  already msgpack-encoded) for one of the receiver's connections; ``after``
-  the table's ``seq`` they follow (the node delivers them once it has
-  delivered that ``seq`` to that connection); ``member`` True/False when the
-  connection joined or left the table with them, else None; a join answer
-  also sets where the connection's events start (``after``).
+* ``["out", ...]`` (as below) for a connection that does not watch the table
+  (an error to a request it sent without joining): nothing to keep in order.
+* ``["moved", table]``: the receiver's idea of the table's owner is stale.
 * ``["claim", table, stopped]``: take this table over (a handover);
   ``stopped`` Unix seconds when the old owner stopped it (the pause starts).
 * ``["call", node, call id, op, args]`` / ``["ret", call id, ok, value]``:
   a request to another node (``create``, ``close``) and its answer.
 
-* ``E`` + msgpack list of ``["e", table, [seq, view, frame, view, frame,
-  ...], ...]``: the committed events of the tables of one commit that have
-  viewers on the receiving node, each event encoded once per distinct view
-  those viewers have (``view`` a seat, or None for what spectators see);
-  published by the owner inside its commit script, so a stored event is
-  never left unpublished.
+On a table's channel (``Keys.channel``: one channel per table, every message
+of the table for other nodes in the order the table produced them):
 
-On a table's channel (``Keys.channel``), published by the claim script:
-
-* ``["o", node]``: a new owner claimed the table (subscribers join it again).
+* ``["e", table, seq, changes, [seq, view, frame, view, frame, ...], ...]``:
+  one commit of the table, published by its owner's commit script (a stored
+  event is never left unpublished): ``seq`` the table's after it;
+  ``changes`` flat ``[node, connection, viewer, ...]``, the views the table
+  gave its subscribers on other nodes in it (a seat, None for a spectator,
+  ``-1`` when it no longer counts one); then each event once per distinct
+  view of those subscribers (``view`` a seat, or None for what spectators see).
+* ``["out", table, node, connection, after, frames, member, join]``: frames
+  (each already msgpack-encoded) for connection ``connection`` of node
+  ``node``; ``after`` the table's ``seq`` they follow; ``member`` True/False
+  when the connection joined or left the table with them, else None;
+  ``join`` ``[viewer]`` for a join answer (its events start after ``after``).
+  Published after the commit they follow and before the table's next one.
+* ``["o", node]``: a new owner claimed the table (published by the claim
+  script; subscribers join it again).
 
 >>> j = unpack_input(pack_input(Join("n1/7", "p_1", "Ann", 3, "play", 2, None, 10, 1.0)))
 >>> j.sub, j.re, j.seat, j.since, j.received
@@ -99,19 +104,6 @@ def unpack_input(data: list[Any]) -> Remote:
 def pack(message: list[Any]) -> bytes:
     """One message's bytes."""
     return msgpack.packb(message, use_bin_type=True)
-
-
-def unpack_events(blob: bytes) -> list[list[Any]]:
-    """The tables' ``e`` messages in an ``E`` message (``b"E"`` then a msgpack
-    list of each table's packed ``e`` message, as the commit script builds it);
-    ValueError when it is not one."""
-    try:
-        parts = msgpack.unpackb(blob[1:], raw=True)
-    except Exception as exc:
-        raise ValueError(f"unreadable events: {exc}") from None
-    if not isinstance(parts, list):
-        raise ValueError("an E message holds a list")
-    return [unpack(part) for part in parts]
 
 
 def unpack(blob: bytes) -> list[Any]:

@@ -71,8 +71,12 @@ class Checkpoint:
         self.table = table
         self.hands = hands or []
         self.error: BaseException | None = None
+        #: the fencing token the write needs (None: no lease), set by the topology
         self.token: str | None = None
+        #: ``(channel, message)`` to publish with the write, atomically (a store
+        #: without pub/sub ignores it), set by the topology
         self.publish: tuple[str, bytes] | None = None
+        #: the table's public info (JSON) to index with the write, when it changed, set by the topology
         self.info: bytes | None = None
         self._state_fn = state if callable(state) else None
         self._state = None if callable(state) else state
@@ -166,6 +170,11 @@ class Store(ABC):
     @abstractmethod
     async def load_tables(self) -> list[StoredTable]:
         """Every stored table not deleted (for recovery), readable or not."""
+
+    async def load_table(self, table: str) -> StoredTable | None:
+        """One stored table not deleted (a node claiming it), or None; a store
+        that can read one alone does so. Raises StoreUnavailable."""
+        return next((item for item in await self.load_tables() if item.id == table), None)
 
     @abstractmethod
     async def events_since(self, table: str, seq: int, upto: int) -> list[tuple[int, Data]] | None:

@@ -53,6 +53,10 @@ class GroupCommitter:
         self._exclusive_lock = asyncio.Lock()
         self._on_commit = on_commit
         self._on_failure = on_failure
+        #: awaited before each commit is sent: a cluster's outbox, so the
+        #: replies of a table's last commit are published before its next
+        #: commit publishes more events (:mod:`cardhall.server.cluster.outbox`)
+        self.before: Callable[[], Awaitable[None]] | None = None
 
     async def commit(self, checkpoint: Checkpoint) -> None:
         """Return once ``checkpoint`` is written; raises what the store raised
@@ -116,6 +120,8 @@ class GroupCommitter:
         started = time.perf_counter()
         error: BaseException | None = None
         try:
+            if self.before is not None:
+                await self.before()
             await self.store.commit(batch)
         except Exception as exc:  # handed to every waiter
             error = exc
@@ -133,6 +139,6 @@ class GroupCommitter:
                 self._on_commit(time.perf_counter() - started, len(batch))
         elif self._on_failure is not None:
             self._on_failure(error)
-        self._writes.discard(asyncio.current_task())  # type: ignore[arg-type]
+        self._writes.discard(asyncio.current_task())
         if self._batch:
             self._flush()

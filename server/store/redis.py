@@ -23,7 +23,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import msgpack
@@ -31,6 +31,7 @@ import redis.asyncio as aioredis
 from redis import exceptions as rexc
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
+from redis.typing import EncodableT, FieldT
 
 from cardhall.server.store.base import (
     Checkpoint,
@@ -45,6 +46,7 @@ from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, unpack
 from cardhall.server.store.keys import Keys
 from cardhall.server.store.redis_index import stored_table, table_ids
 from cardhall.server.store.redis_packing import use_hiredis_packing
+from cardhall.server.store.redis_players import RedisPlayers
 from cardhall.server.store.scripts import (
     COMMIT_SCRIPT,
     COMMIT_SHA,
@@ -59,6 +61,15 @@ from cardhall.server.stored import current
 log = logging.getLogger("cardhall.store")
 
 T = TypeVar("T")
+
+# The replies of this store's client, as they are: it is made with
+# ``decode_responses=False``, so every string in a reply is bytes. redis-py
+# types its replies for either setting (``bytes | str``), so the reads below
+# cast them to these.
+#: a GET, HGET or MGET item: the value, or None for no key
+Blob = bytes | None
+#: an XRANGE: (entry id, fields) pairs
+StreamEntries = list[tuple[bytes, dict[bytes, bytes]]]
 
 #: tables per script call when rewriting everything (bounds one command's size)
 REWRITE_CHUNK = 50
@@ -115,14 +126,11 @@ class RedisStore(Store):
         self.keys = Keys(prefix)
         self._meta = self.keys.meta
         self._tables = self.keys.tables
-        self._players = self.keys.players
         self._quarantine = self.keys.quarantine
         #: milliseconds a lease taken by a rewrite lasts (the cluster node sets it)
         self.lease_ms = 3000
-        #: every player this process saved or found (token hash -> (id, name)):
-        #: ``hello`` with a known token needs no round trip, and a Redis that
-        #: lost its data gets them back (:meth:`rewrite`)
-        self._player_cache: dict[str, tuple[str, str]] = {}
+        #: the players' keys, and every player this process saved or found
+        self.players = RedisPlayers(self.client, self.keys, self._call, player_ttl)
 
     # -- keys ---------------------------------------------------------------
     def table_keys(self, table: str) -> tuple[str, str, str, str]:
@@ -158,7 +166,7 @@ class RedisStore(Store):
         packed gets its ``error`` and is left out."""
         k = self.keys
         keys = [k.meta, k.tables, k.lobby]
-        args: list[Any] = [mode, self.stream_bound, self.lease_ms, k.inbox("")]
+        args: list[Any] = [mode, self.stream_bound, self.lease_ms]
         packb = msgpack.packb
         for cp in batch:
             try:
@@ -176,14 +184,14 @@ class RedisStore(Store):
                 continue
             t = cp.table
             keys += (k.state(t), k.events(t), k.hands(t), k.handseq(t), k.lease(t), k.epoch(t), k.log(t), k.logn(t))
-            nodes, message = cp.publish or ("", b"")
-            args += (t, cp.token or "", state, extra, nodes, message, cp.info or b"")
+            channel, message = cp.publish or ("", b"")
+            args += (t, cp.token or "", state, extra, channel, message, cp.info or b"")
         return keys, args
 
     # -- the Store interface ------------------------------------------------
     async def commit(self, batch: Sequence[Checkpoint]) -> None:
         keys, args = self._pack(batch, "c")
-        if len(args) > 4:
+        if len(args) > 3:
             self._refused(batch, await self._script(keys, args))
 
     @staticmethod
@@ -204,16 +212,19 @@ class RedisStore(Store):
         ids = await self.table_ids()
         out: list[StoredTable] = []
         for start in range(0, len(ids), LOAD_CHUNK):
-            chunk = ids[start:start + LOAD_CHUNK]
-            keys = [self.keys.state(t) for t in chunk]
-            blobs = await self._call(lambda keys=keys: client.mget(keys))
-            logs = await self._call(lambda chunk=chunk: self._logs(chunk))
-            out += [stored_table(table, blob, log) for table, blob, log in zip(chunk, blobs, logs)]
+            out += await self._load_chunk(ids[start:start + LOAD_CHUNK])
         if not await self._call(lambda: client.exists(self._meta)):
             await self._mark()
         await self.probe()
         await self._call(lambda: client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT))
         return out
+
+    async def _load_chunk(self, tables: Sequence[str]) -> list[StoredTable]:
+        """``tables`` with their states (one ``MGET``) and input logs (:meth:`_logs`)."""
+        keys = [self.keys.state(t) for t in tables]
+        blobs = cast(list[Blob], await self._call(lambda: self.client.mget(keys)))
+        logs = await self._call(lambda: self._logs(tables))
+        return [stored_table(table, blob, log) for table, blob, log in zip(tables, blobs, logs)]
 
     async def _logs(self, tables: Sequence[str]) -> list[list[bytes]]:
         """The stored input log of each of ``tables`` (one pipeline of ``LRANGE``)."""
@@ -226,17 +237,19 @@ class RedisStore(Store):
         """Move every table stored under the key names before hash tags
         (``P:t:{id}``) to its names now; returns the number of tables moved.
         Idempotent, and safe while other nodes start (one script per table)."""
-        client = self.client
         ids = await self.table_ids()
         moved = 0
         for table in ids:
-            old = self.keys.legacy_state(table)
-            keys = [old, old + ":events", old + ":hands", old + ":handseq", *self.table_keys(table)]
-            n = await self._call(lambda keys=keys: client.eval(MIGRATE_KEYS_SCRIPT, len(keys), *keys))
-            moved += 1 if n else 0
+            moved += 1 if await self._migrate_table(table) else 0
         if moved:
             log.warning("moved %d tables to the hash-tagged key names (server/STORAGE.md)", moved)
         return moved
+
+    async def _migrate_table(self, table: str) -> bool:
+        """One :data:`MIGRATE_KEYS_SCRIPT` call for ``table``: True when it moved the keys."""
+        old = self.keys.legacy_state(table)
+        keys = [old, old + ":events", old + ":hands", old + ":handseq", *self.table_keys(table)]
+        return bool(await self._call(lambda: self.client.eval(MIGRATE_KEYS_SCRIPT, len(keys), *keys)))
 
     async def table_ids(self) -> list[str]:
         """Ids of every stored table (``P:tables``); a member that is not
@@ -265,7 +278,7 @@ class RedisStore(Store):
         if upto <= seq:
             return []
         key = self.table_keys(table)[1]
-        entries = await self._call(lambda: self.client.xrange(key, f"{seq + 1}-0", f"{upto}-0"))
+        entries = cast(StreamEntries, await self._call(lambda: self.client.xrange(key, f"{seq + 1}-0", f"{upto}-0")))
         out: list[tuple[int, Data]] = []
         expected = seq + 1
         for entry_id, fields in entries:
@@ -324,74 +337,19 @@ class RedisStore(Store):
         if not done:
             raise LeaseLost(f"table {table}: the lease is not this node's; not deleted")
 
-    def _set_player(self, pipe: Any, player: str, token_hash: str, name: str) -> None:
-        """Queue the two keys of a player on ``pipe``, expiring after ``player_ttl``."""
-        ttl = int(self.player_ttl) if self.player_ttl >= 1 else None
-        pipe.set(self.keys.player(token_hash), msgpack.packb([player, name]), ex=ttl)
-        pipe.set(self.keys.player_id(player), token_hash, ex=ttl)
-
     async def save_player(self, player: str, token_hash: str, name: str) -> None:
-        async def run() -> Any:
-            async with self.client.pipeline(transaction=True) as pipe:
-                self._set_player(pipe, player, token_hash, name)
-                return await pipe.execute()
-        await self._call(run)
-        self._player_cache[token_hash] = (player, name)
+        await self.players.save(player, token_hash, name)
 
     async def touch_players(self, players: Sequence[str]) -> None:
         """Renew both keys of each player in ``players`` (ids) for ``player_ttl`` seconds."""
-        if self.player_ttl < 1 or not players:
-            return
-        ttl = int(self.player_ttl)
-        id_keys = [self.keys.player_id(p) for p in players]
-        hashes = await self._call(lambda: self.client.mget(id_keys))
-
-        async def run() -> Any:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for key, found in zip(id_keys, hashes, strict=True):
-                    if found is not None:
-                        pipe.expire(key, ttl)
-                        pipe.expire(self.keys.player(found.decode()), ttl)
-                return await pipe.execute()
-        if any(h is not None for h in hashes):
-            await self._call(run)
+        await self.players.touch(players)
 
     async def forget_player(self, token_hash: str) -> None:
         """Drop the cached record; the keys expire by themselves (another node may still use the player)."""
-        self._player_cache.pop(token_hash, None)
+        self.players.cache.pop(token_hash, None)
 
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
-        found = self._player_cache.get(token_hash)
-        if found is not None:
-            return found
-        blob = await self._call(lambda: self.client.get(self.keys.player(token_hash)))
-        if blob is None:  # stored before players expired: moved to its own keys on first use
-            blob = await self._call(lambda: self.client.hget(self._players, token_hash))
-            if blob is not None:
-                await self._move_player(token_hash, blob)
-        if blob is None:
-            return None
-        try:
-            pid, name = msgpack.unpackb(blob)
-        except Exception:
-            log.error("player record %s in %s is unreadable", token_hash[:12], self.keys.player(token_hash))
-            return None
-        self._player_cache[token_hash] = (pid, name)
-        return pid, name
-
-    async def _move_player(self, token_hash: str, blob: bytes) -> None:
-        """A player of the old shared hash goes to its own expiring keys."""
-        try:
-            pid, name = msgpack.unpackb(blob)
-        except Exception:
-            return  # reported as unreadable by the caller
-
-        async def run() -> Any:
-            async with self.client.pipeline(transaction=True) as pipe:
-                self._set_player(pipe, pid, token_hash, name)
-                pipe.hdel(self._players, token_hash)
-                return await pipe.execute()
-        await self._call(run)
+        return await self.players.find(token_hash)
 
     async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         note = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {reason}"
@@ -402,7 +360,7 @@ class RedisStore(Store):
             raise LeaseLost(f"table {table}: the lease is not this node's; not quarantined")
 
     async def quarantined(self) -> dict[str, str]:
-        raw = await self._call(lambda: self.client.hgetall(self._quarantine))
+        raw = cast(dict[bytes, bytes], await self._call(lambda: self.client.hgetall(self._quarantine)))
         return {k.decode(): v.decode(errors="replace") for k, v in raw.items()}
 
     async def probe(self) -> bool:
@@ -433,8 +391,8 @@ class RedisStore(Store):
         """One MULTI/EXEC: every table of ``batch`` (script calls of
         :data:`REWRITE_CHUNK` tables), the cached players, then the marker."""
         calls = [self._pack(batch[i:i + REWRITE_CHUNK], "r") for i in range(0, len(batch), REWRITE_CHUNK)]
-        calls = [(keys, args) for keys, args in calls if len(args) > 4]
-        players = list(self._player_cache.items())
+        calls = [(keys, args) for keys, args in calls if len(args) > 3]
+        players = list(self.players.cache.items())
 
         async def run() -> Any:
             await self.client.execute_command("SCRIPT", "LOAD", COMMIT_SCRIPT)
@@ -442,7 +400,7 @@ class RedisStore(Store):
                 for keys, args in calls:
                     pipe.execute_command("EVALSHA", COMMIT_SHA, len(keys), *keys, *args)
                 for token_hash, (player, name) in players:
-                    self._set_player(pipe, player, token_hash, name)
+                    self.players.queue(pipe, player, token_hash, name)
                 pipe.hset(self._meta, mapping=self._marker())
                 pipe.hsetnx(self._meta, "generation", secrets.token_hex(8))  # the first node after a loss sets it
                 pipe.hget(self._meta, "generation")
@@ -462,7 +420,7 @@ class RedisStore(Store):
             pass
 
     # -- helpers ------------------------------------------------------------
-    def _marker(self) -> dict[str, Any]:
+    def _marker(self) -> dict[FieldT, EncodableT]:
         return {"format": FORMAT_VERSION, "marked": f"{time.time():.3f}"}
 
     async def _mark(self) -> None:
@@ -476,7 +434,7 @@ class RedisStore(Store):
 
     async def raw_state(self, table: str) -> bytes | None:
         """The stored state bytes of ``table`` (tests, operators)."""
-        return await self._call(lambda: self.client.get(self.keys.state(table)))
+        return cast(Blob, await self._call(lambda: self.client.get(self.keys.state(table))))
 
     async def state(self, table: str) -> Data | None:
         """The state of ``table`` now (tests, operators): its last full state

@@ -16,11 +16,17 @@ UTF-8, ``int`` and ``float`` as their decimal text), made in one C call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import DataError
 
+#: hiredis's packer: one command's arguments (a tuple of any length) to its
+#: protocol bytes; None without it. (hiredis's stub types the argument as a
+#: 1-tuple, ``Tuple[str | ...]``, where the C function takes a tuple of any
+#: length, and leaves the result unannotated.)
+_pack_command: Callable[[tuple[Any, ...]], bytes] | None
 try:
     from hiredis import pack_command as _pack_command
 except ImportError:  # no hiredis, or one older than pack_command (2.1): redis-py's own packer

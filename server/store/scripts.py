@@ -18,22 +18,20 @@ EVENT_FIELD = str(EVENT_VERSION).encode()
 
 #: KEYS: meta, tables, lobby, then per table: state, events, hands, handseq,
 #: lease, epoch, log, logn. ARGV: mode ("c": commit, refused without the
-#: marker; "r": rewrite), stream bound, lease TTL (ms), the channel prefix of
-#: node inboxes, then per table (in KEYS order): id, fencing token ("" without
-#: a cluster), state (msgpack bytes as they are stored; "" for a checkpoint of
-#: the input log alone), one msgpack list ``[events, hands, log, logged]`` of
-#: its new events ``[seq, record, ...]``, finished hands ``[seq, hand, ...]``
-#: and input log steps ``[n, entry, ...]`` (records, hands and entries are
-#: msgpack bytes themselves) and the number of the last step it holds or
-#: covers, the nodes to publish its events to (comma-separated, "" for none)
-#: and the message (its events as those nodes' viewers see them), and the
-#: table's public info ("" when unchanged). A state replaces the log (it
-#: covers every step up to ``logged``); without one, each step above the
-#: stored ``logn`` is appended. The state travels as its own argument: Redis
-#: then copies it once, instead of unpacking it from a larger message. The
-#: messages of the tables written go to each node's inbox as one ``E``
-#: message (``"E"`` then a msgpack list of the tables' messages), so a node
-#: gets one message per commit, not one per table. Returns the ids of the
+#: marker; "r": rewrite), stream bound, lease TTL (ms), then per table (in
+#: KEYS order): id, fencing token ("" without a cluster), state (msgpack bytes
+#: as they are stored; "" for a checkpoint of the input log alone), one
+#: msgpack list ``[events, hands, log, logged]`` of its new events ``[seq,
+#: record, ...]``, finished hands ``[seq, hand, ...]`` and input log steps
+#: ``[n, entry, ...]`` (records, hands and entries are msgpack bytes
+#: themselves) and the number of the last step it holds or covers, a channel
+#: and a message to publish with the table's write ("" for none: the cluster
+#: publishes the table's events and view changes on the table's own channel,
+#: so a stored event is never left unpublished), and the table's public info
+#: ("" when unchanged). A state replaces the log (it covers every step up to
+#: ``logged``); without one, each step above the stored ``logn`` is appended.
+#: The state travels as its own argument: Redis then copies it once, instead
+#: of unpacking it from a larger message. Returns the ids of the
 #: tables refused because their token is not the current lease; in rewrite
 #: mode a free lease is taken with the token (and the epoch counter raised to
 #: the token's) before writing.
@@ -41,7 +39,7 @@ COMMIT_SCRIPT = f"""
 if ARGV[1] == 'c' and redis.call('EXISTS', KEYS[1]) == 0 then
   return redis.error_reply('{EMPTY} the store holds no cardhall data')
 end
-local bound, ttl, inbox = ARGV[2], ARGV[3], ARGV[4]
+local bound, ttl = ARGV[2], ARGV[3]
 -- RPUSH each item of ``items`` ({{number, bytes, ...}}) numbered above the counter
 -- key's value (each written once), then raise the counter to the last one
 local function append_new(list, counter, items)
@@ -56,8 +54,7 @@ local function append_new(list, counter, items)
 end
 local k = 4
 local refused = {{}}
-local outgoing = {{}}
-for a = 5, #ARGV, 7 do
+for a = 4, #ARGV, 7 do
   local id, token = ARGV[a], ARGV[a + 1]
   local skey, ekey, hkey, hskey, lkey, epkey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local logkey, lognkey = KEYS[k + 6], KEYS[k + 7]
@@ -99,19 +96,10 @@ for a = 5, #ARGV, 7 do
     if #hands > 0 then append_new(hkey, hskey, hands) end
     redis.call('SADD', KEYS[2], id)
     if ARGV[a + 6] ~= '' then redis.call('HSET', KEYS[3], id, ARGV[a + 6]) end
-    if ARGV[a + 4] ~= '' then
-      for node in string.gmatch(ARGV[a + 4], '[^,]+') do
-        local list = outgoing[node]
-        if not list then list = {{}}; outgoing[node] = list end
-        list[#list + 1] = ARGV[a + 5]
-      end
-    end
+    if ARGV[a + 4] ~= '' then redis.call('PUBLISH', ARGV[a + 4], ARGV[a + 5]) end
   else
     refused[#refused + 1] = id
   end
-end
-for node, list in pairs(outgoing) do
-  redis.call('PUBLISH', inbox .. node, 'E' .. cmsgpack.pack(list))
 end
 return refused
 """

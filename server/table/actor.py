@@ -36,16 +36,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Hashable, Iterable
+from collections.abc import Awaitable, Hashable
 from typing import Any, Protocol, cast
 
-from cardhall.protocol import frames
 from cardhall.protocol.frames import Turn
 from cardhall.server.buffer import EventBuffer
 from cardhall.server.fanout import Fanout, Peer
 from cardhall.server.mailbox import Mailbox
 from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.format import pack_record
+from cardhall.server.table.answers import answer_join, read_older_events
 from cardhall.server.table.core import CLOSED
 from cardhall.server.table.host import RelayedPeer, TableMetrics
 from cardhall.server.table.inputs import (
@@ -64,7 +64,6 @@ from cardhall.server.table.outputs import (
     STALLED,
     UNSTALLED,
     Effects,
-    JoinAnswer,
     Outputs,
     Timer,
 )
@@ -96,8 +95,10 @@ class TableHost(Protocol):
         node (None: ``key`` is not such a subscriber)."""
 
     def dress(self, table: TableActor, checkpoint: Checkpoint, records: list[EventRecord]) -> None:
-        """Add what a cluster writes with ``table``'s checkpoint (its fencing
-        token, its events as other nodes' viewers see them, its public info)."""
+        """Add what the topology writes with ``table``'s checkpoint (a cluster's fencing token, events
+        and view changes for other nodes, lobby entry); :meth:`written` once it is written."""
+
+    def written(self, table: TableActor) -> None: ...
 
     def lease_lost(self, table: TableActor) -> Awaitable[bool]:
         """``table``'s checkpoint was refused (its token is not the lease): True
@@ -191,14 +192,15 @@ class TableActor:
         self._task.cancel()
         return self._task
 
-    def drop(self) -> None:
-        """End the actor at once without delivering anything it holds (its
-        lease is another node's: nothing it did since its last checkpoint
-        was written or seen)."""
+    def drop(self) -> list[tuple[Hashable, Any]]:
+        """End the actor at once without delivering anything it holds (its lease is another node's:
+        nothing it did since its last checkpoint was written or seen); returns ``(subscriber, re)``
+        of the requests it took or held unanswered (:meth:`TableMachine.unanswered`)."""
         self.lost = True
         self._cancel_timer()
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
+        return self.machine.unanswered(self.mailbox.drain())
 
     def post(self, inp: Input) -> None:
         """Put an input in the mailbox (never blocks)."""
@@ -319,7 +321,7 @@ class TableActor:
                 append = self.buffer.append
                 for seq, blob in checkpoint.events:  # committed: kept for joins with since
                     append(seq, blob)
-            older = await self._read_older_events(out.joins) if out.joins else {}
+            older = await read_older_events(self.machine, self.buffer, self.host.events_since, out.joins)
             self._deliver(out, older)
             self._answering = []
             if checkpoint is not None and machine.stalled:  # written: the stall is over
@@ -351,6 +353,8 @@ class TableActor:
     def _written(self, checkpoint: Checkpoint) -> None:
         """``checkpoint`` is stored: count the steps logged since the last full state."""
         self._since_full = 0 if checkpoint.full else self._since_full + len(checkpoint.log)
+        if checkpoint.token is not None:
+            self.host.written(self)
 
     # -- acting on a step ---------------------------------------------------------------
     def _effects(self, effects: Effects, exc: StoreUnavailable | None = None) -> None:
@@ -408,31 +412,28 @@ class TableActor:
 
     # -- delivering ------------------------------------------------------------------------
     def _peer(self, key: Hashable) -> Peer | None:
-        """Subscriber ``key``'s connection here, or its handle on another node
-        (marked as following the table's ``seq`` now)."""
-        if isinstance(key, str):
-            remote = self.host.remote_peer(self.id, key)
-            if remote is not None:
-                remote.follows(self.machine.seq)
-            return remote
-        return self.host.peer(key)
+        """Subscriber ``key``'s connection here or handle on another node, following ``seq`` now."""
+        peer = self.host.peer(key) or self.host.remote_peer(self.id, key)
+        if peer is not None:
+            peer.follows(self.machine.seq)
+        return peer
 
     def _deliver(self, out: Outputs, older: dict[int, list[EventRecord]]) -> None:
         machine, host = self.machine, self.host
         records = out.records
         if records:
             self.delivered = records[-1].seq
-        if records:
             self.fanout.publish(records, machine.subscribers.by_viewer(), skip={j.sub for j in out.joins})
         if out.actions or records:
             done = time.monotonic()
             host.metrics.published(out.actions, len(records), [done - at for at in out.arrivals])
         for join in out.joins:
             peer = self._peer(join.sub)
+            if (now_as := machine.subscribers.viewer(join.sub)) is not NOT_JOINED and join.before is None:
+                join.viewer = now_as  # a later input of the same step may have changed it
             if peer is not None:
-                if isinstance(join.sub, str):
-                    cast(RelayedPeer, peer).answers_join(join.viewer)
-                self._answer_join(peer, join, records, older.get(id(join)))
+                peer.answers_join(join.viewer)
+                answer_join(self.machine, self.buffer, self.fanout, peer, join, records, older.get(id(join)))
                 peer.flush()
             self._answered += 1  # counted once sent: a fault before leaves it to :meth:`_contain`
         if out.replies:
@@ -446,54 +447,3 @@ class TableActor:
                 self._answered += 1
             for peer in peers:
                 peer.flush()
-
-    def _answer_join(self, peer: Peer, join: JoinAnswer, published: Iterable[EventRecord],
-                     older: list[EventRecord] | None) -> None:
-        """``since`` within the buffer (or the store's stream): the missed
-        events then ``ok``; else a snapshot. A join that started the match gets
-        the snapshot taken before it, then the events after that snapshot's
-        ``seq`` (all among ``published``, written with this join)."""
-        machine = self.machine
-        if machine.subscribers.viewer(join.sub) is NOT_JOINED:
-            return
-        if join.before is not None:
-            peer.send(join.before)
-            after = [rec for rec in published if rec.seq > join.before["seq"]]
-            self.fanout.replay(peer, join.viewer, after, machine.turn_id)
-            return
-        since, seq = join.since, machine.seq
-        if since is not None and since <= seq:
-            first = self.buffer.first_seq
-            if since == seq or (first is not None and first <= since + 1) or older is not None:
-                missed = self.buffer.since(since)
-                if older:
-                    missed = older + missed
-                self.fanout.replay(peer, join.viewer, missed, machine.turn_id)
-                if join.re != REJOIN:
-                    peer.send(frames.ok(join.re, seq))
-                return
-        own = join.re == REJOIN  # the server's own join: a snapshot sent on its own, without re
-        peer.send(machine.snapshot(join.viewer, None if own else join.re, time.monotonic(), reply=not own))
-
-    async def _read_older_events(self, joins: list[JoinAnswer]) -> dict[int, list[EventRecord]]:
-        """Joins with a ``since`` older than the buffer (a restart empties it; it
-        is bounded) get the missing events from the store's stream when it
-        still holds them all (keyed by ``id`` of the join); otherwise they get
-        a snapshot."""
-        machine = self.machine
-        first = self.buffer.first_seq
-        if first is None:
-            first = machine.seq + 1
-        wanting = [j for j in joins if j.since is not None and j.since + 1 < first and j.since < machine.seq]
-        if not wanting:
-            return {}
-        since = min(j.since for j in wanting if j.since is not None)
-        try:
-            stored = await self.host.events_since(self.id, since, first - 1)
-        except Exception as exc:
-            log.warning("table %s: stored events after seq %s unreadable (%s); sending snapshots", self.id, since, exc)
-            return {}
-        if stored is None:
-            return {}
-        records = [machine.record_from_data(seq, data) for seq, data in stored]
-        return {id(j): [rec for rec in records if j.since is not None and rec.seq > j.since] for j in wanting}

@@ -26,10 +26,6 @@ class TableMetrics(Protocol):
 
 class RelayedPeer(Peer, Protocol):
     """A subscriber on another node: its events reach its node with the
-    commit; what is for it alone is marked with the ``seq`` it follows."""
-
-    def follows(self, seq: int) -> None:
-        """The frames sent next follow the table's ``seq``."""
-
-    def answers_join(self, viewer: int | None) -> None:
-        """The frames sent next answer a join as ``viewer``."""
+    commit; what is for it alone is marked with the ``seq`` it follows
+    (:meth:`Peer.follows`) and, for a join answer, the view the table gave it
+    (:meth:`Peer.answers_join`)."""

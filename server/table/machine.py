@@ -31,7 +31,7 @@ G-7/G-8/G-9 (:mod:`.lifecycle`), requests (:mod:`.requests`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from cardhall.engine.base import Event
@@ -51,6 +51,7 @@ from cardhall.server.table.core import (
     TableCore,
 )
 from cardhall.server.table.inputs import (
+    REJOIN,
     REQUESTS,
     STORE_OUTCOMES,
     Act,
@@ -168,6 +169,16 @@ class TableMachine(TableCore):
     def handle(self, inp: Input, now: Now) -> Effects:
         """:meth:`step` with one input."""
         return self.step((inp,), now)
+
+    def unanswered(self, queued: Iterable[Input] = ()) -> list[tuple[Hashable, Any]]:
+        """``(subscriber, re)`` of every request this table took and has not
+        answered yet (its answers wait for a commit), then of the requests in
+        ``queued`` (inputs not taken): what a dropped table owes ``unavailable``
+        (SPEC "Resuming and reconnecting"). The server's own joins are not counted."""
+        out = self.pending
+        owed = [(j.sub, j.re) for j in out.joins] + [(r.sub, r.frame.get("re")) for r in out.replies]
+        owed += [(i.sub, i.re) for i in queued if isinstance(i, REQUESTS)]
+        return [(sub, re) for sub, re in owed if re is not None and re != REJOIN]
 
     def take(self) -> Outputs:
         """The pending outputs (written by the owner: now to deliver); the next

@@ -36,8 +36,10 @@ def _name(path: Path) -> str:
 
 
 MODULES = {_name(p): p for p in sorted(SERVER.rglob("*.py"))}
-#: the table machine: every module of ``server/table/`` but the actor and what it reaches its host through
-MACHINE = {_name(p) for p in (SERVER / "table").glob("*.py")} - {f"{PREFIX}.table.actor", f"{PREFIX}.table.host"}
+#: the table machine: every module of ``server/table/`` but the actor, what it reaches its host through and
+#: how it answers joins once written (it reads the clock and the store's stream)
+MACHINE = {_name(p) for p in (SERVER / "table").glob("*.py")} - {
+    f"{PREFIX}.table.actor", f"{PREFIX}.table.host", f"{PREFIX}.table.answers"}
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -137,3 +139,38 @@ def test_no_server_module_draws_from_random():
 def test_modules_are_small(name):
     lines = len(MODULES[name].read_text().splitlines())
     assert lines <= MAX_LINES, f"{name} has {lines} lines (at most {MAX_LINES})"
+
+
+#: the service's core: it talks to a :class:`~cardhall.server.topology.Topology`, never to a kind of it
+TOPOLOGY_BLIND = [f"{PREFIX}.hall", f"{PREFIX}.session", f"{PREFIX}.http_api", f"{PREFIX}.table.actor"]
+#: the Redis topology's modules (the cluster, the Redis store) and the one place that picks a topology
+REDIS_TOPOLOGY = (f"{PREFIX}.cluster", f"{PREFIX}.store.redis", f"{PREFIX}.wiring")
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for dep in graph.get(todo.pop(), ()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+@pytest.mark.parametrize("name", TOPOLOGY_BLIND)
+def test_the_core_imports_nothing_of_the_redis_topology(name):
+    """The hall, the session, the HTTP API and the actor import no module of
+    the cluster or the Redis store, directly or through another module (under
+    ``TYPE_CHECKING`` and inside functions included): one delivery path,
+    whichever topology the service runs on."""
+    graph = _graph()
+    assert name in graph
+    found = sorted(m for m in _reach(graph, name) if m.startswith(REDIS_TOPOLOGY))
+    assert not found, f"{name} reaches {found}"
+
+
+def test_the_reach_check_sees_an_import_through_another_module():
+    graph = {"a": {"b"}, "b": {f"{PREFIX}.cluster.node"}, f"{PREFIX}.cluster.node": set()}
+    assert f"{PREFIX}.cluster.node" in _reach(graph, "a")

@@ -1,10 +1,13 @@
 """The receiving side of a relayed table (``server/cluster/relay.py``): real
 connections (their frames captured from the ASGI send they write to), the
-owner's real publication and reply messages, a real store for gap filling.
+owner's real publication and reply messages.
 
-What must hold on every connection: each ``seq`` once and in order, the view
-of its own viewer, a reply only after the events it follows, and after an
-owner change a join again with ``since`` = the last ``seq`` delivered."""
+What must hold on every connection: each ``seq`` once and in order, in the
+view the *owner* gave it (a change of it takes effect before any later
+event), replies in the order the owner sent them, and whenever an event is
+missing or the owner no longer counts the connection, a join again with
+``since`` = the last ``seq`` delivered (or, past the resync time, a close
+with 4012): never silence."""
 
 from __future__ import annotations
 
@@ -17,17 +20,15 @@ from cardhall.engine.base import Event
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK
 from cardhall.server.cluster import wire
-from cardhall.server.cluster.peers import publication
+from cardhall.server.cluster.peers import GONE, publication
 from cardhall.server.cluster.relay import Relayed
-from cardhall.server.connection import Connection
+from cardhall.server.connection import CLOSE_RESUBSCRIBE, Connection
 from cardhall.server.fanout import Fanout
-from cardhall.server.store.base import Checkpoint
-from cardhall.server.store.memory import MemoryStore
-from cardhall.server.table.actor import pack
 from cardhall.server.table.inputs import REJOIN, Join
 from cardhall.server.table.records import EventRecord
 
 TABLE = "t_1"
+NODE = "n2"
 
 
 class Captured:
@@ -35,17 +36,23 @@ class Captured:
 
     def __init__(self, conn_id: int, codec: str = MSGPACK) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.closed: list[int] = []
         self.codec = CODECS[codec]
 
         async def send_raw(message: dict[str, Any]) -> None:
             if message["type"] == "websocket.send":
                 payload = message.get("bytes") if message.get("bytes") is not None else message.get("text")
                 self.messages.append(self.codec.decode(payload, 1 << 20))
+            elif message["type"] == "websocket.close":
+                self.closed.append(message["code"])
         self.conn = Connection(conn_id, self.codec, send_raw, limit=1000)
         self.conn.start()
 
     def seqs(self) -> list[int]:
         return [m["seq"] for m in self.messages if m["type"] == "event"]
+
+    def event(self, seq: int) -> dict[str, Any]:
+        return [m for m in self.messages if m.get("type") == "event" and m["seq"] == seq][0]["event"]
 
 
 def _record(seq: int, private_seat: int | None = None) -> EventRecord:
@@ -53,129 +60,165 @@ def _record(seq: int, private_seat: int | None = None) -> EventRecord:
     return EventRecord(seq, Event({"type": "note", "n": seq}, private), 1.0)
 
 
-def _events(records: list[EventRecord], viewers: set[int | None]) -> list[Any]:
-    blob = publication(Fanout(TABLE, lambda key: None), records, viewers)
+def _events(rt: Relayed, records: list[EventRecord], viewers: set[int | None], changes: list[Any] = ()) -> None:
+    """The owner's ``e`` message of ``records``, handled as the router hands it over."""
+    seq = records[-1].seq if records else 0
+    blob = publication(Fanout(TABLE, lambda key: None), records, viewers, seq, list(changes))
     assert blob is not None
-    return wire.unpack(blob)
+    message = wire.unpack(blob)
+    rt.on_events(message[2], message[3], message[4:])
 
 
-def _out(conn: int, after: int, sent: list[dict[str, Any]], join: int | None | str = "no") -> list[Any]:
+def _out(rt: Relayed, conn: int, after: int, sent: list[dict[str, Any]], join: int | None | str = "no",
+         member: bool | None = None) -> None:
     blobs = [msgpack.packb(f) for f in sent]
-    return ["out", TABLE, conn, after, blobs, True if join != "no" else None, None if join == "no" else [join]]
+    rt.on_out(conn, after, blobs, True if join != "no" else member, None if join == "no" else [join])
 
 
 async def _settle() -> None:
-    for _ in range(20):
-        await asyncio.sleep(0.005)
+    for _ in range(10):
+        await asyncio.sleep(0)
 
 
 def _join(conn: int, since: int | None = None) -> Join:
-    return Join(wire.remote_key("n2", conn), "p", "P", 1, "player", None, None, since, None)
+    return Join(wire.remote_key(NODE, conn), "p", "P", 1, "player", None, None, since, None)
+
+
+def _relay(rejoins: list[Join] | None = None, resync_within: float = 10.0,
+           direct: list[tuple[int, list[bytes]]] | None = None) -> Relayed:
+    out = rejoins if rejoins is not None else []
+    straight = direct if direct is not None else []
+    return Relayed(TABLE, NODE, lambda table, join: out.append(join), lambda c, b: straight.append((c, b)),
+                   resync_within)
 
 
 async def test_each_connection_gets_its_view_in_order_and_replies_after_their_events():
-    store = MemoryStore(keep_states=True)
-    rejoins: list[Join] = []
-    rt = Relayed(TABLE, store.events_since, lambda table, join: rejoins.append(join), lambda c, b: None)
-    rt.start()
+    rt = _relay()
     seat, spectator = Captured(1), Captured(2, JSON)
     rt.watch(seat.conn, _join(1))
     rt.watch(spectator.conn, _join(2))
-    rt.post(["e", *_events([_record(1)], {2, None})[2:]])  # before any join answer: kept, not delivered
-    rt.post(_out(1, 1, [frames.snapshot(TABLE, 1, 2, {}, None, 1)], join=2))
-    rt.post(_out(2, 0, [frames.snapshot(TABLE, 0, None, {}, None, 1)], join=None))
-    rt.post(_out(1, 3, [frames.ok(7)]))  # the ok follows seq 3: held until it is delivered
-    rt.post(["e", *_events([_record(2, private_seat=2), _record(3)], {2, None})[2:]])
+    _events(rt, [_record(1)], {2, None})  # before any join answer: the answers carry it
+    _out(rt, 1, 1, [frames.snapshot(TABLE, 1, 2, {}, None, 1)], join=2)
+    _out(rt, 2, 0, [frames.snapshot(TABLE, 0, None, {}, None, 1), frames.event(TABLE, 1, {"type": "note"}, 1.0)],
+         join=None)
+    _events(rt, [_record(2, private_seat=2), _record(3)], {2, None})
+    _out(rt, 1, 3, [frames.ok(7)])
     await _settle()
     assert seat.seqs() == [2, 3] and spectator.seqs() == [1, 2, 3]
     assert [m["type"] for m in seat.messages] == ["snapshot", "event", "event", "ok"]
-    private = [m for m in seat.messages if m.get("seq") == 2][0]["event"]
-    public = [m for m in spectator.messages if m.get("seq") == 2][0]["event"]
-    assert private.get("card") == "Ah" and "card" not in public  # each its own view
-    rt.stop()
+    assert seat.event(2).get("card") == "Ah" and "card" not in spectator.event(2)  # each its own view
 
 
-async def test_a_gap_is_filled_from_the_stream_before_later_events():
-    store = MemoryStore(keep_states=True)
-    records = [_record(s) for s in range(1, 6)]
-    await store.commit([Checkpoint(TABLE, {"seq": 5}, [(r.seq, pack(r)) for r in records])])
-    rt = Relayed(TABLE, store.events_since, lambda table, join: None, lambda c, b: None)
-    rt.start()
+async def test_a_view_changed_by_the_owner_applies_before_the_next_event():
+    """The scenario of a player who left through another node: the owner
+    turns this node's connection of seat 2 into a spectator; when the next
+    occupant of seat 2 gets a private card, this connection gets the
+    spectators' frame, whatever this node learnt at its join."""
+    rt = _relay()
+    old, new = Captured(1), Captured(2)
+    rt.watch(old.conn, _join(1))
+    _out(rt, 1, 0, [frames.snapshot(TABLE, 0, 2, {}, None, 1)], join=2)
+    _events(rt, [_record(1, private_seat=2)], {2})
+    await _settle()
+    assert old.event(1).get("card") == "Ah"  # its own card while it held seat 2
+    # seat 2 freed: the owner says connection 1 is a spectator now, with the ``left`` event
+    _events(rt, [_record(2)], {None}, changes=[NODE, 1, None])
+    rt.watch(new.conn, _join(2))
+    _out(rt, 2, 2, [frames.snapshot(TABLE, 2, 2, {}, None, 1)], join=2)
+    _events(rt, [_record(3, private_seat=2)], {2, None})
+    await _settle()
+    assert old.seqs() == [1, 2, 3] and new.seqs() == [3]
+    assert "card" not in old.event(3) and new.event(3).get("card") == "Ah"
+
+
+async def test_a_missing_event_resumes_from_the_cursor_and_nothing_comes_twice():
+    rejoins: list[Join] = []
+    rt = _relay(rejoins)
     viewer = Captured(1)
     rt.watch(viewer.conn, _join(1))
-    rt.post(_out(1, 1, [frames.snapshot(TABLE, 1, None, {}, None, 1)], join=None))
-    rt.post(["e", *_events([records[4]], {None})[2:]])  # 2..4 were lost on the channel
+    _out(rt, 1, 1, [frames.snapshot(TABLE, 1, None, {}, None, 1)], join=None)
+    _events(rt, [_record(5)], {None})  # 2..4 were lost on the way
+    assert [(j.re, j.since) for j in rejoins] == [(REJOIN, 1)]
+    _events(rt, [_record(6)], {None})  # while it waits: the answer carries it
+    answer = [frames.event(TABLE, s, {"type": "note", "n": s}, 1.0) for s in range(1, 7)] + [frames.ok(REJOIN, 6)]
+    _out(rt, 1, 6, answer, join=None)  # an answer repeating seq 1: kept out
+    _events(rt, [_record(6), _record(7)], {None})
     await _settle()
-    assert viewer.seqs() == [2, 3, 4, 5]
-    rt.stop()
+    assert viewer.seqs() == [2, 3, 4, 5, 6, 7]
+    assert all(m.get("re") != REJOIN for m in viewer.messages)  # the server's own join is not answered to it
+
+
+async def test_a_connection_the_owner_dropped_resumes_one_that_left_does_not():
+    rejoins: list[Join] = []
+    direct: list[tuple[int, list[bytes]]] = []
+    rt = _relay(rejoins, direct=direct)
+    stays, leaves = Captured(1), Captured(2)
+    for c in (stays, leaves):
+        rt.watch(c.conn, _join(c.conn.id))
+        _out(rt, c.conn.id, 3, [frames.snapshot(TABLE, 3, None, {}, None, 1)], join=None)
+    rt.sent(2, 8, leaving=True)
+    _events(rt, [], set(), changes=[NODE, 1, GONE, NODE, 2, GONE, "n9", 1, GONE])
+    assert [(j.sub, j.since) for j in rejoins] == [(wire.remote_key(NODE, 1), 3)]
+    assert 2 not in rt.watches and rt.watches[1].waiting
+    _out(rt, 2, 3, [frames.ok(8)], member=False)  # the leave's answer: no longer kept in order
+    assert [(c, [msgpack.unpackb(b)["type"] for b in blobs]) for c, blobs in direct] == [(2, ["ok"])]
 
 
 async def test_an_owner_change_joins_again_from_the_cursor_and_fails_unanswered_requests():
     rejoins: list[Join] = []
-    store = MemoryStore(keep_states=True)
-    rt = Relayed(TABLE, store.events_since, lambda table, join: rejoins.append(join), lambda c, b: None)
-    rt.start()
+    rt = _relay(rejoins)
     viewer = Captured(1)
     rt.watch(viewer.conn, _join(1))
-    rt.post(_out(1, 4, [frames.snapshot(TABLE, 4, None, {}, None, 1)], join=None))
-    await _settle()
+    _out(rt, 1, 4, [frames.snapshot(TABLE, 4, None, {}, None, 1)], join=None)
     rt.sent(1, 9)  # an act sent to the old owner, never answered
-    rt.post(["o", "n3"])
+    rt.on_owner_changed()
     await _settle()
     assert [(j.since, j.re) for j in rejoins] == [(4, REJOIN)]
     errors = [m for m in viewer.messages if m["type"] == "error"]
     assert [(e["code"], e["re"]) for e in errors] == [("unavailable", 9)]
-    rt.stop()
+
+
+async def test_behind_the_stored_events_for_two_checks_resumes():
+    rejoins: list[Join] = []
+    rt = _relay(rejoins)
+    viewer = Captured(1)
+    rt.watch(viewer.conn, _join(1))
+    _out(rt, 1, 4, [frames.snapshot(TABLE, 4, None, {}, None, 1)], join=None)
+    rt.behind(4)
+    rt.behind(6)  # first time behind: the events may be on their way
+    assert rejoins == []
+    _events(rt, [_record(5)], {None})
+    rt.behind(6)  # progress since: still waiting
+    assert rejoins == []
+    rt.behind(6)  # no progress for a whole check: lost
+    assert [(j.re, j.since) for j in rejoins] == [(REJOIN, 5)]
+
+
+async def test_a_resume_never_answered_closes_the_connection_with_4012():
+    rejoins: list[Join] = []
+    rt = _relay(rejoins, resync_within=0.0)
+    rt.resync_within = 0.05  # the test's own bound: the node never goes below RESYNC_WITHIN
+    viewer = Captured(1)
+    rt.watch(viewer.conn, _join(1))
+    _out(rt, 1, 2, [frames.snapshot(TABLE, 2, None, {}, None, 1)], join=None)
+    rt.on_owner_changed()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5.0
+    while not viewer.closed and loop.time() < deadline:
+        rt.tick()
+        await asyncio.sleep(0.01)
+    assert viewer.closed == [CLOSE_RESUBSCRIBE]
+    assert 1 not in rt.watches
 
 
 async def test_json_connections_of_different_views_never_share_a_conversion():
-    """Two JSON connections, a seat and a spectator, get each event's frame
-    converted from their own view (a private field only for the seat), in
-    the fast path and after a gap alike."""
-    store = MemoryStore(keep_states=True)
-    rt = Relayed(TABLE, store.events_since, lambda table, join: None, lambda c, b: None)
-    rt.start()
+    rt = _relay()
     seat, spectator = Captured(1, JSON), Captured(2, JSON)
     rt.watch(seat.conn, _join(1))
     rt.watch(spectator.conn, _join(2))
-    rt.post(_out(1, 0, [frames.snapshot(TABLE, 0, 2, {}, None, 1)], join=2))
-    rt.post(_out(2, 0, [frames.snapshot(TABLE, 0, None, {}, None, 1)], join=None))
-    await _settle()
-    rt.post(["e", *_events([_record(1, private_seat=2), _record(2, private_seat=2)], {2, None})[2:]])
+    _out(rt, 1, 0, [frames.snapshot(TABLE, 0, 2, {}, None, 1)], join=2)
+    _out(rt, 2, 0, [frames.snapshot(TABLE, 0, None, {}, None, 1)], join=None)
+    _events(rt, [_record(1, private_seat=2), _record(2, private_seat=2)], {2, None})
     await _settle()
     for seq in (1, 2):
-        mine = [m for m in seat.messages if m.get("seq") == seq][0]["event"]
-        theirs = [m for m in spectator.messages if m.get("seq") == seq][0]["event"]
-        assert mine.get("card") == "Ah" and "card" not in theirs, (seq, mine, theirs)
-    rt.stop()
-
-
-async def test_a_reply_held_while_joining_again_is_released_with_the_answer_and_nothing_comes_twice():
-    """A reply held for its events while the server's own join is out, then the
-    join's answer carrying those events and more: the reply goes out after them
-    at once, and no event is delivered again (nor the cursor set back) when the
-    hold time has passed and the next event arrives."""
-    store = MemoryStore(keep_states=True)
-    records = [_record(s) for s in range(1, 8)]
-    await store.commit([Checkpoint(TABLE, {"seq": 7}, [(r.seq, pack(r)) for r in records])])
-    rejoins: list[Join] = []
-    rt = Relayed(TABLE, store.events_since, lambda table, join: rejoins.append(join), lambda c, b: None)
-    rt.start()
-    viewer = Captured(1)
-    rt.watch(viewer.conn, _join(1))
-    rt.post(_out(1, 1, [frames.snapshot(TABLE, 1, None, {}, None, 1)], join=None))
-    rt.post(["o", "n3"])  # the owner changed: joins again from seq 1
-    rt.post(_out(1, 3, [frames.ok(7)]))  # the ok follows seq 3, not delivered yet: held
-    await _settle()
-    assert [j.since for j in rejoins] == [1] and viewer.seqs() == []
-    answer = [frames.event(TABLE, r.seq, r.event.view(None), r.ts) for r in records[1:6]]  # seq 2..6
-    rt.post(_out(1, 6, answer, join=None))
-    await _settle()
-    assert viewer.seqs() == [2, 3, 4, 5, 6]
-    assert [m["type"] for m in viewer.messages][-2:] == ["event", "ok"]  # released with the answer
-    await asyncio.sleep(0.6)  # past the hold time
-    rt.post(["e", *_events([records[6]], {None})[2:]])
-    await _settle()
-    assert viewer.seqs() == [2, 3, 4, 5, 6, 7]
-    assert [m.get("re") for m in viewer.messages if m["type"] == "ok"] == [7]
-    rt.stop()
+        assert seat.event(seq).get("card") == "Ah" and "card" not in spectator.event(seq)

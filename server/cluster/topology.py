@@ -1,0 +1,157 @@
+"""The cluster's :class:`~cardhall.server.topology.Topology`: this process as
+one node (:class:`~cardhall.server.cluster.node.ClusterNode`) of a cluster on
+Redis. Each method says which part of the node does the work: the router
+(requests to owners, relayed tables), the owner's side (:class:`~.peers.Owned`:
+the commit's publication and view changes, the lobby entry), the registry
+(the cluster's lobby, the live nodes), calls to other nodes (creation and
+closing placed elsewhere)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from redis import exceptions as rexc
+
+from cardhall.protocol.errors import ProtocolError
+from cardhall.protocol.frames import Info
+from cardhall.server.cluster.host import NodeHost
+from cardhall.server.cluster.naming import TABLE_ID
+from cardhall.server.cluster.node import ClusterNode
+from cardhall.server.creation import check
+from cardhall.server.store.base import StoreUnavailable
+from cardhall.server.store.redis import RedisStore
+from cardhall.server.stored import current
+
+if TYPE_CHECKING:
+    from cardhall.server.connection import Connection
+    from cardhall.server.store.base import Checkpoint
+    from cardhall.server.table.actor import TableActor
+    from cardhall.server.table.host import RelayedPeer
+    from cardhall.server.table.inputs import Request
+    from cardhall.server.table.records import EventRecord
+
+log = logging.getLogger("cardhall.cluster")
+
+Data = dict[str, Any]
+
+UNREADABLE = "the store cannot be read right now"
+
+
+class RedisTopology:
+    """Where tables live when the store is Redis: every node on the same
+    Redis and key prefix serves every table (``deploy/README.md``, "On
+    several machines"). ``node`` is the cluster machinery."""
+
+    def __init__(self, host: NodeHost, store: RedisStore) -> None:
+        self.node = ClusterNode(host, store)
+        self.node_id: str | None = self.node.id
+        self.host = host
+
+    async def start(self) -> None:
+        await self.node.start()
+
+    async def hand_over(self, timeout: float) -> int:
+        return await self.node.hand_over(timeout)
+
+    async def stop(self, tables: list[TableActor]) -> None:
+        await self.node.stop(tables)
+
+    # -- tables ---------------------------------------------------------------
+    async def create_elsewhere(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | None:
+        """On the node the placement picks when that is another one (its
+        info); None to create it here (this node, or the other one did not
+        answer in time). Raises ProtocolError."""
+        target = self.node.place()
+        if target == self.node.id:
+            return None
+        check(spec)  # a bad request is answered here, without a round trip to the other node
+        try:
+            return cast(Info, await self.node.call(target, "create", [dict(spec), owner, address]))
+        except TimeoutError:
+            log.warning("node %s did not answer a table creation in time; creating it here", target)
+            return None
+
+    async def lease_new(self, table_id: str) -> str | None:
+        return await self.node.lease_new(table_id)
+
+    async def route(self, conn: Connection, table_id: str, request: Request) -> None:
+        """The router's (:meth:`~.router.Router.route`); an id no table can
+        have is ``unknown_table`` without asking Redis."""
+        if not TABLE_ID.fullmatch(table_id):
+            raise ProtocolError("unknown_table", f"no open table {table_id!r}")
+        await self.node.router.route(conn, table_id, request)
+
+    def disconnect(self, conn: Connection, table_id: str) -> None:
+        self.node.router.disconnect(conn, table_id)
+
+    def latest(self, table_id: str) -> int | None:
+        return self.node.router.latest(table_id)
+
+    async def close(self, table_id: str, reason: str) -> None:
+        if table_id in self.host.tables:
+            self.host.close_table(table_id, reason)
+            return
+        owner = (await self.node.owners([table_id])).get(table_id)
+        if owner is None:
+            raise ProtocolError("unknown_table", f"no open table {table_id!r}")
+        await self.node.call(owner, "close", [table_id, reason])
+
+    # -- the owner's side ---------------------------------------------------------
+    def peer(self, table: str, key: Hashable) -> RelayedPeer | None:
+        return self.node.owned.peer(table, key)
+
+    def dress(self, table: TableActor, checkpoint: Checkpoint, records: list[EventRecord]) -> None:
+        self.node.owned.dress(table, checkpoint, records)
+
+    def written(self, table: TableActor) -> None:
+        self.node.owned.written(table.id)
+
+    def rewriting(self, table: TableActor, checkpoint: Checkpoint) -> None:
+        """Written again into a Redis that lost its data: its token and its
+        lobby entry go with it."""
+        self.node.owned.forget_info(table.id)
+        self.node.owned.dress(table, checkpoint, [])
+
+    async def lease_lost(self, table: TableActor) -> bool:
+        return await self.node.reclaim_or_drop(table)
+
+    def forget(self, table_id: str) -> None:
+        self.node.forget_peers(table_id)
+
+    # -- what the HTTP API shows ------------------------------------------------------
+    async def infos(self) -> dict[str, Data]:
+        return await self.node.registry.infos()
+
+    async def info(self, table_id: str) -> Data | None:
+        try:
+            return await self.node.registry.info(table_id)
+        except (rexc.RedisError, OSError):
+            raise ProtocolError("unavailable", UNREADABLE) from None
+
+    async def stored_view(self, table_id: str) -> Data | None:
+        """Its lobby info, its last checkpoint with the input log replayed, its owner."""
+        try:
+            info = await self.node.registry.info(table_id)
+            stored = await self.node.store.load_table(table_id)
+            owner = (await self.node.owners([table_id])).get(table_id)
+        except (StoreUnavailable, rexc.RedisError, OSError):
+            raise ProtocolError("unavailable", UNREADABLE) from None
+        if info is None or stored is None:
+            return None
+        state = current(stored)[0]
+        return {"info": info, "state": state.data, "node": owner, "checkpoint": True,
+                **({"state_error": state.error} if state.error else {})}
+
+    async def nodes(self) -> Data:
+        node = self.node
+        try:
+            await node.heartbeat()
+        except (rexc.RedisError, OSError):
+            raise ProtocolError("unavailable", UNREADABLE) from None
+        nodes = [node.live[n] for n in sorted(node.live)]
+        return {"node": node.id, "nodes": nodes, "tables": sum(n.get("tables", 0) for n in nodes)}
+
+    def health(self) -> Data:
+        return {"cluster": self.node.describe()}

@@ -1,0 +1,84 @@
+"""Answering a ``join`` once its step is written (SPEC "Resuming and reconnecting").
+
+A join with ``since`` within what the table still holds (its event buffer,
+or the store's stream for older events) gets the missed events, then ``ok``;
+any other gets a ``snapshot``. The server's own join of a relayed
+connection (:data:`~cardhall.server.table.inputs.REJOIN`) gets the same
+without the ``ok``, and a snapshot only when the events are no longer held.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from cardhall.protocol import frames
+from cardhall.server.buffer import EventBuffer
+from cardhall.server.fanout import Fanout, Peer
+from cardhall.server.table.inputs import REJOIN
+from cardhall.server.table.machine import TableMachine
+from cardhall.server.table.outputs import JoinAnswer
+from cardhall.server.table.records import EventRecord
+from cardhall.server.table.subscribers import NOT_JOINED
+
+log = logging.getLogger("cardhall.table")
+
+Data = dict[str, Any]
+#: the store's events of a table ``seq < s <= upto`` (None: not all of them are kept)
+EventsSince = Callable[[str, int, int], Awaitable[list[tuple[int, Data]] | None]]
+
+
+def answer_join(machine: TableMachine, buffer: EventBuffer[EventRecord], fanout: Fanout, peer: Peer,
+                join: JoinAnswer, published: Iterable[EventRecord], older: list[EventRecord] | None) -> None:
+    """Send ``peer`` the answer to ``join``: with ``since`` within ``buffer``
+    (or ``older``: the store's events before it), the missed events then
+    ``ok``; else a snapshot. A join that started the match gets the snapshot
+    taken before it, then the events after that snapshot's ``seq`` (all among
+    ``published``, written with this join). Nothing for a subscriber that is
+    gone by now."""
+    if machine.subscribers.viewer(join.sub) is NOT_JOINED:
+        return
+    if join.before is not None:
+        peer.send(join.before)
+        after = [rec for rec in published if rec.seq > join.before["seq"]]
+        fanout.replay(peer, join.viewer, after, machine.turn_id)
+        return
+    since, seq = join.since, machine.seq
+    if since is not None and since <= seq:
+        first = buffer.first_seq
+        if since == seq or (first is not None and first <= since + 1) or older is not None:
+            missed = buffer.since(since)
+            if older:
+                missed = older + missed
+            fanout.replay(peer, join.viewer, missed, machine.turn_id)
+            if join.re != REJOIN:
+                peer.send(frames.ok(join.re, seq))
+            return
+    own = join.re == REJOIN  # the server's own join: a snapshot sent on its own, without re
+    peer.send(machine.snapshot(join.viewer, None if own else join.re, time.monotonic(), reply=not own))
+
+
+async def read_older_events(machine: TableMachine, buffer: EventBuffer[EventRecord], events_since: EventsSince,
+                            joins: list[JoinAnswer]) -> dict[int, list[EventRecord]]:
+    """Joins with a ``since`` older than ``buffer`` (a restart empties it; it
+    is bounded) get the missing events from the store's stream when it still
+    holds them all (keyed by ``id`` of the join); otherwise they get a
+    snapshot (an empty answer here)."""
+    first = buffer.first_seq
+    if first is None:
+        first = machine.seq + 1
+    wanting = [j for j in joins if j.since is not None and j.since + 1 < first and j.since < machine.seq]
+    if not wanting:
+        return {}
+    since = min(j.since for j in wanting if j.since is not None)
+    try:
+        stored = await events_since(machine.id, since, first - 1)
+    except Exception as exc:
+        log.warning("table %s: stored events after seq %s unreadable (%s); sending snapshots", machine.id, since, exc)
+        return {}
+    if stored is None:
+        return {}
+    records = [machine.record_from_data(seq, data) for seq, data in stored]
+    return {id(j): [rec for rec in records if j.since is not None and rec.seq > j.since] for j in wanting}

@@ -1,0 +1,42 @@
+"""Which store and which topology the settings ask for: the one place that
+names both kinds (the hall and the rest of the service see only
+:class:`~cardhall.server.store.base.Store` and
+:class:`~cardhall.server.topology.Topology`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cardhall.server.config import Settings
+from cardhall.server.store.base import Store
+from cardhall.server.store.memory import MemoryStore
+from cardhall.server.topology import LocalTopology, Topology
+
+if TYPE_CHECKING:
+    from cardhall.server.hall import Hall
+
+
+def make_store(settings: Settings) -> Store:
+    """The store ``settings`` ask for: Redis when ``redis_url`` is set, else in memory."""
+    if settings.redis_url:
+        from cardhall.server.store.redis import RedisStore
+
+        return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout,
+                          player_ttl=settings.player_expiry)
+    return MemoryStore(settings.event_buffer)
+
+
+def topology_for(hall: Hall) -> Topology:
+    """The topology of ``hall``'s store: a node of the cluster on its Redis
+    (every node on the same Redis and prefix serves every table), else one
+    process. A cluster's outbox is flushed before each commit, so a table's
+    replies reach other nodes before its later events (:mod:`cardhall.server.cluster.outbox`)."""
+    from cardhall.server.store.redis import RedisStore
+
+    if isinstance(hall.store, RedisStore):
+        from cardhall.server.cluster.topology import RedisTopology
+
+        topology = RedisTopology(hall, hall.store)
+        hall.committer.before = topology.node.outbox.flushed
+        return topology
+    return LocalTopology(hall)
