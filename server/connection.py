@@ -57,7 +57,7 @@ class Connection:
     __slots__ = (
         "id", "codec", "send_raw", "abort", "player", "batch", "tables", "address",
         "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
-        "bucket", "turns", "strikes", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
+        "bucket", "turns", "strikes", "given_up", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
     )
 
     def __init__(
@@ -92,6 +92,9 @@ class Connection:
         self.bucket: Any = None
         self.turns = TurnCredit()  # acts answering a new turn: free of the rate limit
         self.strikes = 0
+        #: ids of its requests the server answered ``unavailable`` without their table's answer (the
+        #: table moved, or its answer was lost): the table's own answer, if it comes, is not passed on
+        self.given_up: set[Any] = set()
         self.ignore_input = False
         self._send_now = send_now
         self._busy = False  # the writer task is in an ASGI send

@@ -46,10 +46,12 @@ from cardhall.server.cluster.calls import Calls
 from cardhall.server.cluster.handover import Parts, hand_over
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch
+from cardhall.server.cluster.listener import Listener
 from cardhall.server.cluster.naming import default_node_id, jittered, meant_for
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import Owned
 from cardhall.server.cluster.registry import Registry
+from cardhall.server.cluster.relay import give_up
 from cardhall.server.cluster.router import Router
 from cardhall.server.store.base import StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
@@ -86,11 +88,11 @@ class ClusterNode:
         self.outbox = Outbox(self.client)
         self.router = Router(host, self.id, self.keys, self.leases, self.outbox,
                              self._claimed, self._subscribe, self._unsubscribe)
+        self.listener = Listener(self.client, self.keys, self.id, self._inbox, self.router)
         self.owned = Owned(self.outbox, self.keys, host.tables)
         self.stopping = False
         self.claims = 0
         self.calls = Calls(host, self.id, self.router.send)
-        self._pubsub: Any = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._claiming: set[str] = set()
         self._beats = 0
@@ -114,10 +116,7 @@ class ClusterNode:
         if not await self.store.probe():
             await self.store.rewrite([])  # a new Redis: mark it as holding cardhall data
         await self.registry.check_unique(self.nonce, self.renew_every)
-        if self._pubsub is None:
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-            await pubsub.subscribe(self.keys.inbox(self.id))
-            self._pubsub = pubsub
+        await self.listener.open()
         await self.heartbeat()
         loop = asyncio.get_running_loop()
         every = self.renew_every
@@ -127,7 +126,7 @@ class ClusterNode:
             self._tasks.append(loop.create_task(self._loop(self._renew, lambda: every), name="cluster leases"))
         await self._scan(takeover=True)
         self.outbox.start()
-        self._tasks += [loop.create_task(self._listen(), name="cluster listener"),
+        self._tasks += [loop.create_task(self.listener.run(), name="cluster listener"),
                         loop.create_task(self._loop(self.heartbeat, lambda: every), name="cluster heartbeat"),
                         loop.create_task(self._loop(self._scan, lambda: jittered(every / 2)), name="cluster scan"),
                         loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick"),
@@ -147,11 +146,7 @@ class ClusterNode:
             await self.registry.leave()
         except (rexc.RedisError, OSError):
             pass
-        if self._pubsub is not None:
-            try:
-                await self._pubsub.aclose()
-            except Exception:
-                pass
+        await self.listener.close()
 
     async def _loop(self, job: Callable[[], Awaitable[None]], every: Callable[[], float]) -> None:
         while True:
@@ -164,6 +159,12 @@ class ClusterNode:
                 log.debug("cluster %s: redis unavailable: %s", getattr(job, "__name__", job), exc)
             except Exception:
                 log.exception("cluster job %s failed", getattr(job, "__name__", job))
+
+    async def _subscribe(self, channel: str) -> None:
+        await self.listener.subscribe(channel)
+
+    async def _unsubscribe(self, channel: str) -> None:
+        await self.listener.unsubscribe(channel)
 
     async def _tick(self) -> None:
         self.router.tick()
@@ -332,7 +333,10 @@ class ClusterNode:
         self.forget_peers(table.id)
         self.router.forget_owner(table.id)
         for sub, re in unanswered:  # nothing of them was written: safe to send again (SPEC "Resuming")
-            peer = self.host.connections.get(sub) or self.owned.peer(table.id, sub)
+            conn = self.host.connections.get(sub)
+            if conn is not None:
+                give_up(conn, re)
+            peer = conn or self.owned.peer(table.id, sub)
             if peer is not None:
                 peer.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
                 peer.flush()
@@ -391,63 +395,6 @@ class ClusterNode:
         return await self.calls.call(node, op, args)
 
     # -- the listener -------------------------------------------------------------------
-    async def _subscribe(self, channel: str) -> None:
-        try:
-            await self._pubsub.subscribe(channel)
-        except (rexc.RedisError, OSError) as exc:
-            log.warning("could not subscribe to %s: %s", channel, exc)
-
-    async def _unsubscribe(self, channel: str) -> None:
-        try:
-            await self._pubsub.unsubscribe(channel)
-        except (rexc.RedisError, OSError):
-            pass
-
-    async def _listen(self) -> None:
-        inbox = self.keys.inbox(self.id).encode()
-        skip = len(self.keys.prefix) + 2  # "P:{"
-        while True:
-            try:
-                message = await self._pubsub.get_message(timeout=None)  # blocks: no timer per message
-            except asyncio.CancelledError:
-                raise
-            except (rexc.RedisError, OSError) as exc:
-                log.warning("cluster listener: %s; subscribing again", exc)
-                await asyncio.sleep(0.5)
-                await self._resubscribe()
-                continue
-            if message is None or message.get("type") != "message":
-                continue
-            try:
-                data = wire.unpack(message["data"])
-                if message["channel"] == inbox:
-                    self._inbox(data)
-                else:
-                    self.router.on_channel(message["channel"][skip:].decode().split("}", 1)[0], data)
-            except Exception:
-                log.exception("cluster listener: a message could not be handled")
-
-    async def _resubscribe(self) -> None:
-        """A new subscription (inbox and relayed tables' channels), retried
-        until Redis answers; then every relayed table's watchers join again
-        from their cursor (messages may have been lost meanwhile)."""
-        try:
-            await self._pubsub.aclose()
-        except Exception:
-            pass
-        while True:
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(self.keys.inbox(self.id), *[self.keys.channel(t) for t in self.router.relayed])
-            except (rexc.RedisError, OSError):
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                await asyncio.sleep(0.5)
-                continue
-            self._pubsub = pubsub
-            break
-        self.router.resync()
-
     def _inbox(self, data: list[Any]) -> None:
         kind = data[0]
         if kind == "in":

@@ -75,8 +75,6 @@ class Watch:
     leaving: bool = False  # it sent ``leave``: the owner's "no longer a subscriber" is expected
     behind: int | None = None  # its cursor when a check found it behind the stored events
     pending: dict[Any, float] = field(default_factory=dict)  # ``id`` of requests not answered -> when sent
-    #: ``id`` of requests answered ``unavailable`` here: the owner's own answer, if it comes, is dropped
-    given_up: set[Any] = field(default_factory=set)
     #: requests it sent while it resumed: they go to the owner right after the resume (a request
     #: before it would find the connection unknown there)
     held: list[Any] = field(default_factory=list)
@@ -138,7 +136,6 @@ class Relayed:
         w = self.watches[conn.id] = Watch(conn, join, cursor=old.cursor if old else None,
                                           viewer=old.viewer if old else None,
                                           pending=old.pending if old else {},
-                                          given_up=old.given_up if old else set(),
                                           held=old.held if old else [])
         w.asked = asyncio.get_running_loop().time()
         return w
@@ -172,8 +169,7 @@ class Relayed:
                 continue
             for re in late:
                 del w.pending[re]
-                if len(w.given_up) < 64:
-                    w.given_up.add(re)
+                give_up(w.conn, re)
                 w.conn.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
                 if w.cursor is None and w.join.re == re:  # its first join: the client joins again itself
                     self.watches.pop(w.conn.id, None)
@@ -232,17 +228,8 @@ class Relayed:
         if w is None:  # not watching (it left, or never joined): nothing to keep in order
             self.direct(conn_id, [b for b in blobs if not _answers_rejoin(b)])
             return
-        if w.pending or w.given_up:
-            kept = []
-            for blob in blobs:
-                frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
-                if frame.get("type") in ("ok", "error", "snapshot") and "re" in frame:
-                    if frame["re"] in w.given_up and frame["re"] not in w.pending:
-                        w.given_up.discard(frame["re"])
-                        continue  # answered ``unavailable`` already: one answer per request
-                    w.pending.pop(frame["re"], None)
-                kept.append(blob)
-            blobs = kept
+        if w.pending or w.conn.given_up:
+            blobs = not_given_up(w.conn, blobs, w.pending)
         blobs = [b for b in blobs if not _answers_rejoin(b)]  # the server's own join: nobody asked
         if join is not None:
             w.viewer = join[0]
@@ -340,6 +327,33 @@ class Relayed:
                 w.cursor = frame["seq"]
             out.append(blob)
         return out
+
+
+def give_up(conn: Connection, re: Any) -> None:
+    """``conn``'s request ``re`` was answered ``unavailable`` here: a later
+    answer to it is not passed on (:func:`not_given_up`). Bounded: only the
+    answers of recent requests come late."""
+    if len(conn.given_up) >= 64:
+        conn.given_up.clear()
+    conn.given_up.add(re)
+
+
+def not_given_up(conn: Connection, blobs: list[bytes], pending: dict[Any, float] | None = None) -> list[bytes]:
+    """``blobs`` (msgpack frames for ``conn``) without the answers to requests
+    it was told are ``unavailable`` (one answer per request, even when the
+    owner's comes late or twice); the answers found end their ``pending``
+    entry."""
+    kept = []
+    for blob in blobs:
+        frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+        if frame.get("type") in ("ok", "error", "snapshot") and "re" in frame:
+            re = frame["re"]
+            if re in conn.given_up and (pending is None or re not in pending):
+                continue
+            if pending is not None:
+                pending.pop(re, None)
+        kept.append(blob)
+    return kept
 
 
 def _answers_rejoin(blob: bytes) -> bool:

@@ -27,7 +27,7 @@ from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import Leases
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import RemotePeer
-from cardhall.server.cluster.relay import Relayed, to_codec
+from cardhall.server.cluster.relay import Relayed, not_given_up, to_codec
 from cardhall.server.connection import Connection
 from cardhall.server.store.keys import Keys
 from cardhall.server.table.inputs import REJOIN, Join, Leave, Request
@@ -140,10 +140,13 @@ class Router:
                 self.subscribe(self.keys.channel(table)))
         remote = Join(wire.remote_key(self.node, conn.id), join.player, join.name,
                       join.re if owner is not None else REJOIN, join.role, join.seat, join.seed, since, None)
-        rt.watch(conn, remote)
+        w = rt.watch(conn, remote)
         rt.sent(conn.id, remote.re)
         conn.tables.add(table)
-        if owner is None:
+        if owner is None:  # the server's own join: the connection resumes from ``since`` (requests follow it)
+            w.resyncing = w.asked
+            if w.cursor is None:
+                w.cursor = since
             self.rejoin(table, remote)
         else:
             self.when_subscribed(table, lambda: self.send(owner, ["in", table, wire.pack_input(remote)]))
@@ -215,12 +218,15 @@ class Router:
         rt = self.relayed.get(table)
         if rt is None:
             return
+        for w in rt.watches.values():  # what it holds goes to the table here and is answered there
+            for inp in w.held:
+                w.pending.pop(getattr(inp, "re", None), None)
+        rt.fail_pending()  # sent to the old owner and not answered: it may be gone
         for w in list(rt.watches.values()):
             j = w.join
             if w.cursor is not None:
                 j = Join(j.sub, j.player, j.name, REJOIN, j.role, j.seat, None, w.cursor, None)
             self.localise(table, j)
-        rt.fail_pending()
         self.unrelay(table)
 
     def localise(self, table: str, join: Join) -> None:
@@ -357,6 +363,8 @@ class Router:
         conn = self.host.connections.get(conn_id)
         if conn is None:
             return
+        if conn.given_up:
+            blobs = not_given_up(conn, blobs)
         for blob in blobs:
             conn.push(to_codec(conn, blob))
         conn.flush()

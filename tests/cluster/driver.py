@@ -1,7 +1,10 @@
-"""Drives and checks a live cluster (tests/cluster/harness.py) for tests/cluster/test_cluster.py.
+"""Drives and checks a live cluster (tests/cluster/harness.py) for the tests
+of tests/cluster (test_cluster.py, test_faults.py, test_views.py).
 
 * :class:`TimedClient`: the protocol client, recording every frame, the time
-  each event arrived and the close code of each websocket it had.
+  each event arrived and the close code of each websocket it had; a client
+  connected straight to one node may reconnect through nginx instead
+  (``reconnect_url``), as a real client behind the load balancer would.
 * :class:`Member`: one participant of one table on its own connection, a
   seated player (``seat``) or a spectator (``seat`` None).
 * :class:`Driver`: creates tables and seats members through nginx (or
@@ -11,7 +14,14 @@
   checks the cluster's outcome: one owner per table, every client's stream
   gap-free from its join, every event and acknowledgement in the stored
   history (:func:`tests.server.test_recovery_kill.check_history`), every
-  table's live state equal to its checkpoint, the lobby on every node.
+  table's live state equal to its checkpoint, the lobby on every node; and
+  after a fault (:meth:`Driver.check_fault`): every table moving on, no
+  connection left silent while its table moves, no player with an open
+  websocket shown disconnected, and each stream's snapshots, repeats and
+  gaps told apart (:meth:`Driver.stream_problems`).
+* The tables the tests share: :func:`bots_table`, :func:`humans_table` and
+  :func:`spread` (every game, its players and spectators on nodes that do
+  not own it).
 
 Times are seconds of ``time.monotonic()``.
 """
@@ -21,12 +31,14 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import redis.asyncio as aioredis
+from websockets.protocol import State
 
 from cardhall.clients.client import Client, ServerError
 from cardhall.engine.bots.random_bot import RandomBot
@@ -34,6 +46,7 @@ from cardhall.engine.rng import FairRandom
 from cardhall.server.cluster.leases import token_node
 from cardhall.server.store.keys import Keys
 from tests.cluster.harness import Cluster, Node
+from tests.server.play import QUICK
 from tests.server.test_recovery_kill import _diff, _without_clocks, check_history, stored_history
 
 Frame = dict[str, Any]
@@ -41,14 +54,48 @@ Frame = dict[str, Any]
 #: error codes a retried act may rightly get (the first attempt was applied, or the match moved on)
 RETRY_OUTCOMES = frozenset({"stale_turn", "not_your_turn", "bad_state"})
 
+#: close codes by which the server tells a client to reconnect and join again with ``since``:
+#: 1001 (the node stops, SPEC "Closing codes") and 4012 (the node lost track of a table it relays,
+#: protocol 1.2 in the making); None: no close frame at all (the node was killed, the socket cut)
+RECONNECT_CODES = frozenset({1001, 4012})
+
+#: every event of a test stays in the table's stream (check_history reads them all); every client
+#: comes from 127.0.0.1 and the bots-only tables play faster than a public server's floor
+NODE_ARGS = ["--redis-stream-bound", "100000", "--max-tables-per-address", "0", "--new-players-per-address", "0",
+             "--bot-think-floor", "0"]
+#: bots-only tables: paced so that events keep coming at a steady rate, matches without end
+BOTS = {"bot_think": 0.15, "pause": 0.05, "auto_rematch": True, "close_after": 3600}
+#: tables with two human players (and a bot): long clocks, nothing times out while a node is away
+HUMANS = {"bot_think": 0.05, "pause": 0.05, "action_clock": 120, "time_bank": 120, "close_after": 3600}
+
 
 class TimedClient(Client):
     """A recording :class:`Client` that also keeps ``(arrival, table, seq)``
-    of every event frame (:attr:`arrivals`)."""
+    of every event frame (:attr:`arrivals`) and ``(time, close code)`` of
+    every websocket it had (:attr:`closes`). ``reconnect_url``: where a
+    reconnect goes (nginx, for a client first connected straight to a node)."""
 
-    def __init__(self, url: str, **kw: Any) -> None:
+    def __init__(self, url: str, *, reconnect_url: str | None = None, **kw: Any) -> None:
         super().__init__(url, record=True, **kw)
         self.arrivals: list[tuple[float, str, int]] = []
+        self.closes: list[tuple[float, int | None]] = []
+        self.reconnect_url = reconnect_url
+
+    async def connect(self) -> TimedClient:
+        await super().connect()
+        if self.reconnect_url is not None:
+            self.url = self.reconnect_url  # only the first connection goes where it was told
+        return self
+
+    def _closed(self, fut: asyncio.Future[tuple[int | None, str]]) -> None:
+        super()._closed(fut)
+        if not fut.cancelled() and fut.exception() is None:
+            self.closes.append((time.monotonic(), fut.result()[0]))
+
+    @property
+    def is_open(self) -> bool:
+        """Its websocket is open and no reconnect is under way."""
+        return self.ws is not None and self.ws.state is State.OPEN and not self.resuming
 
     def dispatch(self, frame: Frame) -> None:
         if frame.get("type") == "event":
@@ -80,6 +127,14 @@ class Member:
     @property
     def last_seq(self) -> int:
         return self.client.seqs.get(self.table, self.first_seq)
+
+    @property
+    def last_arrival(self) -> float | None:
+        """When its last event of its table arrived (None: none yet)."""
+        for at, t, _ in reversed(self.client.arrivals):
+            if t == self.table:
+                return at
+        return None
 
 
 def histogram(text: str, name: str) -> tuple[list[tuple[float, float]], float, float]:
@@ -161,13 +216,13 @@ class Driver:
     async def seat(self, table: str, seat: int | None, *, node: Node | None = None, locate: bool = False,
                    codec: str = "msgpack") -> Member:
         """Connect one member of ``table`` (through nginx, or straight to
-        ``node``) with reconnect, say hello, join (``seat`` None: as a
-        spectator) and start following it. ``locate``: find which node the
-        connection landed on (from every node's connection count: connect
-        one at a time)."""
+        ``node``: its reconnects go through nginx) with reconnect, say hello,
+        join (``seat`` None: as a spectator) and start following it.
+        ``locate``: find which node the connection landed on (from every
+        node's connection count: connect one at a time)."""
         url = node.ws if node is not None else self.cluster.nginx.ws
         name = f"{self.tables[table]}-{'watch' if seat is None else seat}-{len(self.members)}"
-        client = TimedClient(url, reconnect=True, reconnect_for=60.0, codec=codec)
+        client = TimedClient(url, reconnect=True, reconnect_for=60.0, codec=codec, reconnect_url=self.cluster.nginx.ws)
         before = await self.connections() if locate else {}
         await client.connect()
         await client.hello(name)
@@ -228,15 +283,21 @@ class Driver:
                 except TimeoutError:
                     continue
                 kind = frame.get("type")
-                if kind == "snapshot":  # the stream started afresh: its missed events were not replayed
-                    m.failures.append(f"{m.name}: an unrequested snapshot at seq {frame['seq']}")
-                    continue
                 if kind == "error":  # an error no request of the driver's awaited (the client's own resume)
-                    m.failures.append(f"{m.name}: an error outside a request: {frame}")
+                    re = frame.get("re")
+                    first = next((f for f in client.frames if f is not frame and re is not None and f.get("re") == re
+                                  and f.get("type") in ("ok", "error", "snapshot")), None)
+                    if first is not None:  # each request gets one reply
+                        m.failures.append(f"{m.name}: a second reply to request {re} "
+                                          f"(first {first['type']} {first.get('code', '')}): {frame}")
+                    else:
+                        m.failures.append(f"{m.name}: an error outside a request: {frame}")
                     continue
-                if kind != "event" or frame.get("table") != m.table:
+                if kind not in ("event", "snapshot") or frame.get("table") != m.table:
                     continue
-                if frame["event"]["type"] == "match_ended":
+                # a snapshot: the stream started afresh there (whether it had to is stream_problems' to
+                # judge, with the store at hand); it carries the open turn, answered like an event's
+                if kind == "event" and frame["event"]["type"] == "match_ended":
                     m.ended.set()
                     if m.seat == 1 and m.acting and self.rematch:
                         await self.request(m, {"type": "rematch"}, None)
@@ -370,7 +431,12 @@ class Driver:
                 return first
             if time.monotonic() > deadline:
                 stuck = sorted(set(after) - set(first))
-                raise AssertionError(f"no new event within {timeout} s at {stuck}")
+                try:  # did the table itself stop, or only the events to these members?
+                    stored = await self.stored_seqs()
+                    why = ", ".join(f"{t} stored {after[t]} -> {stored[t]}" for t in stuck)
+                except Exception as exc:
+                    why = f"stored seqs unreadable: {exc!r}"
+                raise AssertionError(f"no new event within {timeout} s at {stuck} ({why})")
             await asyncio.sleep(0.02)
 
     def arrivals(self, table: str) -> list[tuple[int, float]]:
@@ -414,12 +480,19 @@ class Driver:
     def failures(self) -> list[str]:
         return [f for m in self.members for f in m.failures]
 
-    def check_streams(self) -> None:
-        """Every member's frames of its table: its join's snapshot, then events
-        with consecutive ``seq`` from there (across reconnects: a resumed
-        connection's first event is ``since + 1``), no other snapshot, and
-        the client counted no gap. AssertionError naming every member that
-        fails (its first wrong frame)."""
+    def stream_problems(self, held_from: Mapping[str, int] | None = None) -> list[str]:
+        """What is wrong with each member's frames of its table: they must be
+        its join's snapshot, then events with consecutive ``seq`` from there
+        (across reconnects: a resumed connection's first event is ``since +
+        1``). Told apart, counted over the whole stream: a repeated ``seq``
+        (an event at or below the last one), a gap, and a snapshot after the
+        first (sent on its own, or answering the client's own resuming
+        ``join``) while the stream still held the events it replaces:
+        ``held_from`` (table -> the first ``seq`` its stored stream holds)
+        makes a snapshot due where the events after the last one held are no
+        longer stored (Redis lost them); without it every later snapshot is
+        a problem. Also: the client counted a gap; a websocket closed by the
+        server with a code other than :data:`RECONNECT_CODES`."""
         problems = []
         for m in self.members:
             frames = [f for f in m.client.frames if f.get("table") == m.table and f.get("type") in ("event", "snapshot")]
@@ -427,15 +500,59 @@ class Driver:
                 problems.append(f"{m.name}: no snapshot first")
                 continue
             expected = frames[0]["seq"] + 1
+            repeats: list[int] = []
+            gaps: list[tuple[int, int]] = []
+            snapshots: list[tuple[int, int]] = []
             for f in frames[1:]:
-                if f["type"] != "event" or f["seq"] != expected:
-                    problems.append(f"{m.name}: {f['type']} at seq {f['seq']} where event {expected} was due "
-                                    f"(reconnects {m.client.reconnects})")
-                    break
-                expected += 1
-            if m.client.gaps:
+                seq = f["seq"]
+                if f["type"] == "snapshot":
+                    first = held_from.get(m.table) if held_from is not None else None
+                    if first is None or expected >= first:  # event `expected` is stored: it was due, not a snapshot
+                        snapshots.append((seq, expected))
+                    expected = max(expected, seq + 1)
+                elif seq == expected:
+                    expected += 1
+                elif seq < expected:
+                    repeats.append(seq)
+                else:
+                    gaps.append((expected, seq))
+                    expected = seq + 1
+            where = f"(reconnects {m.client.reconnects}, closes {[c for _, c in m.client.closes]})"
+            if repeats:
+                problems.append(f"{m.name}: {len(repeats)} repeated events, seq {repeats[:6]} {where}")
+            if gaps:
+                problems.append(f"{m.name}: {len(gaps)} gaps, (due, got) {gaps[:4]} {where}")
+            if snapshots:
+                problems.append(f"{m.name}: {len(snapshots)} unrequested snapshots, (seq, event due and still stored) "
+                                f"{snapshots[:4]} {where}")
+            if m.client.gaps and not gaps:
                 problems.append(f"{m.name}: client counted {m.client.gaps} gaps")
-        assert not problems, problems
+            odd = [c for _, c in m.client.closes if c is not None and c not in RECONNECT_CODES]
+            if odd and not self.stopping:
+                problems.append(f"{m.name}: closed by the server with {odd}")
+        return problems
+
+    def stream_summary(self) -> str:
+        """One line: the members, their reconnects, the close codes they
+        saw, and the snapshots after the first (each a stream started afresh)."""
+        later = sum(max(0, sum(1 for f in m.client.frames if f.get("type") == "snapshot" and f.get("table") == m.table)
+                        - 1) for m in self.members)
+        codes = Counter(c for m in self.members for _, c in m.client.closes)
+        return (f"{len(self.members)} connections: {sum(m.client.reconnects for m in self.members)} reconnects, "
+                f"closes {dict(codes)}, {later} snapshots after the join's")
+
+    def check_streams(self, held_from: Mapping[str, int] | None = None) -> None:
+        """:meth:`stream_problems` is empty (AssertionError listing them)."""
+        problems = self.stream_problems(held_from)
+        assert not problems, "\n".join(problems)
+
+    async def held_from(self) -> dict[str, int]:
+        """Each table's first stored ``seq`` (the oldest event its stream holds)."""
+        out = {}
+        for table in self.tables:
+            _, events = await stored_history(self.db, self.cluster.prefix, table)
+            out[table] = events[0][0] if events else 1
+        return out
 
     async def check_histories(self, stored_only: bool = False) -> dict[str, dict[str, Any]]:
         """:func:`check_history` of every table with all its members; returns
@@ -496,6 +613,133 @@ class Driver:
                 info = await self.http.get(f"{n.http}/api/tables/{table}")
                 assert info.status_code == 200 and info.json()["game"] == game, (n.node_id, table, info.text)
 
+    def serving_nodes(self) -> list[Node]:
+        """The nodes that run and are not paused."""
+        return [n for n in self.cluster.nodes if n.alive and not n.paused]
+
+    async def flowing(self, timeout: float, advance: int = 5) -> list[str]:
+        """After a fault: every table moves on, and every member receives its
+        table's events again. From the stored ``seq`` of each table when
+        called (s), wait up to ``timeout`` until every table's stored ``seq``
+        passed s + ``advance`` and every member received an event past s.
+        Returns the problems found at the deadline (empty: all well): a table
+        that did not move (with the members it waits on: those behind its
+        stored ``seq``), and a *silent* connection: its table moved
+        ``advance`` events past s but it got none of them (a connection the
+        server closed and the client resumed counts by the events it
+        received after the resume)."""
+        start = await self.stored_seqs()
+        deadline = time.monotonic() + timeout
+        while True:
+            stored = await self.stored_seqs()
+            stuck = [t for t in self.tables if stored[t] < start[t] + advance]
+            quiet = [m for m in self.members if m.last_seq <= start[m.table]]
+            if not stuck and not quiet:
+                return []
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        problems = []
+        now = time.monotonic()
+        for m in quiet:
+            if stored[m.table] >= start[m.table] + advance:
+                last = m.last_arrival
+                problems.append(f"silent: {m.name} ({'open' if m.client.is_open else 'not open'}, closes "
+                                f"{[c for _, c in m.client.closes]}) at seq {m.last_seq}, its last event "
+                                f"{'never' if last is None else f'{now - last:.1f} s ago'}, while {m.table} went "
+                                f"{start[m.table]} -> {stored[m.table]} in {timeout:.0f} s")
+        for t in stuck:
+            behind = [f"{m.name} at {m.last_seq}" for m in self.members if m.table == t and m.last_seq < stored[t]]
+            problems.append(f"not moving: {t} ({self.tables[t]}) stored seq {start[t]} -> {stored[t]} in {timeout:.0f} s"
+                            + (f"; members behind it: {behind}" if behind else ""))
+        return problems
+
+    async def presence(self, timeout: float) -> list[str]:
+        """After a fault: no seated member whose websocket is open is shown
+        ``connected: false`` (or not at its seat) in its table's public info
+        (``GET /api/tables/{id}``) on any serving node. Waits up to
+        ``timeout`` for it; returns what is still wrong then (empty: all well)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            wrong = []
+            for table in self.tables:
+                seated = [m for m in self.members if m.table == table and m.seat is not None and m.client.is_open]
+                if not seated:
+                    continue
+                for node in self.serving_nodes():
+                    try:
+                        reply = await self.http.get(f"{node.http}/api/tables/{table}")
+                        occupants = {o["seat"]: o for o in reply.json()["occupants"]}
+                    except (httpx.HTTPError, ValueError, KeyError) as exc:
+                        wrong.append(f"{node.node_id}: {table} info unreadable: {exc!r}")
+                        continue
+                    for m in seated:
+                        o = occupants.get(m.seat)
+                        if o is None or o.get("player") != m.client.player:
+                            wrong.append(f"{node.node_id}: {m.name} (open websocket) not at seat {m.seat} of {table}: {o}")
+                        elif not o["connected"]:
+                            wrong.append(f"{node.node_id}: {m.name} (open websocket) shown connected: false at "
+                                         f"{table} seat {m.seat}")
+            if not wrong or time.monotonic() > deadline:
+                return [f"presence: {w}" for w in wrong]
+            await asyncio.sleep(0.2)
+
+    async def moved_again(self, after: dict[str, int], since: float, timeout: float, found: list[str]
+                          ) -> dict[str, float]:
+        """:meth:`progress`, its AssertionError appended to ``found`` instead
+        of raised (the checks after the fault then list it with the rest)."""
+        try:
+            return await self.progress(after, since, timeout)
+        except AssertionError as exc:
+            found.append(f"after the fault: {exc}")
+            return {}
+
+    async def shown_connected(self, m: Member, node: Node | None = None) -> bool | None:
+        """Whether ``m``'s seat shows ``connected`` in its table's public info
+        (asked at ``node``, default :attr:`api`); None when it cannot be read."""
+        try:
+            reply = await self.http.get(f"{node.http if node is not None else self.api}/api/tables/{m.table}")
+            occupants = {o["seat"]: o for o in reply.json()["occupants"]}
+        except (httpx.HTTPError, ValueError, KeyError):
+            return None
+        o = occupants.get(m.seat)
+        return None if o is None else bool(o["connected"])
+
+    async def check_fault(self, live: int | None = None, stored_only: bool = False, live_states: bool = True,
+                          timeout: float | None = None, found: Iterable[str] = ()) -> dict[str, str]:
+        """Everything that must hold once a fault is over, every check run
+        and every problem listed in one AssertionError: every client resumed
+        (:meth:`reconnected`), one owner per table (with ``live`` nodes),
+        :meth:`flowing` and :meth:`presence` (while the players play; then
+        they hold), and :meth:`check_all` (member failures, streams judged
+        against what the store holds, histories and acknowledgements
+        (``stored_only``: what the rewritten streams hold), the lobby, the
+        live states). ``timeout``: each wait's deadline (default ten lease
+        TTLs); ``found``: problems the test found before, listed first.
+        Returns the owners."""
+        timeout = timeout if timeout is not None else 10 * self.cluster.lease_ttl
+        problems: list[str] = list(found)
+        try:
+            await self.reconnected(timeout)
+        except (AssertionError, ConnectionError, TimeoutError) as exc:
+            problems.append(f"reconnect: {exc!r}")
+        try:
+            await self.settled(timeout, live=live)
+        except (AssertionError, httpx.HTTPError) as exc:
+            problems.append(f"one owner: {exc!r}")
+        moving, shown = await asyncio.gather(self.flowing(timeout), self.presence(timeout))
+        problems += moving + shown
+        self.hold()
+        await asyncio.sleep(0.5)
+        print(f"after the fault: {self.stream_summary()}")
+        owners: dict[str, str] = {}
+        try:
+            owners = await self.check_all(live=live, stored_only=stored_only, live_states=live_states)
+        except AssertionError as exc:
+            problems += str(exc).splitlines()
+        assert not problems, "\n".join(problems)
+        return owners
+
     async def check_all(self, live: int | None = None, stored_only: bool = False,
                         live_states: bool = False) -> dict[str, str]:
         """The checks after a disruption, once the cluster settled: no failure
@@ -510,11 +754,12 @@ class Driver:
             try:
                 return await check()
             except Exception as exc:
-                problems.append(f"{name}: {exc!r}")
+                lines = str(exc).splitlines() if isinstance(exc, AssertionError) else []
+                problems.extend(f"{name}: {line}" for line in lines or [repr(exc)])
                 return None
 
         async def streams() -> None:
-            self.check_streams()
+            self.check_streams(await self.held_from())
 
         owners = await run("one owner", lambda: self.settled(live=live)) or {}
         await run("streams", streams)
@@ -524,3 +769,54 @@ class Driver:
             await run("live state", lambda: self.check_live_states(owners))
         assert not problems, "\n".join(problems)
         return owners
+
+
+# -- the tables the tests share ---------------------------------------------------------------
+async def bots_table(d: Driver, game: str, **kw: Any) -> str:
+    """An all-bots table of ``game`` (three seats) that rematches by itself."""
+    return await d.create(game, 3, 3, {**QUICK[game], **BOTS}, **kw)
+
+
+async def humans_table(d: Driver, game: str, **kw: Any) -> str:
+    """A table of ``game`` with two human seats and a bot (three seats)."""
+    return await d.create(game, 3, 1, {**QUICK[game], **HUMANS}, **kw)
+
+
+def tables_of(owners: Mapping[str, str], node: str) -> list[str]:
+    """The tables of ``owners`` that ``node`` owns."""
+    return sorted(t for t, n in owners.items() if n == node)
+
+
+async def spread(d: Driver, *, rounds: int = 1, bots: int = 0) -> dict[str, str]:
+    """On a cluster whose nodes run with ``--placement local``: ``rounds``
+    tables of every game (:func:`humans_table`) and ``bots`` all-bots tables
+    (:func:`bots_table`, games in turn), each created straight on the next
+    node in turn; on each human table a spectator and the two players, each
+    connected straight to a node that does not own it (their reconnects go
+    through nginx); on each bots table a spectator on every node that does
+    not own it (it moves on whatever happens to the human players: a
+    connection left behind shows as silent). Returns the owners (checked:
+    each table on the node it was made on)."""
+    nodes = d.cluster.nodes
+    made: dict[str, str] = {}
+    games = list(QUICK)
+    for i in range(rounds * len(games) + bots):
+        owner = nodes[i % len(nodes)]
+        others = [n for n in nodes if n is not owner]
+        game = games[i % len(games)]
+        if i < rounds * len(games):
+            table = await humans_table(d, game, node=owner)
+            await d.seat(table, None, node=others[i % len(others)])
+            await d.seat(table, 1, node=others[0])
+            await d.seat(table, 2, node=others[-1])  # the last seat: the match starts
+        else:
+            table = await bots_table(d, game, node=owner)
+            for node in others:
+                await d.seat(table, None, node=node)
+        made[table] = owner.node_id
+    owners = await d.settled(live=len(nodes))
+    assert owners == made, (owners, made)
+    spread = Counter(m.node for m in d.members)
+    assert all(m.node != owners[m.table] for m in d.members), "every member on a node that does not own its table"
+    assert len(spread) == len(nodes), spread
+    return owners

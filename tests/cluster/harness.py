@@ -8,6 +8,12 @@ placeholders (ports, runtime directory, worker user) filled in.
 * :class:`Nginx`: the rendered configuration in a directory of its own,
   ``nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'``; as root its workers run
   as ``nobody``, or the whole of it as ``run_as``.
+* :class:`ClusterRedis`: the cluster's private ``redis-server`` (append-only
+  file with the ``appendfsync`` of the test's choice: ``everysec`` like the
+  Redis tests, ``always`` for the fault suite) and the faults a test
+  inflicts on it: :meth:`~ClusterRedis.kill` (SIGKILL, the file kept),
+  :meth:`~ClusterRedis.pause` / :meth:`~ClusterRedis.resume` (SIGSTOP /
+  SIGCONT), :meth:`~ClusterRedis.flushall`.
 * :class:`Cluster`: Redis + nodes ``n1..nN`` + nginx, started and stopped
   together (``async with Cluster() as c:``); the ``cluster`` fixture of
   ``tests/cluster/conftest.py`` yields a started one of three nodes.
@@ -92,6 +98,106 @@ def render_nginx_conf(template: str, *, user: str, prefix: str, logs: str, liste
                 raise ValueError(f"line {number}: unfilled placeholder in {rendered.strip()!r}")
         out.extend(lines)
     return "\n".join(out) + "\n"
+
+
+class ClusterRedis(RedisServer):
+    """The cluster's ``redis-server`` (a :class:`tests.server.conftest.RedisServer`:
+    loopback, a free port kept across restarts, append-only persistence, no
+    RDB snapshots, its own directory) with ``appendfsync`` set (``always``:
+    every write the nodes were told succeeded is on disk before the reply,
+    so a SIGKILL loses nothing acknowledged; ``everysec``, ``no``) and
+    ``extra_args`` (more ``redis-server`` options), and the faults a test
+    inflicts on it. :attr:`paused` is True between :meth:`pause` and
+    :meth:`resume`."""
+
+    def __init__(self, binary: str, *, appendfsync: str = "everysec", extra_args: Sequence[str] = ()) -> None:
+        if appendfsync not in ("always", "everysec", "no"):
+            raise ValueError(f"appendfsync is always, everysec or no, not {appendfsync!r}")
+        super().__init__(binary)
+        self.appendfsync = appendfsync
+        self.extra_args = list(extra_args)
+        self.paused = False
+
+    @property
+    def argv(self) -> list[str]:
+        """The command line :meth:`start` runs."""
+        return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "yes", "--appendfsync", self.appendfsync, "--dir", self.dir,
+                "--daemonize", "no", "--loglevel", "warning", *self.extra_args]
+
+    @property
+    def alive(self) -> bool:
+        """Started and not exited (a paused one is alive)."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, fresh: bool = False) -> None:
+        """Start it (``fresh``: without its data) and return once it answers
+        ``PING``: it loads its append-only file first, so a restarted Redis
+        answers with every write it acknowledged before it went down."""
+        if self.alive:
+            raise RuntimeError("redis-server is running")
+        self.paused = False
+        super().start(fresh)
+
+    def kill(self) -> int | None:
+        """SIGKILL and reap it (its append-only file stays for :meth:`start`);
+        returns the exit code (``-9``), None if it was not running."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.paused = False
+        code = self.proc.returncode
+        self.proc = None
+        return code
+
+    def pause(self) -> None:
+        """SIGSTOP: it stops dead; its clients' connections stay open and their
+        commands wait (up to each client's own timeout)."""
+        if not self.alive or self.proc is None:
+            raise RuntimeError("redis-server is not running")
+        self.proc.send_signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`."""
+        if self.alive and self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
+        self.paused = False
+
+    def command(self, *args: str, timeout: float = 10.0) -> bytes:
+        """One command over a plain socket (RESP), its reply's first line (``+OK``)."""
+        payload = f"*{len(args)}\r\n".encode() + b"".join(
+            f"${len(a.encode())}\r\n".encode() + a.encode() + b"\r\n" for a in args)
+        with socket.create_connection(("127.0.0.1", self.port), timeout) as sock:
+            sock.sendall(payload)
+            reply = b""
+            while not reply.endswith(b"\r\n"):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+        return reply.strip()
+
+    def flushall(self) -> None:
+        """``FLUSHALL``: every key gone while it runs (the nodes must notice and
+        write their tables again from memory)."""
+        reply = self.command("FLUSHALL")
+        if reply != b"+OK":
+            raise RuntimeError(f"FLUSHALL answered {reply!r}")
+
+    def stop(self) -> None:
+        """Shut down in order (SIGTERM: the append-only file is complete); a
+        paused one is resumed first."""
+        if self.paused:
+            self.resume()
+        super().stop()
+
+    def close(self) -> None:
+        if self.paused:
+            self.resume()
+        super().close()
 
 
 def _user_and_group(uid: int) -> tuple[str, str]:
@@ -437,8 +543,9 @@ class Cluster:
     in front: ``async with Cluster() as c`` (or :meth:`start` / :meth:`stop`).
 
     ``node_args``: more ``cardhall serve`` options for every node;
-    ``lease_ttl``/``lease_renew``: seconds. Attributes: :attr:`nodes`,
-    :attr:`nginx`, :attr:`redis` (a ``tests.server.conftest.RedisServer``),
+    ``lease_ttl``/``lease_renew``: seconds; ``appendfsync`` and
+    ``redis_args``: Redis's (:class:`ClusterRedis`). Attributes: :attr:`nodes`,
+    :attr:`nginx`, :attr:`redis` (a :class:`ClusterRedis`),
     :attr:`prefix`, :attr:`operator_key`, :attr:`work` (the node logs; nginx
     and Redis have directories of their own; :meth:`stop` removes all three).
     """
@@ -446,7 +553,7 @@ class Cluster:
     def __init__(self, size: int = 3, *, node_args: Sequence[str] = (), lease_ttl: float = 2.0,
                  lease_renew: float = 0.5, prefix: str | None = None, operator_key: str | None = None,
                  redis_binary: str | None = None, nginx_binary: str | None = None,
-                 ready_timeout: float = 30.0) -> None:
+                 ready_timeout: float = 30.0, appendfsync: str = "everysec", redis_args: Sequence[str] = ()) -> None:
         redis_binary = redis_binary or REDIS_SERVER
         if redis_binary is None:
             raise RuntimeError("redis-server is not installed (set CARDHALL_REDIS_SERVER)")
@@ -457,7 +564,7 @@ class Cluster:
         self.lease_ttl = lease_ttl
         self.lease_renew = lease_renew
         self.ready_timeout = ready_timeout
-        self.redis = RedisServer(redis_binary)
+        self.redis = ClusterRedis(redis_binary, appendfsync=appendfsync, extra_args=redis_args)
         self.nodes = [self._node(f"n{i}") for i in range(1, size + 1)]
         self.nginx = Nginx([n.address for n in self.nodes], binary=nginx_binary)
 

@@ -64,14 +64,19 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    @property
+    def argv(self) -> list[str]:
+        """The command line :meth:`start` runs."""
+        return [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "yes", "--appendfsync", "everysec", "--dir", self.dir,
+                "--daemonize", "no", "--loglevel", "warning"]
+
     def start(self, fresh: bool = False) -> None:
+        """Start it (``fresh``: without its data) and return once it answers ``PING``."""
         if fresh:
             shutil.rmtree(self.dir, ignore_errors=True)
             os.makedirs(self.dir)
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "yes", "--appendfsync", "everysec", "--dir", self.dir,
-                "--daemonize", "no", "--loglevel", "warning"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

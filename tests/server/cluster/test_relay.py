@@ -222,3 +222,22 @@ async def test_json_connections_of_different_views_never_share_a_conversion():
     await _settle()
     for seq in (1, 2):
         assert seat.event(seq).get("card") == "Ah" and "card" not in spectator.event(seq)
+
+
+async def test_a_request_answered_unavailable_gets_no_second_answer():
+    """An ``act`` unanswered past the bound gets ``unavailable``; the owner's
+    own answer to it, when it comes later (maybe twice: a publish sent again
+    after a Redis timeout), is not passed on; a later request is answered."""
+    rt = _relay()
+    viewer = Captured(1)
+    rt.watch(viewer.conn, _join(1))
+    _out(rt, 1, 2, [frames.snapshot(TABLE, 2, None, {}, None, 1)], join=None)
+    rt.sent(1, 10)
+    rt.fail_pending(older_than=None)
+    for _ in range(2):
+        _out(rt, 1, 2, [frames.error("unavailable", "the table moved to another node; retry", re=10)])
+    rt.sent(1, 11)
+    _out(rt, 1, 2, [frames.ok(11)])
+    await _settle()
+    answers = [(m["type"], m.get("code"), m["re"]) for m in viewer.messages if m["type"] in ("ok", "error")]
+    assert answers == [("error", "unavailable", 10), ("ok", None, 11)]
