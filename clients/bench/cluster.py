@@ -56,7 +56,12 @@ fresh cluster of that size: the node owning the most tables gets SIGTERM; the
 receiving nodes' ``cardhall_handover_seconds`` (count, mean, p99 as a bucket
 bound; target p99 < 500 ms) and the clients' view: per handed-over table the
 longest wait between two consecutive events (next to the same for the other
-tables). ``--json`` prints one JSON object; ``--logs DIR`` keeps the nodes' logs.
+tables). With ``--faults``, on one more fresh cluster of that size (off by
+default: it adds about a minute), a node and then Redis are stopped with
+SIGSTOP for a lease TTL + 2 s each, under load with players at tables other
+nodes own: the silence after each fault and the time until a player is shown
+connected again (:mod:`.cluster_faults`). ``--json`` prints one JSON object;
+``--logs DIR`` keeps the nodes' logs.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from cardhall.clients.bench import cluster_faults
 from cardhall.clients.bench.cluster_procs import Placement, Redis, Session, affinity, cpu_seconds, machine_busy_seconds, session
 from cardhall.clients.bench.server import pick_game
 from cardhall.clients.load.histogram import LatencyHistogram
@@ -97,6 +103,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lease-ttl", type=float, default=3.0, help="the nodes' --lease-ttl, seconds (default 3)")
     p.add_argument("--skip-failover", action="store_true", help="do not kill a node")
     p.add_argument("--skip-handover", action="store_true", help="do not SIGTERM a node")
+    p.add_argument("--faults", action="store_true", help="also the fault round on a fresh cluster of the largest size "
+                   "(>= 2): SIGSTOP of a node, then of Redis, lease TTL + 2 s each (adds about a minute)")
+    p.add_argument("--fault-players", type=int, default=12, help="tables with a seat played by the bench, for --faults "
+                   "(default 12)")
     p.add_argument("--logs", metavar="DIR", default=None, help="keep the node and Redis logs in DIR (default: removed)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.set_defaults(func=main)
@@ -133,11 +143,12 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 2)
 
 
-def open_session(args: argparse.Namespace, redis: Redis, size: int, workdir: Path) -> contextlib.AbstractContextManager[Session]:
+def open_session(args: argparse.Namespace, redis: Redis, size: int, workdir: Path,
+                 **more: Any) -> contextlib.AbstractContextManager[Session]:
     """:func:`~.cluster_procs.session` of ``size`` nodes with this run's tables and spectators."""
     options = {"pause": 0, "bot_think": args.think, "close_after": 3600, "auto_rematch": True}
     body = {"game": pick_game(args.game), "seats": SEATS, "bots": ["random"] * SEATS, "options": options}
-    return session(redis, size, workdir, args.lease_ttl, args.tables, body, args.spectators)
+    return session(redis, size, workdir, args.lease_ttl, args.tables, body, args.spectators, **more)
 
 
 def _gaps(figures: dict[str, Any] | None) -> int:
@@ -332,7 +343,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "load_average": [round(x, 2) for x in os.getloadavg()]},
         "game": pick_game(args.game), "tables": args.tables, "seats": SEATS, "think_s": args.think,
         "spectators_per_table": args.spectators, "warmup_s": args.warmup, "duration_s": args.duration,
-        "lease_ttl_s": args.lease_ttl, "runs": [], "failover": None, "handover": None}
+        "lease_ttl_s": args.lease_ttl, "runs": [], "failover": None, "handover": None, "faults": None}
     redis = Redis(workdir)
     try:
         largest = max(sizes)
@@ -347,6 +358,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 out["failover"]["connections_lost"] = sum((s.totals or {}).get("lost_by_node", {}).values())
         if largest >= 2 and not args.skip_handover:
             out["handover"] = handover(args, redis, largest, workdir)
+        if args.faults and largest < 2:
+            print("bench cluster: --faults needs a cluster of 2 nodes or more (--nodes); no fault round", file=sys.stderr)
+        elif args.faults:
+            out["faults"] = cluster_faults.fault_round(
+                args, lambda **more: open_session(args, redis, largest, workdir, **more), redis)
     finally:
         redis.close()
         if not args.logs:
@@ -383,7 +399,7 @@ def shortfalls(out: dict[str, Any]) -> list[str]:
         c = h["connections"]
         lines.append(f"handover: {c['connected']} of {c['planned']} spectators connected "
                      f"({c.get('failure_kinds') or 'none refused'})")
-    return lines
+    return lines + cluster_faults.shortfalls(out.get("faults"))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -462,6 +478,7 @@ def report(out: dict[str, Any]) -> str:
                   f"{cl['first_event_after_sigterm_p50_ms']} ms, max {cl['first_event_after_sigterm_max_ms']} ms; "
                   f"seq gaps {h['seq_gaps']}",
                   f"  spectators: {h['connections']['connected']} of {h['connections']['planned']} connected"]
+    lines += cluster_faults.report_lines(out.get("faults"))
     if out.get("shortfalls"):
         lines.append("-- WARNING: fewer spectators than intended; the figures above cover only those connected:")
         lines += [f"  {line}" for line in out["shortfalls"]]

@@ -13,10 +13,23 @@ consecutive events since ``track``, and the first event whose ``ts`` (the
 server's wall time of its action) is after the instant given with ``after``
 (a node's kill or SIGTERM).
 
+For the fault round (:mod:`.cluster_faults`) the plan also has ``players``:
+a seat at each of those tables played by the load (a
+:class:`~cardhall.clients.load.player.LoadPlayer` answering its turns at
+once, on a connection of its own, also a :class:`Watcher`), and with
+``reconnect`` every connection reconnects and resumes (``join`` with
+``since``) when the server closes it (4012, 1001, ...). Between ``fault`` and
+``fault_end`` every connection notes each event's arrival and ``ts``
+(:func:`silence` reads them).
+
 The parent's requests, each answered by one reply (times are wall-clock seconds):
 ``("window", start, end)`` -> the figures counted in that window;
 ``("track",)`` -> starts the arrival tracking afresh; ``("after", t)``;
 ``("probe",)`` -> ``{table: {node: [first arrival after t or None, longest wait]}}``;
+``("fault",)`` -> arrivals are noted from now on, and each connection's closes counted from here;
+``("fault_probe", t)`` -> ``{"unheard": open connections without an event since t, "players":
+[[table, node, seat, stayed open], ...]}``; ``("fault_end", t, end)`` -> the fault figures
+(:func:`fault_figures`) from the fault's end ``t`` to ``end``;
 ``("stop",)`` -> closes every connection, returns the totals of the whole run.
 Its first message, ``("ready", ...)``, once every connection was tried, says
 how many of the plan's spectators joined their table (``connections`` of
@@ -27,6 +40,7 @@ code, e.g. ``rate_limited`` from a per-address limit, or the exception's type).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import multiprocessing
 import os
 import time
@@ -35,18 +49,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardhall.clients.load.interrupts import ignore_sigint, sigint_ignored
+from cardhall.clients.load.player import LoadPlayer
 from cardhall.clients.load.tracked import Recorder, TrackedClient
+from cardhall.clients.load.worker import _quiet_when_closing
 
 
 @dataclass
 class Plan:
     """``urls``: each node's ``ws://`` URL; ``spectators``: ``(table, node index,
-    connected to its owner)`` per connection; ``concurrency``: handshakes at once."""
+    connected to its owner)`` per connection; ``concurrency``: handshakes at once;
+    ``players``: ``(table, node index)`` per seat played by the load; ``reconnect``:
+    connections reconnect and resume when the server closes them."""
 
     urls: list[str]
     spectators: list[tuple[str, int, bool]] = field(default_factory=list)
     codec: str = "msgpack"
     concurrency: int = 50
+    players: list[tuple[str, int]] = field(default_factory=list)
+    reconnect: bool = False
 
 
 class Tracking:
@@ -56,13 +76,17 @@ class Tracking:
     def __init__(self) -> None:
         self.on = False
         self.after: float | None = None
+        self.recording = False  # every event's (arrival, ts) noted (the fault round)
 
 
 class Watcher(TrackedClient):
-    """A spectator of ``table`` on node ``node`` (an index of :attr:`Plan.urls`)."""
+    """A spectator of ``table`` on node ``node`` (an index of :attr:`Plan.urls`);
+    with ``inbox``, a player's connection (its frames queued for the player)."""
 
-    def __init__(self, url: str, recorder: Recorder, table: str, node: int, tracking: Tracking, codec: str) -> None:
-        super().__init__(url, recorder, codec=codec, batch=True, on_frame=lambda frame: None)
+    def __init__(self, url: str, recorder: Recorder, table: str, node: int, tracking: Tracking, codec: str,
+                 reconnect: bool = False, inbox: bool = False) -> None:
+        super().__init__(url, recorder, codec=codec, batch=True, on_frame=None if inbox else _ignore,
+                         reconnect=reconnect)
         self.table = table
         self.node = node
         self.tracking = tracking
@@ -70,6 +94,9 @@ class Watcher(TrackedClient):
         self.gap = 0.0  # longest wait between two events since tracking began
         self.first: float | None = None  # arrival of the first event whose ts is after tracking.after
         self.watching = False  # connected, said hello and joined its table (:func:`_open` succeeded)
+        self.arrivals: list[tuple[float, float]] = []  # (arrival, ts) while tracking.recording
+        self.mark = (0, 0)  # closes and reconnects when the fault began
+        self.seat: int | None = None  # a player's seat
 
     def dispatch(self, frame: dict[str, Any]) -> None:
         if frame.get("type") == "event":
@@ -80,6 +107,8 @@ class Watcher(TrackedClient):
                     self.gap = now - self.last
                 if self.first is None and tracking.after is not None and frame["ts"] > tracking.after:
                     self.first = now
+            if tracking.recording:
+                self.arrivals.append((now, frame["ts"]))
             self.last = now
         super().dispatch(frame)
 
@@ -92,6 +121,81 @@ class Watcher(TrackedClient):
     def held(self) -> bool:
         """It joined its table and its connection is still open."""
         return self.watching and not self.lost
+
+    @property
+    def stayed_open(self) -> bool:
+        """Its connection is the one it had when the fault began (no close since)."""
+        return self.held and len(self.close_codes) == self.mark[0]
+
+
+def _ignore(frame: dict[str, Any]) -> None:
+    pass
+
+
+def silence(arrivals: list[float], table_ts: list[float], start: float, end: float) -> float:
+    """The longest time a connection went without an event while its table's
+    events went on, from ``start`` (the fault's end) to ``end``: for each wait
+    between two arrivals (the first from ``start``, the last until ``end``), the
+    part after the first event the table made in it (``table_ts``: the ``ts`` of
+    its events, sorted, as any connection received them); a wait during which
+    the table made nothing counts 0. In a steady flow this is the latency.
+
+    >>> silence([10.5, 13.0, 13.1], [10.4, 11.0, 12.9, 13.05], 10.0, 14.0)
+    2.0
+    >>> silence([], [], 10.0, 14.0), silence([], [12.0], 10.0, 14.0)
+    (0.0, 2.0)
+    """
+    worst, prev = 0.0, start
+    for a in [*(t for t in arrivals if start <= t <= end), end]:
+        i = bisect.bisect_right(table_ts, prev)
+        if i < len(table_ts) and table_ts[i] < a:
+            worst = max(worst, a - max(prev, table_ts[i]))
+        prev = a
+    return round(worst, 3)
+
+
+def fault_figures(watchers: list[Watcher], start: float, end: float) -> dict[str, Any]:
+    """What a fault did to the connections, from its end ``start`` to ``end``:
+    ``silence_s`` (:func:`silence`) of each connection that stayed open,
+    ``unheard`` (those without an event since ``start``), ``lag_s`` (of each of them, the
+    longest delay, arrival minus ``ts``, of an event made after ``start``), ``closed`` (connections
+    closed since the fault began), ``close_codes`` (code -> closes; ``none``: dropped
+    without a close frame), ``reconnected`` (closed and open again, resumed) and
+    their ``reconnected_silence_s``, ``table_first_event_s`` (per table, the first
+    ``ts`` after ``start``, minus ``start``), ``players`` (``[table, node, seat,
+    stayed open]``)."""
+    by_table: dict[str, list[float]] = {}
+    for w in watchers:
+        by_table.setdefault(w.table, []).extend(ts for at, ts in w.arrivals if at <= end and ts > start)
+    for ts in by_table.values():
+        ts.sort()
+    codes: Counter[str] = Counter()
+    out: dict[str, Any] = {"connections": 0, "stayed_open": 0, "silence_s": [], "lag_s": [], "unheard": 0, "closed": 0,
+                           "reconnected": 0, "reconnected_silence_s": [], "players": []}
+    for w in watchers:
+        if not w.watching:
+            continue
+        out["connections"] += 1
+        arrived = [at for at, _ in w.arrivals]
+        gone = w.close_codes[w.mark[0]:]
+        codes.update("none" if c is None else str(c) for c in gone)
+        if w.stayed_open:
+            out["stayed_open"] += 1
+            out["silence_s"].append(silence(arrived, by_table.get(w.table, []), start, end))
+            out["unheard"] += not any(start <= at <= end for at in arrived)
+            lags = [at - ts for at, ts in w.arrivals if at <= end and ts > start]
+            if lags:
+                out["lag_s"].append(round(max(lags), 3))
+        elif gone:
+            out["closed"] += 1
+            if w.held:
+                out["reconnected"] += 1
+                out["reconnected_silence_s"].append(silence(arrived, by_table.get(w.table, []), start, end))
+        if w.seat is not None:
+            out["players"].append([w.table, w.node, w.seat, w.stayed_open])
+    out["close_codes"] = dict(sorted(codes.items()))
+    out["table_first_event_s"] = [round(ts[0] - start, 3) for ts in by_table.values() if ts]
+    return out
 
 
 def _figures(recorders: dict[str, Recorder], watchers: list[Watcher]) -> dict[str, Any]:
@@ -123,26 +227,52 @@ def _failure_kind(exc: BaseException) -> str:
     return str(code) if isinstance(code, str) and code else type(exc).__name__
 
 
-async def _open(w: Watcher, attempts: int = 5) -> None:
+async def _connect(w: Watcher, attempts: int = 5) -> None:
+    """Connect ``w``, trying ``attempts`` times with a growing pause (raises the last failure)."""
     for attempt in range(attempts):
         try:
             await w.connect()
-            break
+            return
         except (TimeoutError, OSError):
             if attempt == attempts - 1:
                 raise
             await asyncio.sleep(0.5 * (attempt + 1))
+
+
+async def _open(w: Watcher, attempts: int = 5) -> None:
+    await _connect(w, attempts)
     await w.hello("spectator")
     await w.join(w.table, role="spectator")
     w.watching = True
+
+
+async def _open_player(w: Watcher, tasks: list[asyncio.Task[Any]], attempts: int = 5) -> None:
+    """Connect ``w``, start a :class:`LoadPlayer` on it (no think time) and wait until it sits."""
+    await _connect(w, attempts)
+    await w.hello("bench player")
+    player = LoadPlayer(w, w.table, "random", seat=None, think=0.0, bot_seed=os.urandom(16))
+    task = asyncio.get_running_loop().create_task(player.play())
+    tasks.append(task)
+    deadline = time.monotonic() + 30
+    while player.seat is None and not task.done() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    if player.seat is None:
+        failure = task.exception() if task.done() and not task.cancelled() else None
+        raise failure or TimeoutError("the player did not sit")
+    w.seat, w.watching = player.seat, True
 
 
 async def run_load(plan: Plan, pipe: Any) -> None:
     """Open the plan's connections, then answer the parent's requests until ``stop``."""
     recorders = {"owner": Recorder(), "other": Recorder()}
     tracking = Tracking()
-    watchers = [Watcher(plan.urls[node], recorders["owner" if owned else "other"], table, node, tracking, plan.codec)
+    watchers = [Watcher(plan.urls[node], recorders["owner" if owned else "other"], table, node, tracking, plan.codec,
+                        plan.reconnect)
                 for table, node, owned in plan.spectators]
+    seated = Recorder()  # the players' own: outside the windows' figures
+    players = [Watcher(plan.urls[node], seated, table, node, tracking, plan.codec, plan.reconnect, inbox=True)
+               for table, node in plan.players]
+    tasks: list[asyncio.Task[Any]] = []
     failures: list[str] = []
     kinds: Counter[str] = Counter()
     failed_by_node: Counter[int] = Counter()
@@ -154,11 +284,16 @@ async def run_load(plan: Plan, pipe: Any) -> None:
                 failures.append(repr(r)[:200])
                 kinds[_failure_kind(r)] += 1
                 failed_by_node[w.node] += 1
+    sat = await asyncio.gather(*(_open_player(w, tasks) for w in players), return_exceptions=True)
+    player_failures = [repr(r)[:200] for r in sat if isinstance(r, BaseException)]
     # a spectator that did not join holds no connection: one refused after its handshake is closed
-    await asyncio.gather(*(w.close() for w in watchers if not w.watching), return_exceptions=True)
+    await asyncio.gather(*(w.close() for w in watchers + players if not w.watching), return_exceptions=True)
     pipe.send(("ready", {"planned": len(watchers), "connections": sum(1 for w in watchers if w.watching),
                          "failed": len(failures), "failures": failures[:5], "failure_kinds": dict(kinds),
-                         "failed_by_node": dict(sorted(failed_by_node.items())), "pid": os.getpid()}))
+                         "failed_by_node": dict(sorted(failed_by_node.items())), "pid": os.getpid(),
+                         "players": sum(1 for w in players if w.watching), "player_failures": player_failures[:5]}))
+    everyone = watchers + players
+    gaps0 = 0
     loop = asyncio.get_running_loop()
     while True:
         request = await loop.run_in_executor(None, pipe.recv)
@@ -195,9 +330,34 @@ async def run_load(plan: Plan, pipe: Any) -> None:
                 if gap is not None and (entry[1] is None or gap > entry[1]):
                     entry[1] = gap
             pipe.send(("probe", seen))
+        elif kind == "fault":
+            tracking.recording = True
+            for w in everyone:
+                w.arrivals, w.mark = [], (len(w.close_codes), w.reconnects)
+            gaps0 = sum(r.gaps + r.reorders for r in (*recorders.values(), seated))
+            pipe.send(("fault", None))
+        elif kind == "fault_probe":
+            since = request[1]
+            pipe.send(("fault_probe", {
+                "unheard": sum(1 for w in everyone if w.stayed_open and not (w.arrivals and w.arrivals[-1][0] >= since)),
+                "players": [[w.table, w.node, w.seat, w.stayed_open] for w in players if w.watching]}))
+        elif kind == "fault_end":
+            tracking.recording = False
+            figures = fault_figures(everyone, request[1], request[2])
+            figures["seq_gaps"] = sum(r.gaps + r.reorders for r in (*recorders.values(), seated)) - gaps0
+            figures["player_errors"] = dict(seated.errors)
+            figures["players_playing"] = sum(1 for t in tasks if not t.done())
+            for w in everyone:
+                w.arrivals = []
+            pipe.send(("fault_end", figures))
         elif kind == "stop":
             totals = _figures(recorders, watchers)
-            await asyncio.gather(*(w.close() for w in watchers), return_exceptions=True)
+            loop.set_exception_handler(_quiet_when_closing)  # the players' requests in flight fail: expected
+            await asyncio.gather(*(w.close() for w in everyone), return_exceptions=True)
+            for t in tasks:
+                t.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=5)
             pipe.send(("stop", totals))
             return
 

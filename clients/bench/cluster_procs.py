@@ -3,13 +3,15 @@ the ``cardhall serve`` nodes on it, and what the kernel says about each
 process (Linux ``/proc``): CPU seconds used and the CPUs it ran on.
 
 * :class:`Redis`: ``redis-server`` on a free loopback port, no persistence
-  (``--save ''``, no AOF; or an AOF synced every second), in a temporary directory; :meth:`Redis.close` shuts it down.
+  (``--save ''``, no AOF; or an AOF synced every second), in a temporary directory; :meth:`Redis.close` shuts it down;
+  :meth:`Redis.pause` / :meth:`Redis.resume`: SIGSTOP / SIGCONT (the fault round, :mod:`.cluster_faults`).
 * :class:`Node`: one ``cardhall serve --redis URL --redis-prefix P --node-id bN
   --placement least_loaded`` subprocess on its own port, its output in ``<dir>/<prefix>-bN.log``.
 * :class:`Cluster`: N nodes ``b1..bN`` on one Redis and a fresh key prefix,
   their HTTP endpoints (``/api/cluster``, ``/metrics``, ``POST /api/tables``);
   :func:`session`: a started cluster, its tables and the load process
-  (:mod:`.cluster_load`) watching them.
+  (:mod:`.cluster_load`) watching them (and, for the fault round, tables with a
+  seat played by the load, each player connected to a node that does not own its table).
 * :func:`cpu_seconds`, :func:`processor`, :class:`Placement`: ``/proc/<pid>/stat``
   read for user+system time (``utime + stime`` over ``SC_CLK_TCK``) and field 39
   (the CPU the process last ran on), sampled while a window is measured;
@@ -32,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -168,9 +170,24 @@ class Redis:
     def pid(self) -> int:
         return self.proc.pid
 
-    def close(self) -> None:
-        """Shut it down (SIGTERM, SIGKILL after 10 s)."""
+    @property
+    def pausable(self) -> bool:
+        """This benchmark started it (and it runs): it may be stopped with SIGSTOP."""
+        return self.proc.poll() is None
+
+    def pause(self) -> None:
+        """SIGSTOP: it stops dead, its clients' connections stay open and their commands wait."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`."""
         if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+
+    def close(self) -> None:
+        """Shut it down (SIGTERM, SIGKILL after 10 s; SIGCONT first, should it be stopped)."""
+        if self.proc.poll() is None:
+            self.resume()
             self.proc.terminate()
             try:
                 self.proc.wait(10)
@@ -236,9 +253,21 @@ class Node:
             self.proc.wait(10)
 
     def terminate(self) -> None:
-        """SIGTERM (a graceful stop, with handover); does not wait."""
+        """SIGTERM (a graceful stop, with handover); does not wait. (Then SIGCONT: a node
+        stopped by :meth:`pause` handles it; for a running one SIGCONT is nothing.)"""
         if self.alive and self.proc is not None:
             self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(signal.SIGCONT)
+
+    def pause(self) -> None:
+        """SIGSTOP: the process stops dead (its sockets stay open, nothing answers)."""
+        if self.alive and self.proc is not None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after :meth:`pause`."""
+        if self.alive and self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
 
     def wait(self, timeout: float) -> bool:
         """Wait up to ``timeout`` for the process to exit; whether it did."""
@@ -395,6 +424,8 @@ class Session:
     owners: dict[str, str]
     load: LoadProcess
     totals: dict[str, Any] | None = None
+    #: ``(table, node index)`` of each seat played by the load (``players`` of :func:`session`)
+    players: list[tuple[str, int]] = field(default_factory=list)
 
 
 def shortfall_warning(size: int, ready: dict[str, Any]) -> str:
@@ -411,28 +442,53 @@ def shortfall_warning(size: int, ready: dict[str, Any]) -> str:
             f"{ready.get('failed_by_node', {})}{example}); the figures cover only the {ready['connections']} connected")
 
 
+def player_nodes(owners: list[int], size: int) -> list[int]:
+    """The node each player connects to, given the index of the node owning its
+    table: of the nodes that do not own it (any node when ``size`` is 1), the
+    one that has the fewest players so far.
+
+    >>> player_nodes([0, 1, 2, 0, 1, 2], 3), player_nodes([0, 0], 1)
+    ([1, 0, 0, 2, 2, 1], [0, 0])
+    """
+    hosted = [0] * size
+    out = []
+    for owner in owners:
+        node = min((i for i in range(size) if i != owner or size == 1), key=lambda i: hosted[i])
+        hosted[node] += 1
+        out.append(node)
+    return out
+
+
 @contextlib.contextmanager
 def session(redis: Redis, size: int, workdir: Path, lease_ttl: float, tables: int, body: dict[str, Any],
-            spectators: int) -> Iterator[Session]:
+            spectators: int, players: int = 0, reconnect: bool = False) -> Iterator[Session]:
     """``size`` nodes on ``redis``, ``tables`` tables of ``body`` and ``spectators``
     per table in a load process, spectator k of the session on node k mod size
-    (round-robin); everything stopped at the end."""
-    cluster = Cluster(redis, size, workdir, lease_ttl, connections=tables * spectators).start()
+    (round-robin); everything stopped at the end. ``players``: as many more
+    tables of ``body`` with one bot fewer, whose free seat a player of the load
+    process takes, connected to a node that does not own the table
+    (:func:`player_nodes`). ``reconnect``: every connection of the load
+    reconnects (and resumes) when the server closes it."""
+    cluster = Cluster(redis, size, workdir, lease_ttl, connections=tables * spectators + players).start()
     load = None
     try:
         ids = cluster.create_tables(tables, body)
-        owners = cluster.wait_owned(ids)
-        plan = Plan([n.ws for n in cluster.nodes])
+        humans = cluster.create_tables(players, {**body, "bots": body["bots"][1:]}) if players else []
+        owners = cluster.wait_owned(ids + humans)
+        plan = Plan([n.ws for n in cluster.nodes], reconnect=reconnect)
         for k in range(len(ids) * spectators):
             table, node = ids[k // spectators], k % size
             plan.spectators.append((table, node, owners.get(table) == cluster.nodes[node].id))
+        index = {n.id: i for i, n in enumerate(cluster.nodes)}
+        plan.players = list(zip(humans, player_nodes([index.get(owners.get(t, ""), 0) for t in humans], size)))
         load = LoadProcess(plan)
         ready = load.ready
         print(f"bench cluster: {size} node(s): {ready['connections']} of {ready['planned']} spectators connected "
-              f"and joined their table", file=sys.stderr)
+              f"and joined their table" + (f"; {ready['players']} of {players} players seated" if players else ""),
+              file=sys.stderr)
         if ready["connections"] < ready["planned"]:
             print(shortfall_warning(size, ready), file=sys.stderr)
-        s = Session(cluster, ids, owners, load)
+        s = Session(cluster, ids, owners, load, players=plan.players)
         yield s
         s.totals = load.close()
     finally:

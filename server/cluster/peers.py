@@ -15,7 +15,7 @@ before each commit): one channel, one order, for each table.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -23,8 +23,12 @@ from cardhall.protocol.codec import CODECS, MSGPACK
 from cardhall.server.cluster import wire
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.fanout import Fanout, view_key
+from cardhall.server.store.base import Checkpoint
 from cardhall.server.store.keys import Keys
 from cardhall.server.table.records import EventRecord
+
+if TYPE_CHECKING:
+    from cardhall.server.table.actor import TableActor
 
 Data = dict[str, Any]
 
@@ -188,7 +192,7 @@ class Owned:
     a :class:`RemotePeer` per (table, key), and each table's public info as
     last written (the lobby entry is written only when it changed)."""
 
-    def __init__(self, outbox: Outbox, keys: Keys, tables: Mapping[str, Any]) -> None:
+    def __init__(self, outbox: Outbox, keys: Keys, tables: Mapping[str, TableActor]) -> None:
         self.outbox = outbox
         self.keys = keys
         self.tables = tables  # the tables served here (TableActors by id)
@@ -212,8 +216,8 @@ class Owned:
             peer = self.peers[(table, key)] = RemotePeer(self.outbox, self.keys, table, *parsed, subscribed)
         return peer
 
-    def dress(self, table: Any, cp: Any, records: Sequence[EventRecord]) -> None:
-        """Give ``table``'s (a TableActor's) checkpoint ``cp`` its fencing token,
+    def dress(self, table: TableActor, cp: Checkpoint, records: Sequence[EventRecord]) -> None:
+        """Give ``table``'s checkpoint ``cp`` its fencing token,
         the publication of ``records`` and of the changes of its remote
         subscribers' viewers since the last written checkpoint (their nodes
         apply them before the events: the table alone decides every view),
@@ -262,7 +266,7 @@ class Owned:
         self._members.pop(table, None)
         self._pending.pop(table, None)
 
-    def prune(self, tables: Mapping[str, Any]) -> None:
+    def prune(self, tables: Mapping[str, TableActor]) -> None:
         """Drop the idle handles of subscribers no longer at their table (``tables``: id -> TableActor)."""
         for table_id, key in list(self.peers):
             held = tables.get(table_id)

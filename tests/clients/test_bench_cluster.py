@@ -1,6 +1,7 @@
 """``cardhall bench cluster`` at a tiny size (the figures themselves are a
 benchmark, deploy/README.md): it runs end to end, failover and handover
-included, and every figure is there and sane. Nothing here is timed."""
+included, and the fault round with ``--faults``, and every figure is there
+and sane. Nothing here is timed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cardhall.clients.bench import cluster, cluster_load, cluster_procs
+from cardhall.clients.bench import cluster, cluster_faults, cluster_load, cluster_procs
 from cardhall.clients.bench.cluster import parse_sizes
 from cardhall.clients.cli import build_parser
 from tests.conftest import require
@@ -56,7 +57,49 @@ def test_a_tiny_cluster_benchmark_reports_every_figure():
     assert handover["clients"]["resumed"] == handover["clients"]["observed"] == handover["tables"]
     assert handover["clients"]["longest_wait_max_ms"] > 0
     assert handover["connections"]["planned"] == handover["connections"]["connected"] == 8
-    assert out["all_connected"] and out["shortfalls"] == []
+    assert out["all_connected"] and out["shortfalls"] == [] and out["faults"] is None  # not without --faults
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def test_the_fault_round_reports_its_figures():
+    """``--faults`` at a tiny size (3 nodes, 3 tables, 1 player, lease TTL 1 s):
+    a node, then Redis, stopped with SIGSTOP; every figure is there and is a
+    number (their values are a benchmark's, not checked), in the JSON and the text."""
+    require(shutil.which("redis-server") is not None, "redis-server is not installed (apt-get install redis-server)")
+    args = ["--nodes", "3", "--tables", "3", "--spectators", "2", "--duration", "1", "--warmup", "0.5",
+            "--lease-ttl", "1", "--skip-failover", "--skip-handover", "--faults", "--fault-players", "1"]
+    done = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "bench", "cluster", *args, "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    f = out["faults"]
+    assert f["nodes"] == 3 and f["tables"] == 3 and f["lease_ttl_s"] == 1.0
+    assert f["players"]["planned"] == f["players"]["seated"] == 1
+    assert f["connections"]["planned"] == f["connections"]["connected"] == 6
+    assert f["node_stop"]["node"] in ("b1", "b2", "b3") and f["node_stop"]["players_hosted"] == 1
+    assert f["node_stop"]["tables_owned"] >= 1
+    base = f["baseline"]["silence"]
+    assert base["connections"] == 7 and all(_number(base[k]) for k in ("p50_s", "p99_s", "max_s", "lag_max_s"))
+    for fault in (f["node_stop"], f["redis_pause"]):
+        assert fault["stopped_s"] >= 3.0 and fault["observed_s"] >= 2.0 and _number(fault["settled_s"])
+        si, cl, sc = fault["silence"], fault["closed"], fault["shown_connected"]
+        assert si["connections"] + cl["connections"] == 7  # 6 spectators and the player
+        if si["connections"]:
+            assert all(_number(si[k]) for k in ("p50_s", "p99_s", "max_s", "unheard"))
+        assert all(_number(cl[k]) for k in ("connections", "reconnected")) and isinstance(cl["close_codes"], dict)
+        assert sc["players"] == 1 and sc["deadline_s"] == 5.0
+        assert all(_number(sc[k]) for k in ("stayed_open", "never", "shown_disconnected", "polls"))
+        assert sc["polls"] > 0 and sc["stayed_open"] <= 1
+        if sc["stayed_open"] > sc["never"]:
+            assert _number(sc["p50_s"]) and _number(sc["max_s"])
+        assert _number(fault["tables_first_event_after"]["tables"]) and _number(fault["seq_gaps"])
+    text = cluster.report(out)
+    assert "-- faults: a fresh 3-node cluster" in text and "SIGSTOP of b" in text and "Redis stopped" in text
+    assert "no fault, the same figures" in text
+    assert text.count("shown connected again") == 2 and text.count("silence (longest time") == 2
 
 
 def test_every_spectator_connects_past_the_per_address_defaults():
@@ -110,8 +153,10 @@ def test_the_command_line():
     args = build_parser().parse_args(["bench", "cluster", "--nodes", "2,3", "--skip-failover", "--json"])
     assert args.func.__module__ == "cardhall.clients.bench.cluster"
     assert args.skip_failover and not args.skip_handover and args.json and args.lease_ttl == 3.0
+    assert not args.faults and args.fault_players == 12  # the fault round is asked for with --faults
     assert parse_sizes(args.nodes) == [2, 3]
     with pytest.raises(SystemExit):
         parse_sizes("0,x")
     assert doctest.testmod(cluster).failed == 0
     assert doctest.testmod(cluster_load).failed == doctest.testmod(cluster_procs).failed == 0
+    assert doctest.testmod(cluster_faults).failed == 0
