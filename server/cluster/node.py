@@ -85,7 +85,7 @@ class ClusterNode:
         store.lease_ms = ttl_ms
         self.leases = Leases(self.client, self.keys, self.id, self.nonce, ttl_ms)
         self.registry = Registry(self.client, self.keys, self.id, ttl_ms)
-        self.outbox = Outbox(self.client)
+        self.outbox = Outbox(store.once)  # a publish that timed out is lost, never sent twice
         self.router = Router(host, self.id, self.keys, self.leases, self.outbox,
                              self._claimed, self._subscribe, self._unsubscribe)
         self.listener = Listener(self.client, self.keys, self.id, self._inbox, self.router)

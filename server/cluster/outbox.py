@@ -25,7 +25,10 @@ log = logging.getLogger("cardhall.cluster")
 
 
 class Outbox:
-    """Publishing ``(channel, bytes)`` pairs in order with ``client`` (redis-py asyncio)."""
+    """Publishing ``(channel, bytes)`` pairs in order with ``client`` (redis-py
+    asyncio, with no retry: a publish that timed out may have been carried out,
+    and a request published twice would be applied twice; one that failed is
+    lost, its request answered ``unavailable`` by the sender's node)."""
 
     def __init__(self, client: Any) -> None:
         self.client = client

@@ -74,7 +74,8 @@ class Watch:
     resyncing: float | None = None  # when it started to wait for a resume (closed past RESYNC_WITHIN)
     leaving: bool = False  # it sent ``leave``: the owner's "no longer a subscriber" is expected
     behind: int | None = None  # its cursor when a check found it behind the stored events
-    pending: dict[Any, float] = field(default_factory=dict)  # ``id`` of requests not answered -> when sent
+    #: ``id`` of requests not answered -> (when sent, the request: sent again after a resume)
+    pending: dict[Any, tuple[float, Any]] = field(default_factory=dict)
     #: requests it sent while it resumed: they go to the owner right after the resume (a request
     #: before it would find the connection unknown there)
     held: list[Any] = field(default_factory=list)
@@ -140,17 +141,19 @@ class Relayed:
         w.asked = asyncio.get_running_loop().time()
         return w
 
-    def sent(self, conn_id: int, re: Any, leaving: bool = False) -> None:
-        """Connection ``conn_id`` sent request ``re`` to the owner (``leaving``:
-        a ``leave``): if the owner changes before it answers, the request gets
-        ``unavailable``."""
+    def sent(self, conn_id: int, re: Any, leaving: bool = False, request: Any = None) -> None:
+        """Connection ``conn_id`` sent ``request`` (its ``id`` ``re``) to the
+        owner (``leaving``: a ``leave``): if the owner changes before it
+        answers, it gets ``unavailable``; if the owner answers ``not_joined``
+        (it no longer counted the connection), the connection resumes and the
+        request is sent again after it."""
         w = self.watches.get(conn_id)
         if w is None:
             return
         if leaving:
             w.leaving = True
         if re is not None and re != REJOIN:
-            w.pending[re] = asyncio.get_running_loop().time()
+            w.pending[re] = (asyncio.get_running_loop().time(), request)
 
     def forget(self, conn_id: int) -> None:
         """Connection ``conn_id`` no longer watches the table here."""
@@ -164,7 +167,7 @@ class Relayed:
         refused so no longer watches."""
         now = asyncio.get_running_loop().time()
         for w in list(self.watches.values()):
-            late = [re for re, at in w.pending.items() if older_than is None or now - at > older_than]
+            late = [re for re, (at, _) in w.pending.items() if older_than is None or now - at > older_than]
             if not late:
                 continue
             for re in late:
@@ -228,6 +231,8 @@ class Relayed:
         if w is None:  # not watching (it left, or never joined): nothing to keep in order
             self.direct(conn_id, [b for b in blobs if not _answers_rejoin(b)])
             return
+        if w.pending and not w.leaving:
+            blobs = self._not_joined_again(w, blobs)
         if w.pending or w.conn.given_up:
             blobs = not_given_up(w.conn, blobs, w.pending)
         blobs = [b for b in blobs if not _answers_rejoin(b)]  # the server's own join: nobody asked
@@ -307,6 +312,26 @@ class Relayed:
             elif w.asked is None or now - w.asked > ASK_AGAIN:
                 self.resume(w, "unanswered", again=True)
 
+    def _not_joined_again(self, w: Watch, blobs: list[bytes]) -> list[bytes]:
+        """``blobs`` without the ``not_joined`` answers to ``w``'s requests: the
+        owner no longer counted the connection (it was counted gone, or the
+        table moved and the request overtook the connection's join there),
+        so it resumes and those requests follow its join again."""
+        kept = []
+        again = []
+        for blob in blobs:
+            if b"not_joined" in blob:
+                frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+                entry = w.pending.get(frame.get("re")) if frame.get("code") == "not_joined" else None
+                if entry is not None and entry[1] is not None:
+                    again.append(entry[1])
+                    continue
+            kept.append(blob)
+        if again:
+            w.held.extend(again)
+            self.resume(w, "the owner did not count it", again=True)
+        return kept
+
     @staticmethod
     def _fresh(w: Watch, blobs: list[bytes]) -> list[bytes]:
         """A join answer's frames, each event only as the next ``seq`` for
@@ -338,7 +363,7 @@ def give_up(conn: Connection, re: Any) -> None:
     conn.given_up.add(re)
 
 
-def not_given_up(conn: Connection, blobs: list[bytes], pending: dict[Any, float] | None = None) -> list[bytes]:
+def not_given_up(conn: Connection, blobs: list[bytes], pending: dict[Any, Any] | None = None) -> list[bytes]:
     """``blobs`` (msgpack frames for ``conn``) without the answers to requests
     it was told are ``unavailable`` (one answer per request, even when the
     owner's comes late or twice); the answers found end their ``pending``

@@ -123,7 +123,7 @@ class Router:
         rt = self.relayed.get(table)
         w = rt.watches.get(conn.id) if rt is not None else None
         if rt is not None:
-            rt.sent(conn.id, request.re, leaving=isinstance(request, Leave))
+            rt.sent(conn.id, request.re, leaving=isinstance(request, Leave), request=inp)
         if w is not None and w.waiting and w.resyncing is not None:
             w.held.append(inp)  # it resumes: the request follows its join, which subscribes it again
             return

@@ -118,6 +118,13 @@ class RedisStore(Store):
             retry=Retry(NoBackoff(), 1), health_check_interval=0,
         )
         use_hiredis_packing(self.client)  # the group commit's long EVALSHA packed in C
+        #: the same Redis without the one retry: for what must not be sent twice (a command that
+        #: timed out may have been carried out: every script of the store is idempotent, a
+        #: ``PUBLISH`` of a request is not)
+        self.once = aioredis.Redis.from_url(
+            url, decode_responses=False, socket_timeout=timeout, socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0), health_check_interval=0,
+        )
         self.run_id: str | None = None
         #: index members that are no table id, moved to the quarantine (:meth:`set_aside`)
         self._set_aside: dict[str, str] = {}
@@ -414,10 +421,11 @@ class RedisStore(Store):
         return {"kind": self.kind, "url": redact_url(self.url), "prefix": self.prefix, "run_id": self.run_id}
 
     async def close(self) -> None:
-        try:
-            await self.client.aclose()
-        except Exception:  # closing a dead connection
-            pass
+        for client in (self.client, self.once):
+            try:
+                await client.aclose()
+            except Exception:  # closing a dead connection
+                pass
 
     # -- helpers ------------------------------------------------------------
     def _marker(self) -> dict[FieldT, EncodableT]:

@@ -241,3 +241,22 @@ async def test_a_request_answered_unavailable_gets_no_second_answer():
     await _settle()
     answers = [(m["type"], m.get("code"), m["re"]) for m in viewer.messages if m["type"] in ("ok", "error")]
     assert answers == [("error", "unavailable", 10), ("ok", None, 11)]
+
+
+async def test_not_joined_from_the_owner_resumes_and_sends_the_request_again():
+    """The owner answers ``not_joined`` to a connection this node relays (it
+    counted it gone, or the request overtook its join at a new owner): the
+    client does not see that answer; the connection resumes from its cursor
+    and the request waits to follow the resume."""
+    rejoins: list[Join] = []
+    rt = _relay(rejoins)
+    viewer = Captured(1)
+    rt.watch(viewer.conn, _join(1))
+    _out(rt, 1, 5, [frames.snapshot(TABLE, 5, 2, {}, None, 1)], join=2)
+    act = ("act", 12)
+    rt.sent(1, 12, request=act)
+    _out(rt, 1, 5, [frames.error("not_joined", "join table t_1 first", re=12)])
+    await _settle()
+    assert [m["type"] for m in viewer.messages] == ["snapshot"]
+    assert [(j.re, j.since) for j in rejoins] == [(REJOIN, 5)]
+    assert rt.watches[1].held == [act] and rt.watches[1].waiting
