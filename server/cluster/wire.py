@@ -4,7 +4,8 @@ To a node's inbox (``Keys.inbox``):
 
 * ``["in", table, input]``: a request (``chat`` included), a disconnect or a close for a table
   the receiver owns; ``input`` is :func:`pack_input`'s list. A remote
-  subscriber's key is ``"<node>/<connection id>"`` (:func:`remote_key`).
+  subscriber's key (a :class:`~cardhall.server.table.subscribers.RemoteSub`)
+  travels as ``"<node>/<connection id>"``.
 * ``["out", ...]`` (as below) for a connection that does not watch the table
   (an error to a request it sent without joining): nothing to keep in order.
 * ``["moved", table]``: the receiver's idea of the table's owner is stale.
@@ -32,11 +33,11 @@ of the table for other nodes in the order the table produced them):
 * ``["o", node]``: a new owner claimed the table (published by the claim
   script; subscribers join it again).
 
->>> j = unpack_input(pack_input(Join("n1/7", "p_1", "Ann", 3, "play", 2, None, 10, 1.0)))
+>>> j = unpack_input(pack_input(Join(remote_key("n1", 7), "p_1", "Ann", 3, "play", 2, None, 10, 1.0)))
 >>> j.sub, j.re, j.seat, j.since, j.received
-('n1/7', 3, 2, 10, None)
->>> parse_key("n1/7"), remote_key("n1", 7)
-(('n1', 7), 'n1/7')
+(RemoteSub(node='n1', conn=7), 3, 2, 10, None)
+>>> parse_key(j.sub), parse_key(7)
+(('n1', 7), None)
 """
 
 from __future__ import annotations
@@ -47,45 +48,42 @@ from typing import Any
 import msgpack
 
 from cardhall.server.table.inputs import Act, Chat, Close, Disconnect, Join, Leave
+from cardhall.server.table.subscribers import RemoteSub, key_from_stored, stored_key
 
 #: inputs that travel to an owner
 Remote = Join | Act | Leave | Chat | Disconnect | Close
 
 
-def remote_key(node: str, conn: int) -> str:
+def remote_key(node: str, conn: int) -> RemoteSub:
     """The subscriber key of connection ``conn`` of node ``node`` at a table owned elsewhere."""
-    return f"{node}/{conn}"
+    return RemoteSub(node, conn)
 
 
 def parse_key(key: Hashable) -> tuple[str, int] | None:
-    """``(node, connection id)`` of a remote subscriber key, None for a local one (an int)."""
-    if not isinstance(key, str):
-        return None
-    node, _, conn = key.rpartition("/")
-    try:
-        return node, int(conn)
-    except ValueError:
-        return None
+    """``(node, connection id)`` of a remote subscriber key, None for a local one."""
+    return (key.node, key.conn) if isinstance(key, RemoteSub) else None
 
 
 def pack_input(inp: Remote) -> list[Any]:
     """``inp`` as a list (its ``received`` time is the sender's clock: dropped)."""
     if isinstance(inp, Join):
-        return ["j", inp.sub, inp.player, inp.name, inp.re, inp.role, inp.seat, inp.seed, inp.since]
+        return ["j", stored_key(inp.sub), inp.player, inp.name, inp.re, inp.role, inp.seat, inp.seed, inp.since]
     if isinstance(inp, Act):
-        return ["a", inp.sub, inp.player, inp.re, inp.action, inp.turn]
+        return ["a", stored_key(inp.sub), inp.player, inp.re, inp.action, inp.turn]
     if isinstance(inp, Leave):
-        return ["l", inp.sub, inp.player, inp.re]
+        return ["l", stored_key(inp.sub), inp.player, inp.re]
     if isinstance(inp, Chat):
-        return ["m", inp.sub, inp.player, inp.name, inp.re, inp.text]
+        return ["m", stored_key(inp.sub), inp.player, inp.name, inp.re, inp.text]
     if isinstance(inp, Disconnect):
-        return ["d", inp.sub]
+        return ["d", stored_key(inp.sub)]
     return ["c", inp.reason]
 
 
 def unpack_input(data: list[Any]) -> Remote:
     """The input of :func:`pack_input`'s list; ValueError for anything else."""
     kind, *f = data
+    if f and kind != "c":
+        f[0] = key_from_stored(f[0])
     if kind == "j" and len(f) == 8:
         return Join(*f)
     if kind == "a" and len(f) == 5:

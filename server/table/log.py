@@ -58,6 +58,7 @@ from cardhall.server.table.inputs import (
     StoreRejected,
     StoreWritten,
 )
+from cardhall.server.table.subscribers import key_from_stored, stored_key
 
 Data = dict[str, Any]
 
@@ -94,7 +95,7 @@ _TYPES: dict[str, tuple[type, tuple[str, ...]]] = {code: (cls, fields) for cls, 
 def input_data(inp: Input) -> list[Any]:
     """``inp`` as a list: its code, then its fields (see the module docstring)."""
     code, fields = _FIELDS[type(inp)]
-    return [code, *(getattr(inp, f) for f in fields)]
+    return [code, *(stored_key(getattr(inp, f)) if f == "sub" else getattr(inp, f) for f in fields)]
 
 
 def input_from_data(data: Any) -> Input:
@@ -104,7 +105,10 @@ def input_from_data(data: Any) -> Input:
     cls, fields = _TYPES[data[0]]
     if len(data) != len(fields) + 1:
         raise ReplayError(f"logged input {data[0]!r} has {len(data) - 1} fields, not {len(fields)}")
-    inp: Input = cls(**dict(zip(fields, data[1:])))
+    values = dict(zip(fields, data[1:]))
+    if "sub" in values:
+        values["sub"] = key_from_stored(values["sub"])
+    inp: Input = cls(**values)
     return inp
 
 

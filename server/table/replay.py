@@ -21,6 +21,7 @@ from cardhall.server.table.clock import TurnClock
 from cardhall.server.table.inputs import Close, Now
 from cardhall.server.table.log import Recorder, ReplayError, code_version, input_from_data
 from cardhall.server.table.machine import TableMachine
+from cardhall.server.table.subscribers import key_from_stored
 
 Data = dict[str, Any]
 
@@ -74,7 +75,7 @@ def _resume(machine: TableMachine, context: Data) -> None:
     if clock is not None:
         machine.clock = TurnClock(*clock)
     for key, viewer in context.get("subs", ()):
-        machine.subscribers.subscribe(key, viewer)
+        machine.subscribers.subscribe(key_from_stored(key), viewer)
     machine.service_stopping = bool(context.get("stopping"))
     machine.stalled = bool(context.get("stalled"))
     machine.deferred = [Close(reason) for reason in context.get("deferred", ())]

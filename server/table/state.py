@@ -25,6 +25,7 @@ from cardhall.server.table.core import CONTINUE, TableCore
 from cardhall.server.table.inputs import Close
 from cardhall.server.table.log import code_version
 from cardhall.server.table.occupant import Occupant
+from cardhall.server.table.subscribers import stored_key
 from cardhall.server.table.turns import legal_now
 
 Data = dict[str, Any]
@@ -69,7 +70,7 @@ def replay_context(t: TableCore, mono: float) -> Data:
     return {
         "version": code_version(), "w": t.now.wall + (mono - t.now.mono), "m": mono,
         "clock": [clock.started, clock.clock, clock.bank] if isinstance(clock, TurnClock) else None,
-        "subs": [[key, viewer] for key, viewer in t.subscribers.items()],
+        "subs": [[stored_key(key), viewer] for key, viewer in t.subscribers.items()],
         "stopping": t.service_stopping, "stalled": t.stalled,
         "deferred": [inp.reason for inp in t.deferred if isinstance(inp, Close)],
     }

@@ -1,7 +1,11 @@
 """Who watches a table, and as whom (G-4, G-5: presence is a rule).
 
-A subscriber is an opaque hashable key (the actor uses a connection's id)
-watching as a *viewer*: a seat its player holds, or None (a spectator).
+A subscriber is a key: a connection of this process (its id, an ``int``) or
+a connection of another node of a cluster (:class:`RemoteSub`), watching as
+a *viewer*: a seat its player holds, or None (a spectator). The table treats
+both alike; the actor's host finds the one or the other. In stored states
+and the input log a key is an ``int`` or the string ``"node/connection"``
+(:func:`stored_key`, :func:`key_from_stored`).
 Subscribers are grouped by viewer, so presence per seat is a count and the
 fan-out can encode each event once per distinct view.
 
@@ -15,8 +19,44 @@ fan-out can encode each event once per distinct view.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSub:
+    """Connection ``conn`` of node ``node``, watching a table served here.
+
+    >>> key = RemoteSub("n1", 7)
+    >>> stored_key(key), key_from_stored("n1/7") == key, key_from_stored(7)
+    ('n1/7', True, 7)
+    """
+
+    node: str
+    conn: int
+
+    def __str__(self) -> str:
+        return f"{self.node}/{self.conn}"
+
+
+#: a subscriber: a local connection's id, or a connection of another node
+SubKey = Hashable
+
+
+def stored_key(key: Hashable) -> Hashable:
+    """``key`` as a stored state or log entry holds it (a remote one as ``"node/connection"``)."""
+    return str(key) if isinstance(key, RemoteSub) else key
+
+
+def key_from_stored(value: Any) -> Hashable:
+    """The key :func:`stored_key` gave ``value`` for (a ``"node/connection"``
+    string is a :class:`RemoteSub`; anything else stays as it is)."""
+    if isinstance(value, str):
+        node, _, conn = value.rpartition("/")
+        if node and conn.isdigit():
+            return RemoteSub(node, int(conn))
+    return value
 
 
 class Absent(Enum):

@@ -11,7 +11,7 @@ import pytest
 
 from cardhall.clients.client import ServerError
 from cardhall.server.chat import BURST, MAX_CHARS
-from cardhall.server.cluster.wire import pack_input, unpack_input
+from cardhall.server.cluster.wire import pack_input, remote_key, unpack_input
 from cardhall.server.table.inputs import Chat, Now
 from cardhall.server.table.machine import TableMachine
 
@@ -121,9 +121,9 @@ async def test_owner_switches_spectators_chat_off_and_on(live):
 
 
 def test_chat_input_travels_between_nodes():
-    inp = Chat("n1/7", "p_1", "Ann", 3, "hi <i>", 1.0)
+    inp = Chat(remote_key("n1", 7), "p_1", "Ann", 3, "hi <i>", 1.0)
     back = unpack_input(pack_input(inp))
-    assert back == Chat("n1/7", "p_1", "Ann", 3, "hi <i>", None)
+    assert back == Chat(remote_key("n1", 7), "p_1", "Ann", 3, "hi <i>", None)
 
 
 def test_doctests():

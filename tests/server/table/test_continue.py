@@ -36,12 +36,13 @@ from cardhall.server.table.inputs import (
 )
 from cardhall.server.table.machine import TableMachine
 from cardhall.server.table.outputs import CANCEL
+from cardhall.server.table.subscribers import RemoteSub
 from tests.server.table.harness import Bench, code
 
 Data = dict[str, Any]
 
 #: a subscriber of another node (the cluster's key for a remote connection)
-REMOTE = "n2/123"
+REMOTE = RemoteSub("n2", 123)
 
 
 def connected(m: TableMachine, seat: int = 1) -> bool:
@@ -290,7 +291,7 @@ def test_sitting_in_while_the_step_waits_for_its_pause_is_waited_for_G3_G4():
 
 
 # -- every path at random -----------------------------------------------------------------------
-KEYS = [7, 8, REMOTE, "n3/9"]
+KEYS = [7, 8, REMOTE, RemoteSub("n3", 9)]
 
 
 def _random_input(bench: Bench, rng: random.Random) -> Input | None:
