@@ -165,7 +165,8 @@ def membership_changes(before: Mapping[Hashable, int | None], now: Mapping[Hasha
     flat ``[node, connection, viewer, ...]`` (:data:`GONE` for a key no
     longer there).
 
-    >>> membership_changes({"n1/1": 2, "n1/2": None}, {"n1/1": None, "n2/5": 3})
+    >>> a, b, c = wire.remote_key("n1", 1), wire.remote_key("n1", 2), wire.remote_key("n2", 5)
+    >>> membership_changes({a: 2, b: None, 7: None}, {a: None, c: 3, 7: 1})
     ['n1', 1, None, 'n2', 5, 3, 'n1', 2, -1]
     """
     flat: list[Any] = []
