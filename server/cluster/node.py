@@ -18,8 +18,11 @@ key prefix form a cluster (``deploy/README.md``, "On several machines").
   request for such a table claims it at once. A node started again with the
   id it had takes back the tables still leased under that id.
 * **Routing**: a request for a table owned elsewhere goes to its owner's
-  inbox; the owner's replies come back marked with the ``seq`` they follow,
-  its events with each commit, in one message per receiving node (:mod:`.relay`, :mod:`.peers`).
+  inbox; everything of the table for this node (each commit's events and
+  view changes, the replies) comes on the table's own channel in the order
+  the table produced it (:mod:`.relay`, :mod:`.peers`, :mod:`.listener`).
+  A connection that lost events or was forgotten by the owner resumes
+  (:meth:`_check_relayed`, a lapsed heartbeat: :meth:`heartbeat`).
 * **Handover** (SIGTERM): each table's last state is written, its lease
   released and another live node asked to claim it, before the websockets
   close with 1001.
