@@ -52,12 +52,12 @@ import asyncio
 import contextlib
 import math
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from cardhall.clients.bench.background import Background
 from cardhall.clients.bench.cluster_procs import Node, Redis, Session
 
 #: seconds between two polls of a player's table info
@@ -92,7 +92,7 @@ def settled_since(answers: list[tuple[float, bool | None]]) -> float | None:
     return since
 
 
-class InfoPoller:
+class InfoPoller(Background):
     """Asks, in a thread, every :data:`POLL_EVERY` s, each player's table info
     (``GET /api/tables/{id}``) of a live node not in :attr:`exclude`, the
     nodes in turn; :attr:`answers`: table -> ``[(time, connected or None)]``."""
@@ -102,8 +102,7 @@ class InfoPoller:
         self.seats = seats  # table -> the player's seat
         self.exclude: set[str] = set()
         self.answers: dict[str, list[tuple[float, bool | None]]] = {t: [] for t in seats}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True, name="info poller")
+        super().__init__(lambda: asyncio.run(self._run()), "info poller")
 
     async def _ask(self, client: Any, node: Node, table: str) -> None:
         connected = None
@@ -131,13 +130,6 @@ class InfoPoller:
                 turn += 1
                 await asyncio.sleep(max(0.0, POLL_EVERY - (time.monotonic() - began)))
 
-    def __enter__(self) -> InfoPoller:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
 
 def _settle(s: Session, tables: list[str], timeout: float) -> float:

@@ -30,7 +30,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cardhall.clients.bench.background import Background
 from cardhall.clients.bench.cluster_load import LoadProcess, Plan
 from cardhall.clients.load.probe import free_port
 
@@ -101,7 +101,7 @@ def affinity(pid: int) -> list[int]:
         return []
 
 
-class Placement:
+class Placement(Background):
     """Samples, every ``every`` seconds in a thread, the CPU each of ``pids``
     is on (:func:`processor`) while it runs (``with Placement(pids):``);
     :attr:`seen` is pid -> Counter of CPU -> samples."""
@@ -110,8 +110,7 @@ class Placement:
         self.pids = pids
         self.every = every
         self.seen: dict[int, Counter[int]] = {pid: Counter() for pid in pids}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="cpu placement")
+        super().__init__(self._run, "cpu placement")
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -120,13 +119,6 @@ class Placement:
                 if cpu is not None:
                     self.seen[pid][cpu] += 1
 
-    def __enter__(self) -> Placement:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
 
 class Redis:

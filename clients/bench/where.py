@@ -17,11 +17,11 @@ Times are in seconds; ``cores`` is CPU seconds per wall second (1.0: one core bu
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections import Counter
 from typing import Any
 
+from cardhall.clients.bench.background import Background
 from cardhall.clients.bench.cluster_procs import cpu_seconds, processor
 
 
@@ -57,7 +57,7 @@ def _name(pid: int) -> str:
     return os.path.basename(argv[0]) if argv else "?"
 
 
-class Where:
+class Where(Background):
     """Watches ``roles`` (pid -> role, e.g. the server) and this process's
     children while it runs (``with Where({pid: "server"}) as w:``)."""
 
@@ -67,8 +67,7 @@ class Where:
         self.cpus: dict[int, Counter[int]] = {}
         #: pid -> (first time, first CPU seconds, last time, last CPU seconds)
         self.spent: dict[int, list[float]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="where")
+        super().__init__(self._run, "where")
 
     def watch(self, pid: int, role: str) -> None:
         """Also watch ``pid`` (a process that is not a child of this one) as ``role``."""
@@ -93,13 +92,6 @@ class Where:
         while not self._stop.wait(self.every):
             self._sample()
 
-    def __enter__(self) -> Where:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
 
     def report(self) -> list[dict[str, Any]]:
         """One dict per process seen at least twice: ``pid``, ``role``, ``cores``

@@ -70,10 +70,11 @@ class Outbox:
                     fut.set_result(None)
 
     async def drain(self, timeout: float = 2.0) -> None:
-        """Wait until everything queued is published (at most ``timeout`` seconds)."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while self._queue and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.005)
+        """Wait until everything queued is published (:meth:`flushed`, at most ``timeout`` seconds)."""
+        try:
+            await asyncio.wait_for(self.flushed(), timeout)
+        except TimeoutError:
+            log.warning("%d messages to other nodes not published within %.1f s", len(self._queue), timeout)
 
     async def stop(self) -> None:
         """Publish what is queued (briefly), then end the writer."""

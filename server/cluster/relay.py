@@ -117,7 +117,6 @@ class Relayed:
         self.watches: dict[int, Watch] = {}
         #: the newest ``seq`` of the table this node heard of (None: none yet)
         self.newest: int | None = None
-        self.delivered = 0
         self.resumes = 0
 
     @property
@@ -218,7 +217,6 @@ class Relayed:
                     continue
                 w.conn.push(to_codec(w.conn, blob, cache))
                 w.cursor = seq
-                self.delivered += 1
                 flush.add(w)
         for w in flush:
             w.conn.flush()
