@@ -59,6 +59,12 @@ class Settings:
     ``redis_url``: keep tables, events, hands and players in this Redis (None:
     in memory, nothing survives the process); ``redis_prefix``: its keys' prefix
     (every server on one Redis and prefix is a node of one cluster); ``redis_timeout``: seconds a Redis command may take;
+    ``redis_clustered``: whether ``redis_url`` is a node of a Redis Cluster
+    (None: asked when the store is made; ``cardhall serve`` knows it from its
+    pre-flight check, :func:`cardhall.server.store.redis_conn.preflight`);
+    ``redis_wait_replicas``: replicas that must acknowledge each commit
+    before anything of it is published or acknowledged (``WAIT``; 0: none,
+    ``server/STORAGE.md``, "Replicas and failover");
     ``stream_bound``: events kept per table in Redis (for ``since`` after a
     restart); ``store_retry``: seconds between probes of a store that stopped
     answering (doubling up to 5); ``store_probe``: seconds between probes of
@@ -114,6 +120,8 @@ class Settings:
     redis_url: str | None = None
     redis_prefix: str = "cardhall"
     redis_timeout: float = 3.0
+    redis_clustered: bool | None = None
+    redis_wait_replicas: int = 0
     stream_bound: int = 1024
     store_retry: float = 0.5
     store_probe: float = 2.0

@@ -22,7 +22,8 @@ def make_store(settings: Settings) -> Store:
         from cardhall.server.store.redis import RedisStore
 
         return RedisStore(settings.redis_url, settings.redis_prefix, settings.stream_bound, settings.redis_timeout,
-                          player_ttl=settings.player_expiry)
+                          player_ttl=settings.player_expiry, clustered=settings.redis_clustered,
+                          wait_replicas=settings.redis_wait_replicas, wait_timeout=settings.redis_timeout / 2)
     return MemoryStore(settings.event_buffer)
 
 

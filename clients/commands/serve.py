@@ -48,6 +48,7 @@ reconnect); with ``--workers``, every node.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from typing import Any
 
@@ -90,8 +91,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rate", type=float, default=50.0, help="frames per second a connection may send (default 50)")
     p.add_argument("--burst", type=float, default=100.0, help="frames a connection may send at once (default 100)")
     p.add_argument("--redis", metavar="URL", default=os.environ.get("CARDHALL_REDIS_URL") or None,
-                   help="keep tables, events, hands and players in this Redis and recover them on start "
+                   help="keep tables, events, hands and players in this Redis (7.0 or newer: a standalone Redis, "
+                        "or any node of a Redis Cluster, found out at start) and recover them on start "
                         "(default: $CARDHALL_REDIS_URL; unset: in memory, nothing survives a restart)")
+    p.add_argument("--redis-wait", type=float, default=30.0, metavar="S",
+                   help="seconds to wait at start for a Redis that does not answer before exiting with 1 "
+                        "(default 30; 0: for ever)")
+    p.add_argument("--redis-wait-replicas", type=int, default=0, metavar="N",
+                   help="replicas that must acknowledge each commit (Redis WAIT) before it is published or "
+                        "acknowledged: acknowledged actions then survive a master's failover (0 to 16; "
+                        "default 0: none; server/STORAGE.md)")
     p.add_argument("--redis-prefix", default="cardhall", help="prefix of every Redis key (the servers on one Redis and prefix form one cluster)")
     p.add_argument("--redis-stream-bound", type=int, default=1024, metavar="N",
                    help="events kept per table in Redis for clients resuming with since (default 1024)")
@@ -166,6 +175,12 @@ def main(args: argparse.Namespace) -> int:
         return refuse(f"--handshake-timeout must be between 0.1 and 300 seconds (got {args.handshake_timeout:g})")
     if not (args.store_probe == 0 or 0.1 <= args.store_probe <= 3600):
         return refuse(f"--store-probe must be 0 (off) or between 0.1 and 3600 seconds (got {args.store_probe:g})")
+    if not 0 <= args.redis_wait <= 86400:
+        return refuse(f"--redis-wait must be between 0 (for ever) and 86400 seconds (got {args.redis_wait:g})")
+    if not 0 <= args.redis_wait_replicas <= 16:
+        return refuse(f"--redis-wait-replicas must be between 0 and 16 (got {args.redis_wait_replicas})")
+    if args.redis_wait_replicas and not args.redis:
+        return refuse("--redis-wait-replicas needs --redis")
     if not 1 <= args.full_state_every <= 10_000:
         return refuse(f"--full-state-every must be between 1 and 10000 (got {args.full_state_every})")
     for proxy in args.trusted_proxy:
@@ -191,12 +206,18 @@ def main(args: argparse.Namespace) -> int:
         new_players_window=args.new_players_window, bot_think_floor=args.bot_think_floor,
         player_expiry=args.player_expiry, max_frame=args.max_frame, rate=args.rate,
         burst=args.burst, redis_url=args.redis, redis_prefix=args.redis_prefix,
+        redis_wait_replicas=args.redis_wait_replicas,
         stream_bound=args.redis_stream_bound, node_id=args.node_id or None, advertise=args.advertise or None,
         lease_ttl=args.lease_ttl, lease_renew=args.lease_renew, placement=args.placement,
         trusted_proxies=tuple(args.trusted_proxy), max_connections=args.max_connections,
         max_header_bytes=args.max_header_bytes, handshake_timeout=args.handshake_timeout,
         store_probe=args.store_probe, full_state_every=args.full_state_every, verify_replay=args.verify_replay,
     )
+    if args.redis:
+        clustered = _check_redis(args.redis, args.redis_wait)
+        if clustered is None:
+            return 1
+        settings = dataclasses.replace(settings, redis_clustered=clustered)
     if args.workers > 1:
         from cardhall.server.workers import supervise
 
@@ -205,3 +226,36 @@ def main(args: argparse.Namespace) -> int:
 
     run(settings, sock=sock)
     return 0
+
+
+def _check_redis(url: str, wait: float) -> bool | None:
+    """Whether ``url`` is a node of a Redis Cluster, after waiting up to ``wait``
+    seconds for it to answer (0: for ever); None, with one line on stderr saying
+    why, when it cannot be used (``cardhall serve`` then exits with 1 before it
+    listens). SIGTERM or Ctrl-C during the wait ends it the same way."""
+    import signal
+    import sys
+
+    from cardhall.server.store.redis_conn import Misconfigured, preflight
+
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        def waiting(why: str) -> None:
+            limit = "for ever" if not wait else f"up to {wait:g} s (--redis-wait)"
+            print(f"cardhall serve: waiting {limit} for Redis: {why}", file=sys.stderr, flush=True)
+
+        return preflight(url, wait, should_stop=lambda: stopping, report=waiting).clustered
+    except Misconfigured as exc:
+        print(f"cardhall serve: {exc}", file=sys.stderr)
+        return None
+    except KeyboardInterrupt:
+        print("cardhall serve: stopped while waiting for Redis", file=sys.stderr)
+        return None
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,57 +1,132 @@
 """The Redis key names of one cluster (one key prefix), in one place.
 
-Every key of one table (state, event stream, hands, hand counter, lease,
-fencing epoch) carries the table id as its hash tag, ``P:{t_...}``, so a
-Redis Cluster would keep them in one slot and a table's scripts would stay
-single-slot with no format change; the other keys are cluster-wide
-(``server/STORAGE.md``, "Redis key layout").
+The keyspace is cut into :data:`PARTITIONS` **partitions**. A table belongs
+to one, by its id (:func:`partition_of`), and every key of the table (state,
+input log, event stream, hands, lease, fencing epoch, its channel) and of its
+partition (the partition's table index, lobby, quarantine and marker) carries
+the partition's hash tag, ``P:{pN.k}:...``. On a Redis Cluster a partition is
+therefore one hash slot: every script of a table, and a group commit of all
+the tables of one partition, touches one slot only. The tags are chosen so
+that partition ``N`` lands in the ``N``-th of :data:`PARTITIONS` equal bands of
+the 16,384 slots: a cluster whose masters hold contiguous slot ranges (what
+``redis-cli --cluster create`` makes) holds about the same number of
+partitions on each master. The keys of the node registry share one tag
+(``{nodes}``), a node's inbox carries the node id as its tag, and a player's
+keys carry none (each is read and written alone, so they spread over the
+shards). ``server/STORAGE.md``, "Redis key layout".
 
 >>> k = Keys("cardhall")
->>> k.state("t_1"), k.events("t_1"), k.lease("t_1")
-('cardhall:{t_1}', 'cardhall:{t_1}:events', 'cardhall:{t_1}:lease')
->>> k.channel("t_1"), k.inbox("n1")
-('cardhall:{t_1}:ch', 'cardhall:inbox:n1')
+>>> partition_of("t_1"), k.state("t_1"), k.lease("t_1")
+(59, 'cardhall:{p59.115}:t_1', 'cardhall:{p59.115}:t_1:lease')
+>>> k.tables(59), k.channel("t_1"), k.inbox("n1")
+('cardhall:{p59.115}:tables', 'cardhall:{p59.115}:t_1:ch', 'cardhall:inbox:{n1}')
+>>> [slot(tag(n)) // (SLOTS // PARTITIONS) for n in (0, 1, 63)]
+[0, 1, 63]
 """
 
 from __future__ import annotations
+
+import binascii
+from collections.abc import Iterable
+
+#: hash slots of a Redis Cluster
+SLOTS = 16384
+#: partitions of the keyspace: fixed, as they are part of every table key's name
+PARTITIONS = 64
+
+
+def slot(tag_or_key: str) -> int:
+    """The Redis Cluster hash slot of a key (its hash tag, when it has one:
+    the text between the first ``{`` and the next ``}``, if not empty):
+    CRC16 (XMODEM) modulo 16,384, as Redis computes it."""
+    start = tag_or_key.find("{")
+    if start >= 0:
+        end = tag_or_key.find("}", start + 1)
+        if end > start + 1:
+            tag_or_key = tag_or_key[start + 1:end]
+    return binascii.crc_hqx(tag_or_key.encode(), 0) % SLOTS
+
+
+def _find_tag(n: int) -> str:
+    """The first tag ``p{n}.{k}`` whose slot lies in the middle half of band ``n``."""
+    band = SLOTS // PARTITIONS
+    low, high = n * band + band // 4, n * band + 3 * band // 4
+    k = 0
+    while not low <= slot(f"p{n}.{k}") < high:
+        k += 1
+    return f"p{n}.{k}"
+
+
+#: the hash tag of each partition (about 30 CRCs each to find, once per process)
+TAGS: tuple[str, ...] = tuple(_find_tag(n) for n in range(PARTITIONS))
+
+
+def tag(n: int) -> str:
+    """Partition ``n``'s hash tag."""
+    return TAGS[n]
+
+
+def partition_of(table: str) -> int:
+    """The partition of table id ``table`` (0 to :data:`PARTITIONS` - 1): CRC16 of the id."""
+    return binascii.crc_hqx(table.encode(), 0) % PARTITIONS
+
+
+def by_partition(tables: Iterable[str]) -> dict[int, list[str]]:
+    """``tables`` grouped by partition, each group in the order given."""
+    out: dict[int, list[str]] = {}
+    for table in tables:
+        out.setdefault(partition_of(table), []).append(table)
+    return out
 
 
 class Keys:
     """Key and channel names under ``prefix``."""
 
-    __slots__ = ("prefix", "meta", "tables", "players", "quarantine", "lobby", "nodes", "seen")
+    __slots__ = ("prefix", "players", "nodes", "seen", "old_meta", "old_tables", "old_quarantine", "old_lobby",
+                 "_bases")
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
-        #: hash: format version and time; present while Redis holds cardhall's data
-        self.meta = f"{prefix}:meta"
-        #: set: ids of the tables to serve (open, or finished and not yet closed)
-        self.tables = f"{prefix}:tables"
         #: hash: token hash -> msgpack [player id, name], as stored before players
         #: expired (read when a token is not found under :meth:`player`, and moved there)
         self.players = f"{prefix}:players"
-        #: hash: table id -> why it was set aside
-        self.quarantine = f"{prefix}:quarantine"
-        #: hash: table id -> its public info as JSON (the cluster's lobby)
-        self.lobby = f"{prefix}:lobby"
         #: hash: node id -> its heartbeat as JSON (address, load, tables)
-        self.nodes = f"{prefix}:nodes"
+        self.nodes = f"{prefix}:{{nodes}}"
         #: sorted set: node id -> when its heartbeat expires (Redis time, ms)
-        self.seen = f"{prefix}:nodes:seen"
+        self.seen = f"{prefix}:{{nodes}}:seen"
+        #: the keys of one whole store before partitions (moved by the first node that starts)
+        self.old_meta = f"{prefix}:meta"
+        self.old_tables = f"{prefix}:tables"
+        self.old_quarantine = f"{prefix}:quarantine"
+        self.old_lobby = f"{prefix}:lobby"
+        self._bases = tuple(f"{prefix}:{{{t}}}" for t in TAGS)
 
-    def player(self, token_hash: str) -> str:
-        """String: msgpack ``[player id, name]`` of the player whose token hashes to
-        ``token_hash``; expires ``player_expiry`` after its last use."""
-        return f"{self.prefix}:player:{token_hash}"
+    # -- one partition -------------------------------------------------------
+    def partition(self, n: int) -> str:
+        """The hash-tagged stem of partition ``n``'s keys."""
+        return self._bases[n]
 
-    def player_id(self, player: str) -> str:
-        """String: the token hash of player ``player`` (so a node that sees the
-        player seated can renew both keys); expires with :meth:`player`."""
-        return f"{self.prefix}:player-id:{player}"
+    def meta(self, n: int) -> str:
+        """Hash: format version, time and generation; present while partition
+        ``n`` holds cardhall's data (a shard that lost its data lost it)."""
+        return self._bases[n] + ":meta"
 
+    def tables(self, n: int) -> str:
+        """Set: ids of partition ``n``'s tables to serve (open, or finished and not yet closed)."""
+        return self._bases[n] + ":tables"
+
+    def lobby(self, n: int) -> str:
+        """Hash: table id -> its public info as JSON (partition ``n``'s share of the lobby)."""
+        return self._bases[n] + ":lobby"
+
+    def quarantine(self, n: int) -> str:
+        """Hash: table id -> why it was set aside (partition ``n``'s tables)."""
+        return self._bases[n] + ":quarantine"
+
+    # -- one table ------------------------------------------------------------
     def base(self, table: str) -> str:
-        """The hash-tagged stem of ``table``'s keys."""
-        return f"{self.prefix}:{{{table}}}"
+        """The stem of ``table``'s keys (its partition's hash tag, then the id)."""
+        return f"{self._bases[partition_of(table)]}:{table}"
 
     def state(self, table: str) -> str:
         """String: the table's state (msgpack)."""
@@ -86,12 +161,32 @@ class Keys:
         return self.base(table) + ":epoch"
 
     def channel(self, table: str) -> str:
-        """Pub/sub channel: the table's committed events for other nodes, and owner changes."""
+        """Sharded pub/sub channel: the table's committed events for other nodes, and owner changes."""
         return self.base(table) + ":ch"
 
+    def table_of_channel(self, channel: str) -> str:
+        """The table id of a table channel name (:meth:`channel`)."""
+        return channel[channel.index("}") + 2:-3]
+
     def inbox(self, node: str) -> str:
-        """Pub/sub channel: messages to node ``node`` (inputs for its tables, frames for its clients)."""
-        return f"{self.prefix}:inbox:{node}"
+        """Sharded pub/sub channel: messages to node ``node`` (inputs for its tables, frames for its clients)."""
+        return f"{self.prefix}:inbox:{{{node}}}"
+
+    # -- players ----------------------------------------------------------------
+    def player(self, token_hash: str) -> str:
+        """String: msgpack ``[player id, name]`` of the player whose token hashes to
+        ``token_hash``; expires ``player_expiry`` after its last use."""
+        return f"{self.prefix}:player:{token_hash}"
+
+    def player_id(self, player: str) -> str:
+        """String: the token hash of player ``player`` (so a node that sees the
+        player seated can renew both keys); expires with :meth:`player`."""
+        return f"{self.prefix}:player-id:{player}"
+
+    # -- layouts before this one ------------------------------------------------------
+    def old_base(self, table: str) -> str:
+        """The stem of ``table``'s keys before partitions (``P:{id}``)."""
+        return f"{self.prefix}:{{{table}}}"
 
     def legacy_state(self, table: str) -> str:
         """The state key of a table stored before keys were hash-tagged (``P:t:{id}``)."""

@@ -3,10 +3,11 @@
 redis-py's synchronous connections pack each command with
 ``hiredis.pack_command`` when hiredis is installed; its asyncio connections
 always use their Python packer, which builds the command's bytes argument by
-argument. A group commit is one ``EVALSHA`` with some fifteen keys and arguments
+argument. A group commit is one ``EVALSHA`` with some eighteen keys and arguments
 per table, so at the service's maximum load that Python packing is a sizeable
 share of the Redis store's CPU. :func:`use_hiredis_packing` gives a client's
-connection pool connections that pack the way the synchronous ones do: the same
+connections (a ``Redis``'s pool, or every node of a ``RedisCluster``) ones
+that pack the way the synchronous ones do: the same
 bytes on the wire (the first argument split at spaces, ``bytes``, ``str`` as
 UTF-8, ``int`` and ``float`` as their decimal text), made in one C call.
 
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import Connection
 from redis.exceptions import DataError
 
 #: hiredis's packer: one command's arguments (a tuple of any length) to its
@@ -59,14 +62,37 @@ class _HiredisPacking:
         return hiredis_packed(*args)
 
 
-def use_hiredis_packing(client: aioredis.Redis) -> bool:
-    """Give ``client``'s pool connections (made from now on) hiredis's packer,
-    keeping their kind (TCP, TLS, Unix socket). Returns False, changing
-    nothing, when hiredis has no ``pack_command``."""
+#: connection class -> its hiredis-packing subclass (one class per kind, however many clients)
+_PACKING: dict[type, type] = {}
+
+
+def _packing(base: type) -> type:
+    """``base`` (a connection class) packing with hiredis."""
+    if issubclass(base, _HiredisPacking):
+        return base
+    if base not in _PACKING:
+        _PACKING[base] = type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
+    return _PACKING[base]
+
+
+def use_hiredis_packing(client: aioredis.Redis | RedisCluster) -> bool:
+    """Give the connections ``client`` makes from now on hiredis's packer,
+    keeping their kind (TCP, TLS, Unix socket). ``client`` is a ``Redis`` (its
+    connection pool makes them) or a ``RedisCluster``: each of its nodes makes
+    its own, from its ``connection_class``, and the nodes it finds later (a
+    new master, a failover) take theirs from the client's ``connection_kwargs``,
+    so both are changed. Returns True when applied; False, changing nothing,
+    when hiredis has no ``pack_command``."""
     if _pack_command is None:
         return False
+    if isinstance(client, RedisCluster):
+        kwargs = client.connection_kwargs  # shared with its NodesManager: the nodes found later
+        kwargs["connection_class"] = _packing(kwargs.get("connection_class", Connection))
+        manager = client.nodes_manager
+        nodes = [*client.startup_nodes, *manager.startup_nodes.values(), *manager.nodes_cache.values()]
+        for node in nodes:
+            node.connection_class = _packing(node.connection_class)
+        return True
     pool = client.connection_pool
-    base = pool.connection_class
-    if not issubclass(base, _HiredisPacking):
-        pool.connection_class = type(f"Hiredis{base.__name__}", (_HiredisPacking, base), {})
+    pool.connection_class = _packing(pool.connection_class)
     return True

@@ -4,7 +4,12 @@
 ``P:player-id:{id}`` the token hash (``server/STORAGE.md``); both expire
 ``player_ttl`` seconds after their last use (0: never). Players stored before
 they expired, in the shared hash ``P:players``, move to their own keys on
-first use.
+first use. The two keys of a player carry no hash tag (each is read and
+written alone, so players spread over a cluster's shards): they are written
+together by a non-transactional pipeline, never a ``MULTI`` (on a Redis
+Cluster they lie in two slots). A write cut in half (one shard did not
+answer) may leave one key without the other; the save then raises
+StoreUnavailable as any failed save does, and saving again writes both.
 """
 
 from __future__ import annotations
@@ -46,12 +51,21 @@ class RedisPlayers:
 
     async def save(self, player: str, token_hash: str, name: str) -> None:
         """Store a player (its token only as ``token_hash``)."""
+        await self.save_all([(token_hash, (player, name))])
+        self.cache[token_hash] = (player, name)
+
+    async def save_all(self, players: Sequence[tuple[str, tuple[str, str]]]) -> None:
+        """Store ``players`` (``(token hash, (id, name))`` each: :attr:`cache`'s
+        items) in one non-transactional pipeline."""
+        if not players:
+            return
+
         async def run() -> Any:
-            async with self.client.pipeline(transaction=True) as pipe:
-                self.queue(pipe, player, token_hash, name)
+            async with self.client.pipeline(transaction=False) as pipe:
+                for token_hash, (player, name) in players:
+                    self.queue(pipe, player, token_hash, name)
                 return await pipe.execute()
         await self.call(run)
-        self.cache[token_hash] = (player, name)
 
     async def touch(self, players: Sequence[str]) -> None:
         """Renew both keys of each player in ``players`` (ids) for :attr:`ttl` seconds."""
@@ -59,7 +73,13 @@ class RedisPlayers:
             return
         ttl = int(self.ttl)
         id_keys = [self.keys.player_id(p) for p in players]
-        hashes = cast(list[Blob], await self.call(lambda: self.client.mget(id_keys)))
+
+        async def read() -> list[Blob]:
+            async with self.client.pipeline(transaction=False) as pipe:  # keys of many slots: no MGET
+                for key in id_keys:
+                    pipe.get(key)
+                return cast(list[Blob], await pipe.execute())
+        hashes = await self.call(read)
 
         async def run() -> Any:
             async with self.client.pipeline(transaction=False) as pipe:
@@ -99,7 +119,7 @@ class RedisPlayers:
             return  # reported as unreadable by the caller
 
         async def run() -> Any:
-            async with self.client.pipeline(transaction=True) as pipe:
+            async with self.client.pipeline(transaction=False) as pipe:  # three slots: in order, no MULTI
                 self.queue(pipe, pid, token_hash, name)
                 pipe.hdel(self.keys.players, token_hash)
                 return await pipe.execute()

@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
 from redis.exceptions import DataError
 
 from cardhall.server.store.base import Checkpoint
 from cardhall.server.store.format import FORMAT_VERSION, pack_event
 from cardhall.server.store.redis import RedisStore
-from cardhall.server.store.redis_packing import hiredis_packed
+from cardhall.server.store.redis_packing import hiredis_packed, use_hiredis_packing
 
 pytestmark = pytest.mark.redis
 
@@ -45,6 +46,18 @@ def test_the_bytes_are_redis_pys_own(args):
 def test_an_argument_redis_py_would_refuse_is_a_data_error():
     with pytest.raises(DataError):
         hiredis_packed("SET", "k", object())
+
+
+async def test_a_cluster_client_packs_with_hiredis_on_every_node_it_knows_or_finds():
+    client = RedisCluster(host="127.0.0.1", port=1)  # makes no connection yet
+    try:
+        assert use_hiredis_packing(client) and use_hiredis_packing(client)  # twice: the same class
+        (node,) = client.startup_nodes
+        assert node.connection_class.__name__ == "HiredisConnection"
+        assert client.connection_kwargs["connection_class"] is node.connection_class  # nodes found later
+        assert isinstance(node.acquire_connection(), Connection)
+    finally:
+        await client.aclose()
 
 
 async def test_the_store_commits_and_reads_through_hiredis_packed_commands(redis_server):

@@ -51,7 +51,7 @@ async def test_tables_acting_together_share_one_commit(redis_server):
     assert checkpoints / commits > 3  # many tables per round trip
     assert scripts <= commits + 5  # one script call per group commit (plus the odd shutdown save)
     assert health["store"] | {"run_id": None} == {"kind": "redis", "url": redis_server.url, "prefix": "gc",
-                                                  "run_id": None, "up": True, "stalled_tables": 0,
+                                                  "cluster": False, "run_id": None, "up": True, "stalled_tables": 0,
                                                   "quarantined_tables": 0, "rewrites": 0}
 
 

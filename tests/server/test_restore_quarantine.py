@@ -24,6 +24,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from cardhall.server.store.format import pack_state
+from cardhall.server.store.keys import PARTITIONS, Keys
 from cardhall.server.store.redis import RedisStore
 from tests.server.conftest import TEST_SETTINGS, RedisServer, free_port, running_server
 
@@ -52,8 +53,14 @@ async def _rewrite_state(redis: RedisServer, prefix: str, table: str, change) ->
 
 
 async def _index(redis: RedisServer, prefix: str) -> tuple[set[bytes], dict[bytes, bytes]]:
+    """Every partition's table index and quarantine, merged."""
     db = aioredis.Redis.from_url(redis.url)
-    members, quarantine = await db.smembers(f"{prefix}:tables"), await db.hgetall(f"{prefix}:quarantine")
+    keys = Keys(prefix)
+    members: set[bytes] = set()
+    quarantine: dict[bytes, bytes] = {}
+    for n in range(PARTITIONS):
+        members |= await db.smembers(keys.tables(n))
+        quarantine |= await db.hgetall(keys.quarantine(n))
     await db.aclose()
     return members, quarantine
 
@@ -123,7 +130,7 @@ async def test_serve_starts_with_a_bad_index_member_and_a_table_missing_an_optio
 
     await _rewrite_state(redis_server, "bad", finished, finished_without_auto_rematch)
     db = aioredis.Redis.from_url(redis_server.url)
-    await db.sadd("bad:tables", b"t_\xff\xfe")
+    await db.sadd(Keys("bad").tables(7), b"t_\xff\xfe")  # in any partition's index
     await db.aclose()
 
     port = free_port()

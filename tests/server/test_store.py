@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import doctest
+import re
 from collections.abc import AsyncIterator
 
 import msgpack
@@ -21,6 +22,7 @@ import cardhall.server.store.format
 import cardhall.server.store.redis
 from cardhall.server.store.base import Checkpoint, Store, StoreEmpty, StoreUnavailable
 from cardhall.server.store.format import FORMAT_VERSION, CheckpointError, pack_event, pack_state, unpack_state
+from cardhall.server.store.keys import PARTITIONS, Keys, partition_of
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.store.redis import RedisStore
 from tests.server.conftest import free_port
@@ -263,6 +265,86 @@ async def test_a_redis_that_lost_its_data_gets_nothing_until_rewritten(redis_ser
     finally:
         await db.aclose()
         await store.close()
+
+
+@pytest.mark.redis
+async def test_a_partition_that_lost_its_marker_refuses_commits_until_rewritten(redis_server):
+    """Markers are per partition (on a cluster, per shard): one lost, or
+    written again by another node (a new generation), is noticed by the probe
+    and refuses a commit touching it; the rewrite marks every partition."""
+    store = RedisStore(redis_server.url, prefix="pm")
+    await store.load_tables()
+    keys = store.keys
+    a, b = "t_a", next(f"t_{i}" for i in range(100) if partition_of(f"t_{i}") != partition_of("t_a"))
+    await store.commit([_checkpoint(a, range(1, 3)), _checkpoint(b, range(1, 3))])
+    db = aioredis.Redis.from_url(redis_server.url)
+    try:
+        assert all([await db.exists(keys.meta(n)) for n in range(PARTITIONS)])
+        await db.delete(keys.meta(partition_of(a)))
+        assert await store.probe() is False
+        with pytest.raises(StoreEmpty, match=re.escape(keys.meta(partition_of(a)))):
+            await store.commit([_checkpoint(b, range(3, 4)), _checkpoint(a, range(3, 4))])
+        assert await store.events_since(b, 0, 3) is None  # the whole call refused: nothing half-written
+        await store.rewrite([_checkpoint(a, range(1, 4)), _checkpoint(b, range(1, 4))])
+        assert await store.probe() is True
+        await db.hset(keys.meta(partition_of(b)), "generation", "another")  # another node marked it after a loss
+        assert await store.probe() is False
+        await store.rewrite([_checkpoint(b, range(1, 4))])
+        assert store.generations[partition_of(b)] == b"another" and await store.probe() is True
+        await store.commit([_checkpoint(a, range(4, 5)), _checkpoint(b, range(4, 5))])
+        assert [t.data["seq"] for t in await store.load_tables()] == [4, 4]
+    finally:
+        await db.aclose()
+        await store.close()
+
+
+@pytest.mark.redis
+async def test_the_layout_before_partitions_is_moved_to_the_partitions(redis_server):
+    """A store written before partitions (one ``P:tables``, ``P:lobby``,
+    ``P:quarantine``, ``P:meta``, each table under ``P:{id}``, older ones under
+    ``P:t:{id}``) is moved by ``migrate_keys``: idempotent, and two nodes
+    starting together move each table once."""
+    db = aioredis.Redis.from_url(redis_server.url)
+    keys = Keys("old")
+    old = {t: keys.old_base(t) for t in ("t_a", "t_b", "t_q")}
+    await db.hset(keys.old_meta, mapping={"format": FORMAT_VERSION, "generation": "g"})
+    for t in ("t_a", "t_b"):
+        await db.set(old[t], msgpack.packb(_state(t, 3)))
+        await db.xadd(old[t] + ":events", {"1": b"e"}, id="3-0")
+        await db.rpush(old[t] + ":log", b"step")
+        await db.set(old[t] + ":logn", 4)
+        await db.rpush(old[t] + ":hands", msgpack.packb(_hand(2)))
+        await db.set(old[t] + ":handseq", 2)
+        await db.set(old[t] + ":lease", f"n1|x|{len(t)}", px=60_000)
+        await db.set(old[t] + ":epoch", 5)
+        await db.hset(keys.old_lobby, t, b'{"id": "%s"}' % t.encode())
+    await db.set(old["t_q"], b"\xc1")
+    await db.set(keys.legacy_state("t_l"), msgpack.packb(_state("t_l", 1)))  # before hash tags
+    await db.xadd(keys.legacy_state("t_l") + ":events", {"1": b"e"}, id="1-0")
+    await db.sadd(keys.old_tables, "t_a", "t_b", "t_l", b"t_\xff")
+    await db.hset(keys.old_quarantine, "t_q", "unreadable")
+    stores = [RedisStore(redis_server.url, prefix="old") for _ in range(2)]
+    try:
+        moved = await asyncio.gather(*(s.migrate_keys() for s in stores))
+        assert sum(moved) == 4 and await stores[0].migrate_keys() == 0
+        store = stores[0]
+        assert await db.keys("old:t:*") == [] and not await db.exists(keys.old_meta, keys.old_tables,
+                                                                      keys.old_lobby, keys.old_quarantine)
+        assert [k for k in await db.keys("old:*") if not k.startswith(b"old:{p")] == []  # nothing left behind
+        assert await store.table_ids() == ["t_a", "t_b", "t_l"]
+        assert set(await store.quarantined()) == {"t_q", "t_\\xff"}
+        assert await store.raw_state("t_q") == b"\xc1"
+        for t in ("t_a", "t_b"):
+            assert await db.get(keys.logn(t)) == b"4" and await db.lrange(keys.log(t), 0, -1) == [b"step"]
+            assert await store.hands(t) == [_hand(2)] and await db.get(keys.handseq(t)) == b"2"
+            assert await db.get(keys.lease(t)) == f"n1|x|{len(t)}".encode() and 0 < await db.pttl(keys.lease(t))
+            assert await db.get(keys.epoch(t)) == b"5" and await db.xlen(keys.events(t)) == 1
+            assert await db.hget(keys.lobby(partition_of(t)), t) == b'{"id": "%s"}' % t.encode()
+        assert (await store.state("t_l"))["seq"] == 1 and await db.xlen(keys.events("t_l")) == 1
+    finally:
+        await db.aclose()
+        for s in stores:
+            await s.close()
 
 
 async def test_an_unreachable_redis_is_unavailable_not_an_error():

@@ -30,7 +30,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from cardhall.clients.client import Client
-from cardhall.server.store.keys import Keys
+from cardhall.server.store.keys import PARTITIONS, Keys
 from tests.server.conftest import RedisServer, free_port
 
 pytestmark = pytest.mark.redis
@@ -97,9 +97,10 @@ async def _waiting_table(node: Node) -> tuple[Client, str]:
 
 
 async def _stored(db: aioredis.Redis, table: str) -> bool:
-    """Redis holds its marker and ``table``'s state (the players are checked by their token after a restart)."""
+    """Redis holds every partition's marker and ``table``'s state (the players are checked by their token after a restart)."""
     keys = Keys(PREFIX)
-    return bool(await db.exists(keys.meta) and await db.exists(keys.state(table)))
+    markers = await db.exists(*(keys.meta(n) for n in range(PARTITIONS)))
+    return bool(markers == PARTITIONS and await db.exists(keys.state(table)))
 
 
 async def _back(node: Node, ann: Client, table: str) -> None:

@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -234,15 +235,50 @@ async def test_nodes_stop_when_the_supervisor_is_killed(redis_server: RedisServe
     assert s.text().count("is gone: stopping") == 2, s.text()
 
 
-def test_a_node_that_keeps_failing_to_start_stops_the_supervisor(tmp_path: Path, served: list[Served]) -> None:
-    # the URL passes the command's checks; each node fails building its Redis client
-    s = Served(tmp_path / "serve.log", "--workers", "2", "--port", "0", "--redis", "nosuch://127.0.0.1:1/0")
-    served.append(s)
-    assert s.proc.wait(30) == 1, s.text()
+def test_a_node_that_keeps_failing_to_start_stops_the_supervisor(redis_server: RedisServer, tmp_path: Path,
+                                                                 served: list[Served]) -> None:
+    # Redis passes the command's own check; each node then fails to start: a running process (this
+    # test) heartbeats under both node ids, and a node refuses an id in use
+    import redis as sync_redis
+
+    from cardhall.server.store.keys import Keys
+
+    keys, db = Keys("x"), sync_redis.Redis.from_url(redis_server.url)
+    info = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "nonce": "another", "address": "-"})
+    stop = threading.Event()
+
+    def beat() -> None:  # renewed as a live node renews its heartbeat
+        while not stop.is_set():
+            now = db.time()
+            for node in ("t-w1", "t-w2"):
+                db.hset(keys.nodes, node, info)
+                db.zadd(keys.seen, {node: now[0] * 1000 + now[1] // 1000 + 3000})
+            time.sleep(0.05)
+
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        s = Served(tmp_path / "serve.log", "--workers", "2", "--port", "0", "--redis", redis_server.url,
+                   "--redis-prefix", "x", "--node-id", "t", "--lease-ttl", "0.9", "--lease-renew", "0.3")
+        served.append(s)
+        assert s.proc.wait(60) == 1, s.text()
+    finally:
+        stop.set()
+        beater.join()
     log = s.text()
-    host = socket.gethostname()
-    assert re.search(rf"node {re.escape(host)}-w[12] failed to start 3 times in a row: giving up", log), log
+    assert re.search(r"node t-w[12] failed to start 3 times in a row: giving up", log), log
     assert "restarting node" in log and "before it served" in log, log
+    assert "is in use by a running node" in log, log
+
+
+def test_a_node_pointed_at_no_redis_url_exits_1_before_listening() -> None:
+    proc = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "serve", "--workers", "2", "--port", "0",
+                           "--redis", "nosuch://127.0.0.1:1/0"], cwd=ROOT, env=_env(), capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "cardhall serve: --redis nosuch://127.0.0.1:1/0: not a Redis URL (Redis URL must specify one of the "
+        "following schemes (redis://, rediss://, unix://))"], proc.stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -278,12 +314,12 @@ def test_wrong_settings_are_refused_with_status_2(args: list[str], message: str,
     assert err.startswith("cardhall serve: error: ") and message in err and err.count("\n") == 1, err
 
 
-def test_lease_renew_of_exactly_a_third_is_accepted() -> None:
-    # the settings checks pass; what fails is the port (in use), after them
+def test_lease_renew_of_exactly_a_third_is_accepted(redis_server: RedisServer) -> None:
+    # the settings checks pass, and Redis's; what fails is the port (in use), after them
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         proc = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "serve", "--lease-ttl", "0.9",
-                               "--lease-renew", "0.3", "--workers", "2", "--redis", "redis://127.0.0.1:1/0",
+                               "--lease-renew", "0.3", "--workers", "2", "--redis", redis_server.url,
                                "--port", str(port)], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1, proc.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
