@@ -1,14 +1,29 @@
-"""This node's one Redis subscription: its inbox and the channels of the tables it relays.
+"""This node's sharded subscriptions: its inbox and the channels of the tables it relays.
 
-One task reads it (:meth:`Listener.run`): a message on the inbox goes to the
-node (``on_inbox``), one on a table's channel to the router
+Pub/sub is sharded everywhere (``SSUBSCRIBE``; on a standalone Redis too):
+each channel is subscribed on the master serving its hash slot (the inbox
+``P:inbox:{node}``, a table's ``P:{tag}:id:ch``), through one connection per
+master (a :class:`~.subscriptions.Shard`, ``RedisConn.subscriber``), each
+read by its own task. A message on the inbox goes to the node
+(``on_inbox``), one on a table's channel to the router
 (:meth:`~cardhall.server.cluster.router.Router.on_channel`), in the order
-Redis delivered them. When the subscription breaks (Redis restarted, the
-connection dropped) a new one is made, retried until Redis answers, with
-every relayed table's channel; meanwhile messages may have been lost, so
-every relayed connection then resumes from its cursor (:meth:`Router.resync`).
-A table relayed while the subscription is made again is subscribed on the
-new one, never on the one being replaced (no message of it would be read).
+that master delivered them: everything of one channel comes from one master,
+in order (messages of different channels, on different masters, have no
+order between them).
+
+When a subscription goes wrong it is made again by :meth:`Listener.run`,
+retried until Redis answers: after the slot map is loaded again
+(``RedisConn.refresh``) every channel that needs it is subscribed where its
+slot is served now. That is every channel of a connection that broke (Redis
+restarted, a master killed or failed over, a connection dropped or silent
+for :data:`KEEPALIVE` seconds after a ``PING``), and a channel the master
+unsubscribed itself (its slot moved to another master: a migration) or
+refused. Meanwhile messages of those channels may have been lost, so the
+connections relaying those tables resume from their cursor
+(:meth:`Router.resync`: every relayed table's when the inbox was among
+them, as inputs and replies sent to this node may be lost too). A table
+relayed while subscriptions are made again is subscribed once that is done,
+on the master its slot has then (:meth:`Listener.subscribe` waits for it).
 """
 
 from __future__ import annotations
@@ -16,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,96 +39,194 @@ from redis import exceptions as rexc
 
 from cardhall.server.cluster import wire
 from cardhall.server.cluster.router import Router
+from cardhall.server.cluster.subscriptions import Address, Shard
 from cardhall.server.store.keys import Keys
 
 log = logging.getLogger("cardhall.cluster")
 
 #: seconds between two attempts to subscribe again while Redis does not answer
 RETRY = 0.5
+#: a master connection silent this long is pinged; one still silent as long after the ping is broken
+KEEPALIVE = 10.0
+#: what redis-py raises when a master cannot be reached or the slot map not loaded
+FAILURES = (rexc.RedisError, rexc.RedisClusterException, OSError)
 
 
 class Listener:
-    """The subscription of node ``node`` through ``client`` (redis-py asyncio)."""
+    """The subscriptions of node ``node`` through ``conn`` (the store's
+    ``RedisConn``: ``node_of``, ``subscriber``, ``refresh``)."""
 
-    def __init__(self, client: Any, keys: Keys, node: str, on_inbox: Callable[[list[Any]], None],
+    def __init__(self, conn: Any, keys: Keys, node: str, on_inbox: Callable[[list[Any]], None],
                  router: Router) -> None:
-        self.client = client
+        self.conn = conn
         self.keys = keys
         self.inbox = keys.inbox(node)
+        self._inbox = self.inbox.encode()
         self.on_inbox = on_inbox
         self.router = router
-        self._pubsub: Any = None
-        #: set while :attr:`_pubsub` is the subscription the listener reads (clear while it is made again)
-        self._ready = asyncio.Event()
+        #: the channels to listen on (the inbox once open, the relayed tables')
+        self._wanted: set[str] = set()
+        #: the connection of each master subscribed on, and the one each wanted channel is subscribed on
+        self._shards: dict[Address, Shard] = {}
+        self._where: dict[str, Shard] = {}
+        #: held by whatever changes the subscriptions (one at a time, in the order they were asked for)
+        self._lock = asyncio.Lock()
+        #: set when a subscription needs making again
+        self._trouble = asyncio.Event()
+        self._running = False
 
     async def open(self) -> None:
         """Subscribe the inbox (once; raises RedisError or OSError)."""
-        if self._pubsub is None:
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-            await pubsub.subscribe(self.inbox)
-            self._pubsub = pubsub
-            self._ready.set()
+        async with self._lock:
+            if self.inbox in self._wanted:
+                return
+            await self.conn.ready()
+            await self._join(self.inbox, self.conn.node_of(self.inbox))
+            self._wanted.add(self.inbox)
 
     async def close(self) -> None:
-        """End the subscription."""
-        if self._pubsub is not None:
-            with contextlib.suppress(Exception):
-                await self._pubsub.aclose()
+        """End every subscription."""
+        self._running = False
+        shards, self._shards, self._where = list(self._shards.values()), {}, {}
+        for shard in shards:
+            await shard.close()
 
     async def subscribe(self, channel: str) -> None:
-        """Listen on ``channel`` too (a subscription being made again is waited for)."""
-        await self._ready.wait()
-        try:
-            await self._pubsub.subscribe(channel)
-        except (rexc.RedisError, OSError) as exc:
-            log.warning("could not subscribe to %s: %s", channel, exc)
+        """Listen on ``channel`` too (subscriptions being made again are waited for)."""
+        async with self._lock:
+            if channel in self._wanted:
+                return
+            self._wanted.add(channel)
+            try:
+                await self._join(channel, self.conn.node_of(channel))
+            except Exception as exc:  # subscribed when the subscriptions are made again
+                log.warning("could not subscribe to %s: %s: %s", channel, type(exc).__name__, exc)
+                self._trouble.set()
 
     async def unsubscribe(self, channel: str) -> None:
         """Stop listening on ``channel``."""
-        with contextlib.suppress(rexc.RedisError, OSError):
-            await self._pubsub.unsubscribe(channel)
+        async with self._lock:
+            self._wanted.discard(channel)
+            shard = self._where.pop(channel, None)
+            if shard is not None:
+                with contextlib.suppress(*FAILURES):
+                    await shard.leave(channel)
+
+    def channels(self) -> dict[str, Address]:
+        """Each channel listened on, and the master it is subscribed on (for tests and diagnostics)."""
+        return {c: s.address for c, s in self._where.items() if c not in s.lost and not s.broken}
 
     async def run(self) -> None:
-        """Read the subscription for ever, handing each message on."""
-        inbox = self.inbox.encode()
-        skip = len(self.keys.prefix) + 2  # "P:{"
+        """Read every subscription (one task per master) for ever, and make
+        them again when they go wrong."""
+        self._running = True
+        for shard in list(self._shards.values()):
+            shard.start(self._deliver, self._trouble.set)
         while True:
             try:
-                message = await self._pubsub.get_message(timeout=None)  # blocks: no timer per message
-            except asyncio.CancelledError:
-                raise
-            except (rexc.RedisError, OSError) as exc:
-                log.warning("cluster listener: %s; subscribing again", exc)
-                await asyncio.sleep(RETRY)
-                await self._again()
+                await asyncio.wait_for(self._trouble.wait(), KEEPALIVE)
+            except TimeoutError:
+                await self._keepalive()
                 continue
-            if message is None or message.get("type") != "message":
-                continue
+            await asyncio.sleep(RETRY)  # more trouble may come meanwhile (a migration moves many slots)
+            self._trouble.clear()
+            await self._again()
+
+    def _deliver(self, channel: bytes, data: bytes) -> None:
+        message = wire.unpack(data)
+        if channel == self._inbox:
+            self.on_inbox(message)
+        else:
+            self.router.on_channel(self.keys.table_of_channel(channel.decode()), message)
+
+    async def _join(self, channel: str, address: Address) -> None:
+        """Subscribe ``channel`` on the master at ``address`` (its connection
+        opened first when there is none yet). Raises RedisError or OSError."""
+        shard = self._shards.get(address)
+        if shard is None or shard.broken:
+            host, port = address
+            shard = Shard(address, self.conn.subscriber(host, port))
             try:
-                data = wire.unpack(message["data"])
-                if message["channel"] == inbox:
-                    self.on_inbox(data)
-                else:
-                    self.router.on_channel(message["channel"][skip:].decode().split("}", 1)[0], data)
-            except Exception:
-                log.exception("cluster listener: a message could not be handled")
+                await shard.connect()
+            except BaseException:
+                await shard.close()
+                raise
+            old = self._shards.get(address)
+            self._shards[address] = shard
+            if old is not None:  # broken: its channels are subscribed again by :meth:`_again`
+                await old.close()
+            if self._running:
+                shard.start(self._deliver, self._trouble.set)
+        self._where[channel] = shard
+        try:
+            await shard.join(channel)
+        except Exception:
+            shard.broken = True
+            self._trouble.set()
+            raise
+
+    async def _keepalive(self) -> None:
+        """Ping each master connection silent for :data:`KEEPALIVE` seconds;
+        one that did not answer the last ping in as long is broken."""
+        now = time.monotonic()
+        for shard in list(self._shards.values()):
+            if shard.broken or shard.closed:
+                continue
+            if shard.pinged is not None and now - shard.pinged >= KEEPALIVE:
+                log.warning("cluster listener: %s:%d does not answer; subscribing again", *shard.address)
+                shard.broken = True
+                self._trouble.set()
+            elif shard.pinged is None and now - shard.heard >= KEEPALIVE:
+                try:
+                    await shard.ping()
+                except Exception:  # whatever the ping raised, the connection is not usable
+                    shard.broken = True
+                    self._trouble.set()
 
     async def _again(self) -> None:
-        """A new subscription (the inbox and every relayed table's channel),
-        retried until Redis answers; then every relayed connection resumes."""
-        self._ready.clear()
-        with contextlib.suppress(Exception):
-            await self._pubsub.aclose()
-        while True:
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(self.inbox, *[self.keys.channel(t) for t in self.router.relayed])
-            except (rexc.RedisError, OSError):
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()
-                await asyncio.sleep(RETRY)
+        """Subscribe every channel that needs it where its slot is served now
+        (the slot map loaded again), retried until Redis answers; then the
+        connections relaying those tables resume."""
+        moved: set[str] = set()
+        async with self._lock:
+            failures = 0
+            while True:
+                try:
+                    await self.conn.refresh()
+                    await self._place(moved)
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # redis-py's own errors on a dropped connection too: never give up
+                    if failures % 20 == 0:  # every 10 s
+                        log.warning("cluster listener: %s: %s; subscribing again", type(exc).__name__, exc)
+                    failures += 1
+                    await asyncio.sleep(RETRY)
+        if not moved:
+            return
+        log.info("cluster listener: %d channels subscribed again", len(moved))
+        if self.inbox in moved:
+            self.router.resync()
+        else:
+            self.router.resync([self.keys.table_of_channel(c) for c in moved])
+
+    async def _place(self, moved: set[str]) -> None:
+        """Each wanted channel on the master serving its slot, adding to
+        ``moved`` each one subscribed again; the connections no channel uses
+        any more close."""
+        for channel in sorted(self._wanted):
+            address = self.conn.node_of(channel)
+            shard = self._where.get(channel)
+            if shard is not None and shard.address == address and not shard.broken and channel not in shard.lost:
                 continue
-            self._pubsub = pubsub
-            break
-        self._ready.set()
-        self.router.resync()
+            if shard is not None and not shard.broken:
+                with contextlib.suppress(*FAILURES):
+                    await shard.leave(channel)  # moved by a change of the slot map it did not tell
+            self._where.pop(channel, None)
+            moved.add(channel)
+            await self._join(channel, address)
+        used = {id(s) for s in self._where.values()}
+        for address, shard in list(self._shards.items()):
+            if id(shard) not in used:
+                del self._shards[address]
+                await shard.close()

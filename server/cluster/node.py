@@ -1,7 +1,13 @@
 """One node of a cluster: its leases, its heartbeat, routing, failover, handover.
 
-Every ``cardhall serve --redis URL`` is a node; nodes with the same Redis and
-key prefix form a cluster (``deploy/README.md``, "On several machines").
+Every ``cardhall serve --redis URL`` is a node; nodes with the same Redis (a
+standalone Redis, or a Redis Cluster) and key prefix form a cluster
+(``deploy/README.md``, "On several machines"). The node's clients are the
+store's (``store.conn``: ``client``, ``once``, the per-master subscribers),
+so it works on either kind through one code path: every script and
+transaction it runs touches one hash slot, and what spans tables is a
+non-transactional pipeline of single-key commands (``server/STORAGE.md``,
+"Cluster").
 
 * **Registry**: every ``lease_renew`` seconds the node writes its heartbeat
   (id, address, tables, connections) with Redis's clock; live nodes are those
@@ -58,6 +64,7 @@ from cardhall.server.cluster.relay import give_up
 from cardhall.server.cluster.router import Router
 from cardhall.server.store.base import StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
+from cardhall.server.store.redis_conn import redis_trouble
 from cardhall.server.table.inputs import Disconnect
 
 if TYPE_CHECKING:
@@ -88,10 +95,10 @@ class ClusterNode:
         store.lease_ms = ttl_ms
         self.leases = Leases(self.client, self.keys, self.id, self.nonce, ttl_ms)
         self.registry = Registry(self.client, self.keys, self.id, ttl_ms)
-        self.outbox = Outbox(store.once)  # a publish that timed out is lost, never sent twice
+        self.outbox = Outbox(store.once, store.conn.refresh)  # a publish that timed out is lost, never sent twice
         self.router = Router(host, self.id, self.keys, self.leases, self.outbox,
                              self._claimed, self._subscribe, self._unsubscribe)
-        self.listener = Listener(self.client, self.keys, self.id, self._inbox, self.router)
+        self.listener = Listener(store.conn, self.keys, self.id, self._inbox, self.router)
         self.owned = Owned(self.outbox, self.keys, host.tables)
         self.stopping = False
         self.claims = 0
@@ -158,10 +165,11 @@ class ClusterNode:
                 await job()
             except asyncio.CancelledError:
                 raise
-            except (rexc.RedisError, OSError, StoreUnavailable) as exc:
-                log.debug("cluster %s: redis unavailable: %s", getattr(job, "__name__", job), exc)
-            except Exception:
-                log.exception("cluster job %s failed", getattr(job, "__name__", job))
+            except Exception as exc:
+                if isinstance(exc, StoreUnavailable) or redis_trouble(exc):
+                    log.debug("cluster %s: redis unavailable: %s", getattr(job, "__name__", job), exc)
+                else:
+                    log.exception("cluster job %s failed", getattr(job, "__name__", job))
 
     async def _subscribe(self, channel: str) -> None:
         await self.listener.subscribe(channel)
@@ -179,9 +187,9 @@ class ClusterNode:
         tables = list(self.router.relayed)
         if not tables:
             return
-        async with self.client.pipeline(transaction=False) as pipe:
+        async with self.client.pipeline(transaction=False) as pipe:  # tables of many slots: no MULTI
             for table in tables:
-                pipe.xrevrange(self.store.table_keys(table)[1], count=1)  # its stream's newest event
+                pipe.xrevrange(self.keys.events(table), count=1)  # its stream's newest event
             tops = await pipe.execute()
         self.router.behind({t: int(top[0][0].split(b"-")[0]) if top else None for t, top in zip(tables, tops)})
 
@@ -277,7 +285,9 @@ class ClusterNode:
         ProtocolError ``unavailable`` when Redis cannot be reached."""
         try:
             token = await self.leases.claim(table, NEW)
-        except (rexc.RedisError, OSError):
+        except Exception as exc:
+            if not redis_trouble(exc):
+                raise
             raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         if token is None:
             raise ProtocolError("unavailable", "the store cannot be written right now; retry")
@@ -314,7 +324,9 @@ class ClusterNode:
                 if not await self.store.probe():  # Redis lost its data: the hall writes every table again
                     raise StoreEmpty("the store holds no cardhall data")
                 again = await self.leases.claim(table.id, expected_epoch=token_epoch(token))
-            except (rexc.RedisError, OSError) as exc:
+            except Exception as exc:
+                if not redis_trouble(exc):
+                    raise
                 raise StoreUnavailable(f"redis: {exc}") from None
         if again is not None:
             table.token = again

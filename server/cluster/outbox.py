@@ -1,8 +1,13 @@
-"""Messages to other nodes, in order, through one Redis connection.
+"""Messages to other nodes, in order, through one Redis connection per master.
 
 Whatever this node sends (inputs for tables owned elsewhere, frames for other
-nodes' clients, handover requests) is queued here and published by one writer
-task in a pipeline, so messages to one node arrive in the order they were
+nodes' clients, handover requests) is queued here and published (``SPUBLISH``:
+sharded pub/sub, on a standalone Redis too) by one writer task in a
+non-transactional pipeline. A channel lives on the master serving its slot
+(a node's inbox ``P:inbox:{node}``, a table's ``P:{tag}:id:ch``); on a Redis
+Cluster redis-py splits the pipeline per master, each part in queue order, and
+the next batch is sent only once this one is answered, so messages to one
+node's inbox, and those on one table's channel, arrive in the order they were
 queued. With the commits it keeps one order per table: a commit script
 publishes a table's events before the replies that follow them are queued (a
 reply is queued only after its commit returned), and the group committer
@@ -15,11 +20,13 @@ replies in the order the table produced them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from redis import exceptions as rexc
+from cardhall.server.store.redis_conn import redis_trouble
 
 log = logging.getLogger("cardhall.cluster")
 
@@ -30,8 +37,11 @@ class Outbox:
     and a request published twice would be applied twice; one that failed is
     lost, its request answered ``unavailable`` by the sender's node)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, on_trouble: Callable[[], Awaitable[None]] | None = None) -> None:
         self.client = client
+        #: awaited after a publish failed: the node reloads the cluster's slot map (a master that
+        #: failed over is then left for its promoted replica)
+        self.on_trouble = on_trouble
         self._queue: deque[tuple[str, bytes]] = deque()
         self._wake: asyncio.Event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -98,15 +108,24 @@ class Outbox:
             try:
                 async with self.client.pipeline(transaction=False) as pipe:
                     for channel, message in batch:
-                        pipe.publish(channel, message)
+                        pipe.spublish(channel, message)
                     await pipe.execute()
                 self.sent += len(batch)
                 self._settled(len(batch))
-            except (rexc.RedisError, OSError) as exc:
-                # Redis is down: the messages are lost; the table's owner
-                # stalls on its own commits meanwhile; a relaying node finds
-                # the gap (a seq, a request unanswered) and joins again
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # Redis is down (or a master failed over): the messages are
+                # lost; the table's owner stalls on its own commits meanwhile;
+                # a relaying node finds the gap (a seq, a request unanswered)
+                # and joins again. The writer itself never ends.
                 self.failed += len(batch)
                 self._settled(len(batch))
-                log.warning("could not publish %d messages to other nodes: %s", len(batch), exc)
+                if redis_trouble(exc):
+                    log.warning("could not publish %d messages to other nodes: %s", len(batch), exc)
+                else:
+                    log.exception("could not publish %d messages to other nodes", len(batch))
+                if self.on_trouble is not None:
+                    with contextlib.suppress(Exception):
+                        await self.on_trouble()
                 await asyncio.sleep(0.2)

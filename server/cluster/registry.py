@@ -4,6 +4,12 @@ Heartbeats use Redis's clock (the HEARTBEAT script), so nodes need no
 synchronised clocks: a node is live while its last heartbeat is younger
 than the lease TTL. Every method raises redis-py's ``RedisError`` (or
 ``OSError``) when Redis cannot be reached.
+
+The registry's keys share one hash tag (``P:{nodes}``, ``P:{nodes}:seen``), so
+its scripts and transactions run on one slot of a Redis Cluster. The lobby
+is split by partition (``P:{tag}:lobby``, each partition's tables' entries,
+written by the commit): :meth:`Registry.infos` reads every partition's in one
+non-transactional pipeline.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 import orjson
 
 from cardhall.server.cluster import scripts
-from cardhall.server.store.keys import Keys
+from cardhall.server.store.keys import PARTITIONS, Keys, partition_of
 
 Data = dict[str, Any]
 
@@ -68,10 +74,7 @@ class Registry:
     async def holder(self, node: str) -> tuple[Data, int] | None:
         """The heartbeat registered under ``node`` and when it expires
         (Redis ms), or None."""
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hget(self.keys.nodes, node)
-            pipe.zscore(self.keys.seen, node)
-            info, expires = await pipe.execute()
+        info, expires = await self.client.eval(scripts.HOLDER, 2, self.keys.nodes, self.keys.seen, node)
         if info is None or expires is None:
             return None
         try:
@@ -128,17 +131,22 @@ class Registry:
         return best
 
     async def infos(self) -> dict[str, Data]:
-        """Every table's public info as its owner last wrote it (the lobby)."""
-        raw = await self.client.hgetall(self.keys.lobby)
+        """Every table's public info as its owner last wrote it (the lobby:
+        ``HGETALL`` of every partition's share, in one pipeline)."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for n in range(PARTITIONS):
+                pipe.hgetall(self.keys.lobby(n))
+            parts = await pipe.execute()
         out: dict[str, Data] = {}
-        for key, blob in raw.items():
-            try:
-                out[key.decode()] = orjson.loads(blob)
-            except orjson.JSONDecodeError:
-                continue
+        for raw in parts:
+            for key, blob in raw.items():
+                try:
+                    out[key.decode()] = orjson.loads(blob)
+                except orjson.JSONDecodeError:
+                    continue
         return out
 
     async def info(self, table: str) -> Data | None:
         """``table``'s public info as its owner last wrote it, or None."""
-        blob = await self.client.hget(self.keys.lobby, table)
+        blob = await self.client.hget(self.keys.lobby(partition_of(table)), table)
         return None if blob is None else orjson.loads(blob)

@@ -79,6 +79,9 @@ class Watch:
     #: requests it sent while it resumed: they go to the owner right after the resume (a request
     #: before it would find the connection unknown there)
     held: list[Any] = field(default_factory=list)
+    #: replies that came before the events they follow (``(the owner's seq when it replied, frames)``):
+    #: delivered once the connection has those events (SPEC "Ordering guarantee")
+    later: list[tuple[int, list[bytes]]] = field(default_factory=list)
 
 
 def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None) -> Any:
@@ -136,7 +139,7 @@ class Relayed:
         w = self.watches[conn.id] = Watch(conn, join, cursor=old.cursor if old else None,
                                           viewer=old.viewer if old else None,
                                           pending=old.pending if old else {},
-                                          held=old.held if old else [])
+                                          held=old.held if old else [], later=old.later if old else [])
         w.asked = asyncio.get_running_loop().time()
         return w
 
@@ -219,6 +222,7 @@ class Relayed:
                 w.cursor = seq
                 flush.add(w)
         for w in flush:
+            self._release(w)
             w.conn.flush()
 
     def on_out(self, conn_id: int, after: int, blobs: list[bytes], member: bool | None,
@@ -240,12 +244,35 @@ class Relayed:
             w.cursor = after if w.cursor is None else max(w.cursor, after)
             w.waiting = False
             w.asked = w.resyncing = w.behind = None
+        elif blobs and w.cursor is not None and (w.waiting or after > w.cursor) and member is not False:
+            # a reply overtook the events before it (they were lost, or a resume is replaying them): it
+            # waits for them, and a connection not resuming yet resumes to get them
+            w.later.append((after, blobs))
+            blobs = []
+            if not w.waiting:
+                self.resume(w, f"a reply follows events {w.cursor + 1}..{after} not received")
         for blob in blobs:
             w.conn.push(to_codec(w.conn, blob))
+        self._release(w)
         if member is False and not w.waiting:  # it left (a resume under way makes it a subscriber again)
             self.watches.pop(conn_id, None)
             w.conn.tables.discard(self.id)
+            for _, held in w.later:  # nothing more will come before them
+                for blob in held:
+                    w.conn.push(to_codec(w.conn, blob))
+            w.later = []
         w.conn.flush()
+
+    @staticmethod
+    def _release(w: Watch) -> None:
+        """Push the replies of :attr:`Watch.later` whose events ``w`` now has."""
+        if not w.later or w.waiting or w.cursor is None:
+            return
+        cursor = w.cursor
+        ready = [blob for after, blobs in w.later if after <= cursor for blob in blobs]
+        w.later = [(after, blobs) for after, blobs in w.later if after > cursor]
+        for blob in ready:
+            w.conn.push(to_codec(w.conn, blob))
 
     def on_owner_changed(self) -> None:
         """The table has a new owner (or this node's messages may have been

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 from redis import exceptions as rexc
@@ -30,7 +30,7 @@ from cardhall.server.cluster.peers import RemotePeer
 from cardhall.server.cluster.relay import Relayed, not_given_up, to_codec
 from cardhall.server.connection import Connection
 from cardhall.server.store.keys import Keys
-from cardhall.server.table.inputs import REJOIN, Join, Leave, Request
+from cardhall.server.table.inputs import REJOIN, Disconnect, Join, Leave, Request
 
 log = logging.getLogger("cardhall.cluster")
 
@@ -250,7 +250,7 @@ class Router:
         if rt is None:
             return
         rt.forget(conn.id)
-        self._tell_owner(table, ["d", wire.remote_key(self.node, conn.id)])
+        self._tell_owner(table, wire.pack_input(Disconnect(wire.remote_key(self.node, conn.id))))
         if not rt.watches:
             self.unrelay(table)
 
@@ -348,7 +348,7 @@ class Router:
         if member is True and (rt is None or conn_id not in rt.watches):
             # the owner subscribed a connection that no longer watches here (it closed or left
             # while its join was on the way): the owner forgets it, or it would count it present
-            self._tell_owner(table, ["d", wire.remote_key(self.node, conn_id)])
+            self._tell_owner(table, wire.pack_input(Disconnect(wire.remote_key(self.node, conn_id))))
             return
         if rt is not None:
             rt.on_out(conn_id, after, blobs, member, join)
@@ -369,8 +369,11 @@ class Router:
             conn.push(to_codec(conn, blob))
         conn.flush()
 
-    def resync(self) -> None:
-        """Messages may have been lost (the subscription broke): every relayed
-        table's watchers join again with their cursor."""
-        for rt in list(self.relayed.values()):
-            rt.on_owner_changed()
+    def resync(self, tables: Iterable[str] | None = None) -> None:
+        """Messages may have been lost (a subscription broke or moved): the
+        watchers of every relayed table (of ``tables``, when given) join
+        again with their cursor."""
+        relayed = self.relayed.values() if tables is None else [self.relayed.get(t) for t in set(tables)]
+        for rt in list(relayed):
+            if rt is not None:
+                rt.on_owner_changed()

@@ -1,24 +1,32 @@
 """The cluster's Lua scripts: leases with fencing epochs, heartbeats, orphans.
 
-A table's lease (``P:{id}:lease``) holds its owner's fencing token
+A table's lease (``P:{tag}:id:lease``) holds its owner's fencing token
 ``node|nonce|epoch`` with a TTL: ``node`` the node id, ``nonce`` random per
-process, ``epoch`` the table's counter (``P:{id}:epoch``) incremented by every
-claim. Every write of a table's data checks in its own script that the lease
-still holds the writer's token (``server/store/redis.py``), so a node that
-was paused or cut off past its lease writes nothing, and a counter reset by
-lost Redis data cannot let it pass either (the nonce differs).
+process, ``epoch`` the table's counter (``P:{tag}:id:epoch``) incremented by
+every claim. Every write of a table's data checks in its own script that the
+lease still holds the writer's token (``server/store/redis.py``), so a node
+that was paused or cut off past its lease writes nothing, and a counter reset
+by lost Redis data cannot let it pass either (the nonce differs).
+
+Each script touches the keys of one hash slot only (``server/STORAGE.md``,
+"Cluster"): one table's or one partition's keys (``{tag}``, the partition's
+hash tag: :mod:`cardhall.server.store.keys`), or the node registry's
+(``{nodes}``); a key name a script builds itself is one of the same
+partition. Channels are sharded (``SPUBLISH``), and a table's channel is in
+its partition's slot too.
 """
 
 from __future__ import annotations
 
-#: Claim a table. KEYS: lease, epoch, tables. ARGV: table id, node, nonce,
+#: Claim a table. KEYS: lease, epoch, its partition's tables set. ARGV: table id, node, nonce,
 #: ttl ms, mode ("0"; "1": a lease held under this node id by an earlier
 #: process is taken too; "n": a new table, not stored yet), channel,
 #: expected epoch ("": any). A lease reserved for this node by a handover
 #: (``node|handover|epoch``) counts as free for it. Returns the new
 #: token, or false when the table is not stored, the lease is held, or the
 #: epoch moved on since ``expected`` (someone else owned it meanwhile).
-#: Publishes ``o`` (owner changed) on the table's channel.
+#: Publishes ``o`` (owner changed) on the table's channel (``SPUBLISH``: the
+#: channel is in the table's slot).
 CLAIM = """
 if ARGV[5] ~= 'n' and redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 0 then return false end
 local current = redis.call('GET', KEYS[1])
@@ -31,11 +39,12 @@ if ARGV[7] ~= '' and tonumber(redis.call('GET', KEYS[2]) or '0') ~= tonumber(ARG
 local epoch = redis.call('INCR', KEYS[2])
 local token = ARGV[2] .. '|' .. ARGV[3] .. '|' .. epoch
 redis.call('SET', KEYS[1], token, 'PX', ARGV[4])
-redis.call('PUBLISH', ARGV[6], cmsgpack.pack({'o', ARGV[2]}))
+redis.call('SPUBLISH', ARGV[6], cmsgpack.pack({'o', ARGV[2]}))
 return token
 """
 
-#: Renew leases. KEYS: the leases. ARGV: ttl ms, then one token per lease.
+#: Renew leases. KEYS: the leases, all of one partition (the caller sends one
+#: call per partition: :meth:`~cardhall.server.cluster.leases.Leases.renew`). ARGV: ttl ms, then one token per lease.
 #: Returns the 1-based indexes of the leases that are no longer these tokens.
 RENEW = """
 local lost = {}
@@ -64,7 +73,7 @@ end
 return 1
 """
 
-#: A node's heartbeat. KEYS: nodes hash, seen sorted set. ARGV: node id, its
+#: A node's heartbeat. KEYS: nodes hash, seen sorted set (one slot: ``{nodes}``). ARGV: node id, its
 #: info (JSON), ttl ms. Uses Redis's clock, so nodes need no synchronised
 #: clocks. Forgets nodes unseen for a minute. Returns ``{time, lapsed}``:
 #: Redis's time (ms), and 1 when the node's previous heartbeat had expired or
@@ -102,17 +111,25 @@ end
 return out
 """
 
-#: Tables with no lease, or (ARGV[3] not "") with a lease of an earlier
-#: process of node ARGV[3]. KEYS: tables. ARGV: the key prefix, at most how
-#: many, node id or "". Builds lease key names from the table ids, so it reads
-#: keys it was not passed: fine on one Redis; a Redis Cluster deployment runs
-#: it per shard over that shard's tables (``server/STORAGE.md``).
+#: A node's registration. KEYS: nodes hash, seen sorted set. ARGV: node id.
+#: Returns ``{info or false, expiry (ms) or false}``, read together (a script:
+#: redis-py 8.1's cluster transactions fail on replies it converts, such as ``ZSCORE``'s).
+HOLDER = """
+return {redis.call('HGET', KEYS[1], ARGV[1]), redis.call('ZSCORE', KEYS[2], ARGV[1])}
+"""
+
+#: Tables of one partition with no lease, or (ARGV[3] not "") with a lease
+#: of an earlier process of node ARGV[3]. KEYS: the partition's tables set.
+#: ARGV: the stem of the partition's table keys (``P:{tag}:``), at most how
+#: many, node id or "". Builds each lease's key name (stem, id, ``:lease``):
+#: a key of the same partition, so of the same slot. Run once per partition
+#: (:meth:`~cardhall.server.cluster.leases.Leases.orphans`).
 ORPHANS = """
 local out = {}
 local limit = tonumber(ARGV[2])
 local mine = ARGV[3] .. '|'
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local lease = redis.call('GET', ARGV[1] .. ':{' .. id .. '}:lease')
+  local lease = redis.call('GET', ARGV[1] .. id .. ':lease')
   if not lease or (ARGV[3] ~= '' and string.sub(lease, 1, #mine) == mine) then
     out[#out + 1] = id
     if #out >= limit then break end

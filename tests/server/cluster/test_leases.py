@@ -11,12 +11,16 @@ from __future__ import annotations
 import asyncio
 
 import msgpack
+import orjson
 import pytest
 
 from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch, token_node
+from cardhall.server.cluster.registry import Registry
 from cardhall.server.store.base import Checkpoint, LeaseLost
 from cardhall.server.store.format import FORMAT_VERSION, pack_event
+from cardhall.server.store.keys import Keys, partition_of
 from cardhall.server.store.redis import RedisStore
+from cardhall.server.store.redis_conn import RedisConn
 
 pytestmark = pytest.mark.redis
 
@@ -133,9 +137,61 @@ async def test_tables_stored_under_the_old_key_names_are_moved(store):
     state = {"v": FORMAT_VERSION, "id": "t_old", "seq": 1, "status": "running"}
     await client.set("fx:t:t_old", msgpack.packb(state))
     await client.xadd("fx:t:t_old:events", {"1": b"x"}, id="1-0")
-    await client.sadd(store.keys.tables, "t_old")
+    await client.sadd(store.keys.old_tables, "t_old")  # the layout before partitions
     assert await store.migrate_keys() == 1
     assert await store.migrate_keys() == 0  # idempotent
     assert await client.exists("fx:t:t_old") == 0
     assert (await store.state("t_old"))["seq"] == 1
     assert await client.xlen(store.keys.events("t_old")) == 1
+
+
+async def test_leases_heartbeats_and_the_lobby_on_a_redis_cluster(redis_cluster):
+    """Every script runs on one slot and what spans partitions is pipelined:
+    the same calls work on a Redis Cluster of three masters."""
+    conn = RedisConn(redis_cluster.url, timeout=2.0)
+    await conn.ready()
+    keys = Keys("lc")
+    client = conn.client
+    a, b = Leases(client, keys, "a", "n1", 800), Leases(client, keys, "b", "n2", 800)
+    tables = [f"t_{i}" for i in range(40)]
+    assert len({conn.node_of(keys.lease(t)) for t in tables}) == 3
+    channel = keys.channel(tables[0])
+    sub = conn.subscriber(*conn.node_of(channel))
+    pubsub = sub.pubsub(ignore_subscribe_messages=True)
+    try:
+        await pubsub.ssubscribe(channel)
+        tokens = {t: await a.claim(t, NEW) for t in tables}
+        assert all(tok is not None and token_node(tok) == "a" for tok in tokens.values())
+        message = None
+        for _ in range(10):  # the claim's owner change, on the table's sharded channel
+            message = message or await pubsub.get_message(timeout=0.5)
+        assert message is not None and message["type"] == "smessage" and msgpack.unpackb(message["data"]) == ["o", "a"]
+        for t in tables:  # stored (what the commit does)
+            await client.sadd(keys.tables(partition_of(t)), t)
+        assert await b.stored(tables[5]) and not await b.stored("t_none")
+        assert await b.owners(tables) == dict.fromkeys(tables, "a")
+        assert await b.orphans() == []
+        for t in (tables[17], tables[3]):
+            await client.delete(keys.lease(t))
+        held = [(t, tokens[t]) for t in tables]
+        assert await a.renew(held) == [3, 17]  # indexes in ``held``, whatever the partitions
+        assert sorted(await b.orphans()) == sorted([tables[3], tables[17]])
+        assert len(await b.orphans(limit=1)) == 1
+        again = Leases(client, keys, "a", "n3", 800)
+        assert sorted(await again.orphans(takeover=True)) == sorted(tables)
+        assert await a.release(tables[0], tokens[tables[0]]) is True
+        assert (await b.owners([tables[0], tables[1]])) == {tables[0]: None, tables[1]: "a"}
+        # the registry ({nodes}: one slot) and the lobby (one hash per partition)
+        registry = Registry(client, keys, "a", 800)
+        assert await registry.beat({"id": "a", "tables": 2}) is True
+        assert set(registry.live) == {"a"} and (await registry.holder("a"))[0]["tables"] == 2
+        for t in tables[:10]:
+            await client.hset(keys.lobby(partition_of(t)), t, orjson.dumps({"id": t}))
+        assert await registry.infos() == {t: {"id": t} for t in tables[:10]}
+        assert await registry.info(tables[4]) == {"id": tables[4]} and await registry.info(tables[20]) is None
+        await registry.leave()
+        assert await registry.holder("a") is None
+    finally:
+        await pubsub.aclose()
+        await sub.aclose()
+        await conn.close()
