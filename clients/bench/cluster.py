@@ -62,6 +62,17 @@ SIGSTOP for a lease TTL + 2 s each, under load with players at tables other
 nodes own: the silence after each fault and the time until a player is shown
 connected again (:mod:`.cluster_faults`). ``--json`` prints one JSON object;
 ``--logs DIR`` keeps the nodes' logs.
+
+``cardhall bench cluster --redis-cluster 3`` measures instead the same load
+(the largest size of ``--nodes``, no failover, handover or faults) on one
+private Redis and on a private Redis Cluster of 3 masters (``--redis-cluster-replicas
+1``: one replica each, and one more run with every node started with
+``--redis-wait-replicas 1``), ``--rounds`` times in turn (default once: about a
+minute and a half at the defaults); per run ``store``, ``round`` and ``redis_shards``
+(each master's slots, tables and CPU seconds), and a comparison (``redis_cluster``
+in ``--json``): actions/s, Redis CPU-seconds per 1,000 actions per shard,
+node CPU-ms per action, latency p50/p99, each with its ratio to one Redis of
+the same round, and where the processes ran (:mod:`.redis_cluster`).
 """
 
 from __future__ import annotations
@@ -80,8 +91,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cardhall.clients.bench import cluster_faults
+from cardhall.clients.bench import cluster_faults, redis_cluster
 from cardhall.clients.bench.cluster_procs import Placement, Redis, Session, affinity, cpu_seconds, machine_busy_seconds, session
+from cardhall.clients.bench.cluster_report import report
 from cardhall.clients.bench.server import pick_game
 from cardhall.clients.load.histogram import LatencyHistogram
 from cardhall.clients.load.probe import histogram_quantile, labelled, metric
@@ -92,7 +104,8 @@ SEATS = 6  # bots per table, as ``bench server``
 def register(subparsers: Any) -> None:
     """Add ``bench cluster``."""
     p = subparsers.add_parser("cluster", help="a cluster of nodes on one Redis: throughput, cross-node hop, "
-                                             "work per CPU-second, failover, handover")
+                                             "work per CPU-second, failover, handover; or one Redis against a "
+                                             "Redis Cluster (--redis-cluster N)")
     p.add_argument("--nodes", default="1,2,3", help="cluster sizes measured, comma-separated (default 1,2,3)")
     p.add_argument("--tables", type=int, default=200, help="bot tables (default 200)")
     p.add_argument("--spectators", type=int, default=2, help="websocket spectators per table (default 2)")
@@ -107,6 +120,11 @@ def register(subparsers: Any) -> None:
                    "(>= 2): SIGSTOP of a node, then of Redis, lease TTL + 2 s each (adds about a minute)")
     p.add_argument("--fault-players", type=int, default=12, help="tables with a seat played by the bench, for --faults "
                    "(default 12)")
+    p.add_argument("--redis-cluster", type=int, default=0, metavar="N", help="compare one Redis with a Redis Cluster "
+                   "of N masters (3 or more) it starts, at the largest size of --nodes (no failover, handover or faults)")
+    p.add_argument("--redis-cluster-replicas", type=int, default=0, choices=(0, 1), help="with --redis-cluster: one "
+                   "replica per master, and a run more with nodes started with --redis-wait-replicas 1 (default 0)")
+    p.add_argument("--rounds", type=int, default=1, help="with --redis-cluster: runs on each store, in turn (default 1)")
     p.add_argument("--logs", metavar="DIR", default=None, help="keep the node and Redis logs in DIR (default: removed)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.set_defaults(func=main)
@@ -166,7 +184,8 @@ def _errors(*dicts: dict[str, int]) -> dict[str, int]:
 def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
     """The figures of one measuring window on ``s`` (see the module docstring)."""
     c = s.cluster
-    pids = {**{n.id: n.pid for n in c.nodes}, "redis": c.redis.pid, "load": s.load.pid, "bench": os.getpid()}
+    stores = c.redis.named_pids()  # one Redis: "redis"; a Redis Cluster: its masters and replicas
+    pids = {**{n.id: n.pid for n in c.nodes}, **stores, "load": s.load.pid, "bench": os.getpid()}
     start = time.time() + args.warmup
     end = start + args.duration
     s.load.send("window", start, end)
@@ -183,7 +202,7 @@ def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
     window = got["window_s"]
     cpu = {k: round(cpu1[k] - cpu0[k], 3) for k in pids}
     actions = sum(metric(m1[n], "cardhall_actions_total") - metric(m0[n], "cardhall_actions_total") for n in m1)
-    node_s = sum(cpu[n.id] for n in c.nodes)
+    node_s, redis_s = sum(cpu[n.id] for n in c.nodes), round(sum(cpu[k] for k in stores), 3)
     groups = {g: got[g] for g in ("owner", "other")}
     hist = LatencyHistogram()
     for g in groups.values():
@@ -207,7 +226,7 @@ def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
         "planned_connections": s.load.ready["planned"], "connected": s.load.ready["connections"],
         "connections": sum(g["connections"] for g in groups.values()), "connect_failures": s.load.ready["failed"],
         "connect_failure_kinds": s.load.ready.get("failure_kinds", {}),
-        "duration_s": round(window, 2), "actions_per_s": round(actions / window, 1),
+        "duration_s": round(window, 2), "actions": int(actions), "actions_per_s": round(actions / window, 1),
         "events_per_s": round(sum(g["events"] for g in groups.values()) / window, 1),
         "p50_ms": _ms(hist.quantile(0.5)), "p95_ms": _ms(hist.quantile(0.95)), "p99_ms": _ms(hist.quantile(0.99)),
         "max_ms": _ms(hist.quantile(1.0)), "seq_gaps": _gaps(got),
@@ -216,11 +235,11 @@ def measure(args: argparse.Namespace, s: Session) -> dict[str, Any]:
         "server_errors": server_errors, "hop": hop,
         "server_p99_le_ms": {n: {k: _ms(histogram_quantile(m0[n], m1[n], f"cardhall_{k}_seconds", 0.99))
                                  for k in ("action_latency", "commit")} for n in m1},
-        "cpu": {"nodes_s": round(node_s, 3), "redis_s": cpu["redis"], "load_s": cpu["load"],
+        "cpu": {"nodes_s": round(node_s, 3), "redis_s": redis_s, "load_s": cpu["load"],
                 "nodes_cores": round(node_s / window, 2), "machine_busy_s": round(busy, 2),
                 "others_s": round(max(0.0, busy - sum(cpu.values())), 2),  # ticks are sampled: ~0 reads as 0
                 "actions_per_node_cpu_s": round(actions / node_s, 1) if node_s else None,
-                "actions_per_cpu_s_with_redis": round(actions / (node_s + cpu["redis"]), 1) if node_s else None},
+                "actions_per_cpu_s_with_redis": round(actions / (node_s + redis_s), 1) if node_s else None},
         "processes": [{"name": k, "pid": p, "cpu_s": cpu[k], "cpus": dict(sorted(where.seen[p].items())),
                        "affinity": affinity(p)} for k, p in pids.items()],
     }
@@ -344,6 +363,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "game": pick_game(args.game), "tables": args.tables, "seats": SEATS, "think_s": args.think,
         "spectators_per_table": args.spectators, "warmup_s": args.warmup, "duration_s": args.duration,
         "lease_ttl_s": args.lease_ttl, "runs": [], "failover": None, "handover": None, "faults": None}
+    try:
+        if args.redis_cluster:  # the comparison instead (module docstring)
+            out["runs"], out["redis_cluster"] = redis_cluster.compare(
+                args, max(sizes), workdir, lambda store, n, **more: open_session(args, store, n, workdir, **more),
+                lambda s: measure(args, s))
+        else:
+            out["redis_pid"] = _on_one_redis(args, sizes, workdir, out)
+    finally:
+        if not args.logs:
+            shutil.rmtree(workdir, ignore_errors=True)
+    base = next((r["cpu"]["actions_per_node_cpu_s"] for r in out["runs"] if r["nodes"] == 1), None)
+    for r in out["runs"]:
+        per = r["cpu"]["actions_per_node_cpu_s"]
+        r["cpu"]["ratio_to_1"] = round(per / base, 3) if base and per else None
+    out["shortfalls"] = shortfalls(out)
+    out["all_connected"] = not out["shortfalls"]
+    return out
+
+
+def _on_one_redis(args: argparse.Namespace, sizes: list[int], workdir: Path, out: dict[str, Any]) -> int:
+    """The runs of :func:`run` on one Redis (every size, failover, handover, faults); its pid."""
     redis = Redis(workdir)
     try:
         largest = max(sizes)
@@ -365,16 +405,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 args, lambda **more: open_session(args, redis, largest, workdir, **more), redis)
     finally:
         redis.close()
-        if not args.logs:
-            shutil.rmtree(workdir, ignore_errors=True)
-    out["redis_pid"] = redis.pid
-    base = next((r["cpu"]["actions_per_node_cpu_s"] for r in out["runs"] if r["nodes"] == 1), None)
-    for r in out["runs"]:
-        per = r["cpu"]["actions_per_node_cpu_s"]
-        r["cpu"]["ratio_to_1"] = round(per / base, 3) if base and per else None
-    out["shortfalls"] = shortfalls(out)
-    out["all_connected"] = not out["shortfalls"]
-    return out
+    return redis.pid
 
 
 def shortfalls(out: dict[str, Any]) -> list[str]:
@@ -391,7 +422,7 @@ def shortfalls(out: dict[str, Any]) -> list[str]:
     lines = []
     for r in out["runs"]:
         if r["connected"] < r["planned_connections"] or r["connections"] < r["connected"]:
-            lines.append(f"{r['nodes']} node(s): {r['connected']} of {r['planned_connections']} spectators connected "
+            lines.append(f"{r['nodes']} node(s){' on ' + r['store'] if 'store' in r else ''}: {r['connected']} of {r['planned_connections']} spectators connected "
                          f"({r.get('connect_failure_kinds') or 'none refused'}), {r['connections']} held to the end "
                          f"of the window")
     h = out.get("handover")
@@ -409,79 +440,7 @@ def main(args: argparse.Namespace) -> int:
         print("bench cluster: WARNING: not every intended spectator connection was made or held, so the figures "
               "cover fewer connections than asked for:\n  " + "\n  ".join(out["shortfalls"]), file=sys.stderr)
         return 1
-    return 0
-
-
-def _where(p: dict[str, Any]) -> str:
-    samples = sum(p["cpus"].values()) or 1
-    cpus = " ".join(f"CPU{cpu} {100 * n // samples}%" for cpu, n in p["cpus"].items()) or "not seen"
-    return f"{p['name']} pid {p['pid']}: {p['cpu_s']} CPU s, on {cpus} (may run on {p['affinity']})"
-
-
-def report(out: dict[str, Any]) -> str:
-    """The figures of :func:`run` as text."""
-    m = out["machine"]
-    lines = [f"game {out['game']}: {out['tables']} tables x {out['seats']} bots, think {out['think_s']} s, "
-             f"{out['spectators_per_table']} spectators per table spread over the nodes; {out['duration_s']} s "
-             f"measured after {out['warmup_s']} s; one private redis-server; machine: {m['cpus']} CPUs "
-             f"({m['usable_cpus']} usable), load average {m['load_average']}"]
-    for r in out["runs"]:
-        hop, cpu = r["hop"], r["cpu"]
-        lines += [f"-- {r['nodes']} node(s): tables per node {r['tables_per_node']}",
-                  f"  actions/s          {r['actions_per_s']:>10}",
-                  f"  events delivered/s {r['events_per_s']:>10}   ({r['connections']} of {r['planned_connections']} "
-                  f"spectators held to the end of the window; {r['connected']} connected)",
-                  f"  latency ms         p50 {r['p50_ms']}  p95 {r['p95_ms']}  p99 {r['p99_ms']}  max {r['max_ms']}",
-                  f"  errors {r['errors'] or 'none'}  server errors {r['server_errors'] or 'none'}  "
-                  f"seq gaps {r['seq_gaps']}  owner changes {r['owner_changes']}",
-                  "  server side p99 <= (bucket bounds, ms): " + ", ".join(
-                      f"{n} action {v['action_latency']} commit {v['commit']}" for n, v in r["server_p99_le_ms"].items())]
-        for g, label in (("owner", "on the owner"), ("other", "on another node")):
-            h = hop[g]
-            if "p50_ms" in h:
-                lines.append(f"  spectators {label:<16} p50 {h['p50_ms']} ms  p99 {h['p99_ms']} ms  "
-                             f"({h['connections']} connections)")
-        if "extra_p50_ms" in hop:
-            lines.append(f"  cross-node hop     {hop['extra_p50_ms']:+} ms at p50, {hop['extra_p99_ms']:+} ms at p99")
-        lines += [f"  CPU s              nodes {cpu['nodes_s']} ({cpu['nodes_cores']} cores), redis {cpu['redis_s']}, "
-                  f"load {cpu['load_s']}; the machine was busy {cpu['machine_busy_s']} CPU s "
-                  f"({cpu['others_s']} of them other processes)",
-                  f"  actions per node CPU-second {cpu['actions_per_node_cpu_s']} "
-                  f"({cpu['actions_per_cpu_s_with_redis']} counting Redis); ratio to 1 node {cpu['ratio_to_1']}"]
-        lines += [f"  {_where(p)}" for p in r["processes"]]
-    lines.append("-- work per CPU-second at the same offered load (target: 2 nodes keep >= 0.8 of 1 node)")
-    lines.append("  nodes  actions/s  node CPU s  redis CPU s  actions/node-CPU-s  ratio")
-    for r in out["runs"]:
-        c = r["cpu"]
-        lines.append(f"  {r['nodes']:>5}  {r['actions_per_s']:>9}  {c['nodes_s']:>10}  {c['redis_s']:>11}  "
-                     f"{c['actions_per_node_cpu_s']!s:>18}  {c['ratio_to_1']}")
-    f = out["failover"]
-    if f is not None:
-        lines += [f"-- failover: kill -9 of {f['node']} ({f['tables']} tables), lease TTL {f['lease_ttl_s']} s "
-                  f"(renewed every {f['lease_renew_s']} s)",
-                  f"  kill -> first event on a surviving node: p50 {f['p50_s']} s, max {f['max_s']} s "
-                  f"({f['resumed']} of {f['observed']} watched tables resumed)",
-                  f"  claimed by {f['claimed_by']}; seq gaps {f.get('seq_gaps')}; "
-                  f"{f.get('connections_lost')} spectators lost (those connected to {f['node']})"]
-    h = out["handover"]
-    if h is not None:
-        hist, cl = h["histogram"], h["clients"]
-        lines += [f"-- handover: SIGTERM of {h['node']} ({h['tables']} tables); it exited after {h['exit_s']} s; "
-                  f"claimed by {h['claimed_by']}",
-                  f"  cardhall_handover_seconds on the receivers: {hist['count']} tables {hist['received_by']}, "
-                  f"mean {hist['mean_ms']} ms, p99 <= {hist['p99_le_ms']} ms (target < 500 ms)",
-                  f"  clients: longest wait between two events of a handed-over table p50 {cl['longest_wait_p50_ms']} ms, "
-                  f"p99 {cl['longest_wait_p99_ms']} ms, max {cl['longest_wait_max_ms']} ms "
-                  f"({cl['resumed']} of {cl['observed']} watched tables resumed)",
-                  f"  (the other tables, same interval: p50 {cl['other_tables_longest_wait_p50_ms']} ms, "
-                  f"max {cl['other_tables_longest_wait_max_ms']} ms); SIGTERM -> first event after it p50 "
-                  f"{cl['first_event_after_sigterm_p50_ms']} ms, max {cl['first_event_after_sigterm_max_ms']} ms; "
-                  f"seq gaps {h['seq_gaps']}",
-                  f"  spectators: {h['connections']['connected']} of {h['connections']['planned']} connected"]
-    lines += cluster_faults.report_lines(out.get("faults"))
-    if out.get("shortfalls"):
-        lines.append("-- WARNING: fewer spectators than intended; the figures above cover only those connected:")
-        lines += [f"  {line}" for line in out["shortfalls"]]
-    else:
-        lines.append("-- every intended spectator connected and was held to the end of its window")
-    return "\n".join(lines)
+    failed = (out.get("redis_cluster") or {}).get("failed")
+    if failed:
+        print(f"bench cluster: {len(failed)} run(s) of --redis-cluster failed (their errors above)", file=sys.stderr)
+    return 1 if failed else 0

@@ -7,7 +7,8 @@ process (Linux ``/proc``): CPU seconds used and the CPUs it ran on.
   :meth:`Redis.pause` / :meth:`Redis.resume`: SIGSTOP / SIGCONT (the fault round, :mod:`.cluster_faults`).
 * :class:`Node`: one ``cardhall serve --redis URL --redis-prefix P --node-id bN
   --placement least_loaded`` subprocess on its own port, its output in ``<dir>/<prefix>-bN.log``.
-* :class:`Cluster`: N nodes ``b1..bN`` on one Redis and a fresh key prefix,
+* :class:`Cluster`: N nodes ``b1..bN`` on one Redis (anything with a ``url`` and
+  :meth:`Redis.named_pids`: also :class:`~.redis_cluster.RedisCluster`) and a fresh key prefix,
   their HTTP endpoints (``/api/cluster``, ``/metrics``, ``POST /api/tables``);
   :func:`session`: a started cluster, its tables and the load process
   (:mod:`.cluster_load`) watching them (and, for the fault round, tables with a
@@ -35,7 +36,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cardhall.clients.bench.background import Background
 from cardhall.clients.bench.cluster_load import LoadProcess, Plan
@@ -120,7 +121,6 @@ class Placement(Background):
                     self.seen[pid][cpu] += 1
 
 
-
 class Redis:
     """A private ``redis-server`` on a free loopback port, its directory (and
     log) under ``workdir``: nothing persisted, or with ``aof`` an append-only
@@ -162,6 +162,9 @@ class Redis:
     def pid(self) -> int:
         return self.proc.pid
 
+    def named_pids(self) -> dict[str, int]:  # (a Redis Cluster: one per master and replica)
+        return {"redis": self.proc.pid}
+
     @property
     def pausable(self) -> bool:
         """This benchmark started it (and it runs): it may be stopped with SIGSTOP."""
@@ -186,6 +189,13 @@ class Redis:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+
+
+class RedisLike(Protocol):
+    """What the nodes are started on: a :class:`Redis` or a :class:`~.redis_cluster.RedisCluster`."""
+    @property
+    def url(self) -> str: ...
+    def named_pids(self) -> dict[str, int]: ...
 
 
 class Node:
@@ -285,10 +295,11 @@ class Cluster:
     are passed to every node; ``operator_key`` (fresh) opens ``/api/cluster``.
     Every node runs with :data:`LOAD_LIMITS`, and with ``--max-connections``
     raised above ``connections`` (the spectators planned) when its default,
-    10000, would not hold them on one node."""
+    10000, would not hold them on one node; ``node_args``: more options of
+    ``cardhall serve`` for every node (e.g. ``--redis-wait-replicas 1``)."""
 
-    def __init__(self, redis: Redis, size: int, workdir: Path, lease_ttl: float = 3.0,
-                 lease_renew: float | None = None, connections: int = 0) -> None:
+    def __init__(self, redis: RedisLike, size: int, workdir: Path, lease_ttl: float = 3.0,
+                 lease_renew: float | None = None, connections: int = 0, node_args: tuple[str, ...] = ()) -> None:
         self.redis = redis
         self.prefix = f"cardhall-bench-{secrets.token_hex(3)}"
         self.key = secrets.token_hex(16)
@@ -304,7 +315,7 @@ class Cluster:
                     "--log-level", "warning", "--send-queue", "100000", "--redis", redis.url,
                     "--redis-prefix", self.prefix, "--node-id", node_id, "--placement", "least_loaded",
                     "--lease-ttl", repr(lease_ttl), "--lease-renew", repr(self.lease_renew),
-                    "--operator-key", self.key, *limits]
+                    "--operator-key", self.key, *limits, *node_args]
             self.nodes.append(Node(node_id, argv, port, workdir / f"{self.prefix}-{node_id}.log"))
         print(f"bench cluster: its {size} node(s) run with {' '.join(limits)} (the load comes from one "
               f"address, 127.0.0.1: no per-address limit; the tables' bots keep their think time)", file=sys.stderr)
@@ -452,16 +463,16 @@ def player_nodes(owners: list[int], size: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def session(redis: Redis, size: int, workdir: Path, lease_ttl: float, tables: int, body: dict[str, Any],
-            spectators: int, players: int = 0, reconnect: bool = False) -> Iterator[Session]:
+def session(redis: RedisLike, size: int, workdir: Path, lease_ttl: float, tables: int, body: dict[str, Any],
+            spectators: int, players: int = 0, reconnect: bool = False, node_args: tuple[str, ...] = ()) -> Iterator[Session]:
     """``size`` nodes on ``redis``, ``tables`` tables of ``body`` and ``spectators``
     per table in a load process, spectator k of the session on node k mod size
     (round-robin); everything stopped at the end. ``players``: as many more
     tables of ``body`` with one bot fewer, whose free seat a player of the load
     process takes, connected to a node that does not own the table
     (:func:`player_nodes`). ``reconnect``: every connection of the load
-    reconnects (and resumes) when the server closes it."""
-    cluster = Cluster(redis, size, workdir, lease_ttl, connections=tables * spectators + players).start()
+    reconnects (and resumes) when the server closes it. ``node_args``: :class:`Cluster`'s."""
+    cluster = Cluster(redis, size, workdir, lease_ttl, connections=tables * spectators + players, node_args=node_args).start()
     load = None
     try:
         ids = cluster.create_tables(tables, body)

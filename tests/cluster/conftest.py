@@ -61,3 +61,23 @@ async def make_cluster(request: pytest.FixtureRequest) -> AsyncIterator[Callable
 @pytest.fixture
 async def cluster(make_cluster: Callable[..., Awaitable[Cluster]]) -> Cluster:
     return await make_cluster()
+
+
+@pytest.fixture
+def redis_cluster(request: pytest.FixtureRequest) -> Generator[Any, None, None]:
+    """A started :class:`~tests.cluster.redis_cluster.RedisClusterProcs`: a Redis
+    Cluster of three masters with a replica each on free loopback ports,
+    whole (every node ``cluster_state:ok``, one slot map, replicas linked);
+    killed and removed after the test (its servers' logs printed if the test
+    failed). Skips without ``redis-server`` or ``redis-cli`` (fails under CI=true)."""
+    from tests.cluster.redis_cluster import REDIS_CLI, RedisClusterProcs
+
+    require(REDIS_SERVER is not None, "redis-server is not installed (set CARDHALL_REDIS_SERVER)")
+    require(REDIS_CLI is not None, "redis-cli is not installed (set CARDHALL_REDIS_CLI)")
+    procs = RedisClusterProcs().start()
+    try:
+        yield procs
+    finally:
+        if request.node.stash.get(_FAILED, False):
+            print(procs.log_tails())
+        procs.close()

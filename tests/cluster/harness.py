@@ -553,10 +553,16 @@ class Cluster:
     def __init__(self, size: int = 3, *, node_args: Sequence[str] = (), lease_ttl: float = 2.0,
                  lease_renew: float = 0.5, prefix: str | None = None, operator_key: str | None = None,
                  redis_binary: str | None = None, nginx_binary: str | None = None,
-                 ready_timeout: float = 30.0, appendfsync: str = "everysec", redis_args: Sequence[str] = ()) -> None:
-        redis_binary = redis_binary or REDIS_SERVER
-        if redis_binary is None:
-            raise RuntimeError("redis-server is not installed (set CARDHALL_REDIS_SERVER)")
+                 ready_timeout: float = 30.0, appendfsync: str = "everysec", redis_args: Sequence[str] = (),
+                 redis: Any = None, own_redis: bool = True) -> None:
+        if redis is None:
+            redis_binary = redis_binary or REDIS_SERVER
+            if redis_binary is None:
+                raise RuntimeError("redis-server is not installed (set CARDHALL_REDIS_SERVER)")
+            redis = ClusterRedis(redis_binary, appendfsync=appendfsync, extra_args=redis_args)
+        #: the Redis (any object with ``url`` and ``close()``), closed by :meth:`stop` when ``own_redis``
+        self.redis = redis
+        self.own_redis = own_redis
         self.work = Path(tempfile.mkdtemp(prefix="cardhall-cluster-"))
         self.prefix = prefix or f"cardhall-test-{secrets.token_hex(3)}"
         self.operator_key = operator_key or secrets.token_hex(16)
@@ -564,12 +570,15 @@ class Cluster:
         self.lease_ttl = lease_ttl
         self.lease_renew = lease_renew
         self.ready_timeout = ready_timeout
-        self.redis = ClusterRedis(redis_binary, appendfsync=appendfsync, extra_args=redis_args)
         self.nodes = [self._node(f"n{i}") for i in range(1, size + 1)]
         self.nginx = Nginx([n.address for n in self.nodes], binary=nginx_binary)
 
+    def redis_url(self, node_id: str) -> str:
+        """The Redis URL node ``node_id`` is given."""
+        return str(self.redis.url)
+
     def _node(self, node_id: str) -> Node:
-        return Node(node_id, self.redis.url, work=self.work, prefix=self.prefix, operator_key=self.operator_key,
+        return Node(node_id, self.redis_url(node_id), work=self.work, prefix=self.prefix, operator_key=self.operator_key,
                     lease_ttl=self.lease_ttl, lease_renew=self.lease_renew, extra_args=self.node_args)
 
     def node(self, node_id: str) -> Node:
@@ -617,7 +626,8 @@ class Cluster:
         results = await asyncio.gather(*(n.stop(timeout) for n in self.nodes), return_exceptions=True)
         codes = {n.node_id: n.returncode for n in self.nodes}
         self.nginx.close()
-        self.redis.close()
+        if self.own_redis:
+            self.redis.close()
         shutil.rmtree(self.work, ignore_errors=True)
         for result in results:
             if isinstance(result, BaseException):

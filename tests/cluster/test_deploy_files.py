@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -306,8 +307,8 @@ def _keys(lines: list[str], indent: int) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
-def compose_services() -> dict[str, dict[str, Any]]:
-    """Each service of compose.yaml: ``command`` (a list), ``environment`` (a
+def compose_services(path: Path = COMPOSE) -> dict[str, dict[str, Any]]:
+    """Each service of compose.yaml (or of ``path``): ``command`` (a list), ``environment`` (a
     dict), ``volumes`` (a list), ``built`` (whether it is built from
     deploy/Dockerfile, through ``<<: *node``).
 
@@ -315,7 +316,7 @@ def compose_services() -> dict[str, dict[str, Any]]:
     project): read from the file's own layout, which this holds it to: services
     two spaces in under ``services:``, their keys at four, lists of ``- item``,
     ``command`` a JSON flow sequence or one folded block scalar (``- >-``)."""
-    text = COMPOSE.read_text()
+    text = path.read_text()
     try:
         import yaml
     except ImportError:
@@ -367,6 +368,59 @@ def test_compose_runs_redis_three_nodes_and_nginx():
     nginx = services["nginx"]
     mounts = [str(v).split(":") for v in nginx["volumes"]]
     assert any((COMPOSE.parent / m[0]).resolve() == NGINX_CONF for m in mounts), mounts
+
+
+def test_compose_on_a_redis_cluster(tmp_path: Path):
+    """deploy/compose-redis-cluster.yaml: six Redis in cluster mode, a one-shot container creating a
+    cluster of three masters with one replica each from exactly those six, three nodes waiting for
+    one replica per commit; each Redis command line accepted by a real redis-server."""
+    path = DEPLOY / "compose-redis-cluster.yaml"
+    services = compose_services(path)
+    redises = {f"redis{i}" for i in range(1, 7)}
+    assert set(services) == redises | {"redis-cluster-create", "node1", "node2", "node3", "nginx"}
+    text = path.read_text()
+    addresses = {}
+    for name in redises:
+        found = re.search(rf"^  {name}:\n(?:    .*\n|\s*\n)*?        ipv4_address: (\S+)$", text, re.M)
+        assert found, name
+        addresses[name] = found.group(1)
+        command = services[name]["command"]
+        assert command[0] == "redis-server"
+        assert command[command.index("--cluster-enabled") + 1] == "yes"
+        assert command[command.index("--appendonly") + 1] == "yes"
+        assert int(command[command.index("--cluster-node-timeout") + 1]) <= 15000
+    create = services["redis-cluster-create"]["command"][0]
+    assert "--cluster-replicas 1" in create and "--cluster-yes" in create
+    assert set(re.findall(r"(\d+\.\d+\.\d+\.\d+):6379", create)) == set(addresses.values())
+    for i in (1, 2, 3):
+        node = services[f"node{i}"]
+        assert node["built"]
+        url = node["environment"]["CARDHALL_REDIS_URL"]
+        assert re.fullmatch(r"redis://(\S+):6379/0", url).group(1) in addresses.values()
+        args = serve_args(["cardhall", "serve", "--host", "0.0.0.0", "--port", "8000", *node["command"]])
+        assert args.redis_wait_replicas == 1 and args.advertise == f"http://node{i}:8000"
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        return
+    from tests.server.conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([redis_server, *services["redis1"]["command"][1:], "--port", str(port),
+                             "--cluster-port", str(free_port()),  # port + 10000, the default, may not exist
+                             "--dir", str(tmp_path), "--daemonize", "no"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # until it answers (or the deadline)
+            out = subprocess.run(["redis-cli", "-p", str(port), "--raw", "info", "cluster"], capture_output=True,
+                                 text=True, timeout=30)
+            if "cluster_enabled" in out.stdout or time.monotonic() > deadline or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert "cluster_enabled:1" in out.stdout, out.stdout + out.stderr
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_compose_renders_the_nginx_file_as_the_harness_does(tmp_path: Path):
