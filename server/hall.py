@@ -25,6 +25,7 @@ written again from memory before they resume or the process exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -264,6 +265,10 @@ class Hall:
         try:
             await self.commit(checkpoint)
         except (StoreUnavailable, LeaseLost):
+            # the commit may have been written all the same (a reply lost, a replica that did not
+            # acknowledge it): the table is taken out again, so no table nobody was told of is served
+            with contextlib.suppress(StoreUnavailable, LeaseLost):
+                await self.store.delete_table(table_id, token)
             raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
         self.tables[table_id] = table
         table.start()

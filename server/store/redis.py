@@ -423,6 +423,11 @@ class RedisStore(Store):
             if self.run_id is not None and run_id != self.run_id:
                 log.warning("redis %s restarted (run_id %s -> %s)", redact(self.url), self.run_id, run_id)
             self.run_id = run_id
+        if self.wait_replicas:
+            short = await self._call(lambda: self.conn.short_of_replicas(self.wait_replicas))
+            if short:  # commits there cannot be acknowledged: down for the service until replicas are back
+                raise StoreUnavailable(f"redis: {short}; every commit waits for {self.wait_replicas} "
+                                       f"(--redis-wait-replicas)")
         found = await self._call(lambda: redis_index.generations(self.client, self.keys))
         seen = self.generations
         for n, generation in enumerate(found):

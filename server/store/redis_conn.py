@@ -253,6 +253,18 @@ class RedisConn:
         kwargs = self.client.connection_pool.connection_kwargs
         return str(kwargs.get("host", "localhost")), int(kwargs.get("port", 6379))
 
+    async def short_of_replicas(self, wanted: int) -> str | None:
+        """The masters with fewer than ``wanted`` connected replicas (``INFO
+        replication`` of each), said in words; None when none is. Raises what
+        redis-py raises."""
+        if self.clustered:
+            found = dict(await self.client.info("replication", target_nodes=self.client.PRIMARIES))
+        else:
+            found = {redact(self.url): await self.client.info("replication")}
+        short = [f"{name} has {int(info.get('connected_slaves', 0))}" for name, info in found.items()
+                 if int(info.get("connected_slaves", 0)) < wanted]
+        return f"master {', '.join(short)} connected replicas" if short else None
+
     def subscriber(self, host: str, port: int) -> aioredis.Redis:
         """A plain client (no retry) to the master at ``host:port``, for its
         sharded subscriptions (``SSUBSCRIBE``), with the URL's credentials;

@@ -200,6 +200,7 @@ class TableActor:
         self._cancel_timer()
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
+        self.host.table_unstalled(self)  # it holds nothing to write any more: no longer counted stalled
         return self.machine.unanswered(self.mailbox.drain())
 
     def post(self, inp: Input) -> None:
