@@ -30,15 +30,12 @@ from typing import Any
 from redis import exceptions as rexc
 
 from cardhall.server.store.keys import slot
+from cardhall.server.store.redis_conn import as_text
 
 log = logging.getLogger("cardhall.cluster")
 
 #: a master's ``(host, port)``
 Address = tuple[str, int]
-
-
-def _text(name: Any) -> str:
-    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 class Shard:
@@ -137,9 +134,9 @@ class Shard:
                 except Exception:
                     log.exception("cluster listener: a message could not be handled")
             elif kind == "ssubscribe":
-                self.pending.discard(_text(message["channel"]))
+                self.pending.discard(as_text(message["channel"]))
             elif kind == "sunsubscribe":
-                channel = _text(message["channel"])
+                channel = as_text(message["channel"])
                 if channel in self.leaving:
                     self.leaving.discard(channel)
                 elif channel in self.channels:  # not asked for: its slot is served by another master now

@@ -121,11 +121,6 @@ class RedisStore(Store):
         #: the players' keys, and every player this process saved or found
         self.players = RedisPlayers(self.client, self.keys, self._call, player_ttl)
 
-    @property
-    def generation(self) -> tuple[bytes | None, ...] | None:
-        """The marker generations this store saw, by partition (None before it saw any)."""
-        return tuple(self.generations) if any(g is not None for g in self.generations) else None
-
     # -- keys ---------------------------------------------------------------
     def table_keys(self, table: str) -> tuple[str, str, str, str]:
         """``(state, events, hands, handseq)`` keys of ``table``."""

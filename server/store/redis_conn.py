@@ -87,7 +87,7 @@ def inspect(url: str, timeout: float = 3.0) -> Found:
             db = client.connection_pool.connection_kwargs.get("db") or 0
             if int(db) != 0:
                 raise Misconfigured(f"--redis {where}: a Redis Cluster has only database 0 (drop /{db} from the URL)")
-            fields = {_text(k): _text(v) for k, v in client.cluster("INFO").items()}
+            fields = {as_text(k): as_text(v) for k, v in client.cluster("INFO").items()}
             assigned = int(fields.get("cluster_slots_assigned", "0"))
             if assigned < 16384:
                 raise Misconfigured(f"the Redis Cluster at {where} serves {assigned} of 16384 hash slots: "
@@ -184,7 +184,12 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def _text(reply: Any) -> str:
+def as_text(reply: Any) -> str:
+    """A Redis reply item as text: bytes decoded (UTF-8), anything else by ``str``.
+
+    >>> as_text(b"ch"), as_text(7)
+    ('ch', '7')
+    """
     return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 

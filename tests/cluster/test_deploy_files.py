@@ -39,6 +39,7 @@ from cardhall.clients.cli import build_parser
 from cardhall.clients.client import Client
 from tests.cluster.conftest import require_cluster_tools
 from tests.cluster.harness import DEPLOY, NGINX_CONF, PLACEHOLDERS, ROOT, Cluster, Nginx, Node, render_nginx_conf
+from tests.conftest import require
 
 DOCKERFILE = DEPLOY / "Dockerfile"
 COMPOSE = DEPLOY / "compose.yaml"
@@ -402,8 +403,8 @@ def test_compose_on_a_redis_cluster(tmp_path: Path):
         args = serve_args(["cardhall", "serve", "--host", "0.0.0.0", "--port", "8000", *node["command"]])
         assert args.redis_wait_replicas == 0 and args.advertise == f"http://node{i}:8000"
     redis_server = shutil.which("redis-server")
-    if redis_server is None:
-        return
+    require(redis_server is not None, "redis-server is not installed (apt-get install redis-server)")
+    assert redis_server is not None
     from tests.server.conftest import free_port
 
     port = free_port()
