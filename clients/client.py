@@ -380,9 +380,9 @@ class Client:
         while not self._closing:
             try:
                 await self._open(ready=False)  # only the resume requests until it is done
-                if self.token is not None:
-                    await self._request({"type": "hello", "name": self.name or "player", "token": self.token,
-                                         "batch": self.batch})
+                if self.token is not None:  # retried while unavailable (the node cannot read players yet)
+                    await self._resume({"type": "hello", "name": self.name or "player", "token": self.token,
+                                        "batch": self.batch})
                 for table, role in list(self.joined.items()):
                     msg: Frame = {"type": "join", "table": table, "role": role}
                     if table in self.seqs:
@@ -411,18 +411,18 @@ class Client:
                 delay = min(delay * 2, 2.0)
         self._end()
 
-    async def _resume(self, join: Frame, tries: int = 20) -> Frame:
-        """Send a resuming ``join``; ``unavailable`` (the table is moving between
-        the service's nodes, or its store is down) is retried every 0.25 s
-        up to ``tries`` times (SPEC "Errors")."""
+    async def _resume(self, request: Frame, tries: int = 20) -> Frame:
+        """Send a resuming ``hello`` or ``join``; ``unavailable`` (the table is
+        moving between the service's nodes, or the store cannot be read) is
+        retried every 0.25 s up to ``tries`` times (SPEC "Errors")."""
         for _ in range(tries - 1):
             try:
-                return await self._request(join)
+                return await self._request(request)
             except ServerError as exc:
                 if exc.code != "unavailable":
                     raise
                 await asyncio.sleep(0.25)
-        return await self._request(join)
+        return await self._request(request)
 
     # -- requests -----------------------------------------------------------
     async def send(self, message: Frame) -> None:

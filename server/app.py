@@ -36,7 +36,7 @@ from cardhall.server.http_protocol import CardhallHttpProtocol
 from cardhall.server.session import WebSocketEndpoint
 from cardhall.server.store.base import Store
 from cardhall.server.web import renderer_routes
-from cardhall.server.wiring import make_store, topology_for
+from cardhall.server.wiring import limits_for, make_store, topology_for
 from cardhall.server.ws_protocol import CardhallWebSocketProtocol
 
 log = logging.getLogger("cardhall")
@@ -45,7 +45,7 @@ log = logging.getLogger("cardhall")
 def create_app(settings: Settings | None = None, store: Store | None = None) -> Starlette:
     """The service as an ASGI app; ``app.state.hall`` is its :class:`Hall`."""
     settings = settings or Settings()
-    hall = Hall(settings, store if store is not None else make_store(settings), topology_for)
+    hall = Hall(settings, store if store is not None else make_store(settings), topology_for, limits_for)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,4 +1,4 @@
-"""Table chat at the connection: the text checked, the per-connection rate (SPEC "Chat").
+"""Table chat at the connection: the text checked, the rate's figures (SPEC "Chat").
 
 A ``chat`` frame is checked here, on the node its connection is on, before it
 becomes a :class:`~cardhall.server.table.inputs.Chat` input for the table
@@ -16,31 +16,28 @@ becomes a :class:`~cardhall.server.table.inputs.Chat` input for the table
 5. not blank.
 
 Anything else is ``bad_request`` with the reason. The rate: :data:`BURST`
-messages at once, then one every ``1 / RATE`` seconds per connection (a token
-bucket of its own, on top of the frame limit): ``rate_limited``.
+messages at once, then one every ``1 / RATE`` seconds per player, all its
+connections on every node together (a token bucket of its own, on top of the
+frame limit, counted by the hall's :class:`~cardhall.server.limits.Limits`):
+``rate_limited``.
 
 >>> checked_text("  gg   wp ")
 'gg wp'
 >>> checked_text("<b>hi</b> & [red]x[/]")
 '<b>hi</b> & [red]x[/]'
->>> limits = ChatLimits()
->>> [limits.take(1, 0.0) for _ in range(6)], limits.take(1, 2.0)
-([True, True, True, True, True, False], True)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cardhall.protocol.errors import ProtocolError
 from cardhall.server.names import plain_text
-from cardhall.server.ratelimit import TokenBucket
 
 #: longest message, in characters (Unicode code points), as sent and as kept
 MAX_CHARS = 200
 #: longest message in UTF-8 bytes, as kept
 MAX_BYTES = 600
-#: messages a connection may send at once
+#: messages a player may send at once
 BURST = 5.0
 #: messages per second after the burst (5 per 10 s)
 RATE = 0.5
@@ -51,29 +48,3 @@ def checked_text(value: Any) -> str:
     rules, in order). Raises ProtocolError ``bad_request`` naming the rule broken."""
     return plain_text(value, "text", MAX_CHARS, MAX_BYTES)
 
-
-class ChatLimits:
-    """The chat rate of each connection of this node (by connection id): a
-    :class:`TokenBucket` of :data:`BURST` messages refilled at :data:`RATE`
-    per second, made at its first message and dropped with :meth:`forget`."""
-
-    __slots__ = ("_buckets",)
-
-    def __init__(self) -> None:
-        self._buckets: dict[int, TokenBucket] = {}
-
-    def take(self, conn: int, now: float) -> bool:
-        """True if connection ``conn`` may send a message at ``now`` (monotonic seconds)."""
-        bucket = self._buckets.get(conn)
-        if bucket is None:
-            bucket = self._buckets[conn] = TokenBucket(RATE, BURST, now)
-        return bucket.take(now)
-
-    def check(self, conn: int, now: float) -> None:
-        """:meth:`take`, raising ProtocolError ``rate_limited`` when refused."""
-        if not self.take(conn, now):
-            raise ProtocolError("rate_limited", f"too many chat messages: at most {BURST:g} per {BURST / RATE:g} s")
-
-    def forget(self, conn: int) -> None:
-        """Connection ``conn`` closed."""
-        self._buckets.pop(conn, None)

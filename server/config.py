@@ -25,13 +25,18 @@ class Settings:
     ``event_buffer``: events per table kept for ``join`` with ``since``.
     ``max_tables_per_player``: open tables one player may own.
     ``max_tables_per_address``: open tables created from one client address
-    (over the websocket and over HTTP, with a player token or without), on the
-    node that holds them; 0 means no limit. A new player (a second ``hello``)
-    does not get more tables from the same address.
+    (over the websocket and over HTTP, with a player token or without); 0
+    means no limit. A new player (a second ``hello``) does not get more tables
+    from the same address.
     ``new_players_per_address``/``new_players_window``: players (``hello``
-    without a token) one client address may create, a token bucket per node
-    that refills ``new_players_per_address`` every ``new_players_window``
-    seconds; past it ``hello`` answers ``rate_limited``; 0 means no limit.
+    without a token) one client address may create, a token bucket that
+    refills ``new_players_per_address`` every ``new_players_window`` seconds;
+    past it ``hello`` answers ``rate_limited``; 0 means no limit.
+    With ``redis_url`` these limits, the websockets per address
+    (``max_connections_per_ip``) and chat per player are counted once in
+    Redis for every node on the same Redis and prefix, whichever node holds
+    the table or the connection (:mod:`cardhall.server.store.redis_limits`);
+    without it, in this process (:class:`cardhall.server.limits.MemoryLimits`).
     ``bot_think_floor``: the least ``bot_think`` (seconds) of a table created
     by a client that nobody owns (HTTP without a token) or whose seats are all
     bots; a lower request is raised to it (0: no floor); at any other table
@@ -42,9 +47,11 @@ class Settings:
     expires that long after its last use); 0 keeps players for ever.
     ``max_connections_per_ip``: TCP connections open at once from one peer
     address (HTTP, websockets, and connections that have not finished their
-    request), counted from accept; past it HTTP 403; 0 means no limit. From a
-    ``trusted_proxies`` peer, websockets count per forwarded client address
-    instead (server/gate.py).
+    request), counted from accept on this node (server/gate.py); past it HTTP
+    403; 0 means no limit. The same number bounds the websockets open at once
+    from one client address (the forwarded one from a ``trusted_proxies``
+    peer, whose connections the accept count leaves out), counted at the
+    handshake across every node on one Redis (server/limits.py).
     ``max_connections``: TCP connections open at once from everyone (the
     same count); past it HTTP 503 with a reason; lowered at start to fit the
     process's open-file limit.
@@ -86,7 +93,12 @@ class Settings:
     lasts without renewal (a dead node's tables move after it);
     ``lease_renew``: seconds between renewals and heartbeats (at most a third
     of ``lease_ttl``). ``placement``: where a new table goes, ``least_loaded``
-    (the live node with the fewest tables) or ``local`` (the node asked).
+    (the live node with the fewest tables, counted in Redis so a burst
+    spreads evenly) or ``local`` (the node asked). ``rebalance_rate``: tables
+    per second at most that a node holding more than its even share moves to
+    a node holding less (0: never; ``server/cluster/rebalance.py``);
+    ``rebalance_hold``: seconds a table that arrived on a node (moved, handed
+    over, claimed) stays there before it may be moved again.
     ``trusted_proxies``: addresses of load balancers whose
     ``X-Forwarded-For`` gives the client's address (empty: the socket's peer).
     """
@@ -132,4 +144,6 @@ class Settings:
     lease_ttl: float = 3.0
     lease_renew: float = 1.0
     placement: str = "least_loaded"
+    rebalance_rate: float = 2.0
+    rebalance_hold: float = 30.0
     trusted_proxies: tuple[str, ...] = ()

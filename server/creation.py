@@ -10,7 +10,7 @@ cardhall.protocol.errors.ProtocolError: unknown game 'chess'; ...
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from cardhall.engine.base import test_rng
@@ -86,31 +86,6 @@ def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:
             raise ProtocolError("bad_request", f"the {name} bot of {game} is not available on this server") from None
         out.append(name)
     return out
-
-
-def check_limits(made: Iterable[tuple[str | None, str | None]], owner: str | None, address: str | None,
-                 per_player: int, per_address: int) -> None:
-    """Refuse a new table past the open-table limits (SPEC "Limits").
-    ``made``: ``(owner, creating address)`` of every open table on this node;
-    ``owner``: the creating player (None over HTTP without a token), at most
-    ``per_player`` tables; ``address``: the creating client's (None: not
-    counted, an operator's), at most ``per_address`` tables from it whoever
-    owns them, so a second ``hello`` does not get more tables (0: no
-    limit). Raises ProtocolError ``too_many_tables``.
-
-    >>> check_limits([("p1", "a"), (None, "a")], "p2", "a", 20, 2)
-    Traceback (most recent call last):
-    ...
-    cardhall.protocol.errors.ProtocolError: at most 2 open tables per client address
-    """
-    owned = from_address = 0
-    for table_owner, creator in made:
-        owned += owner is not None and table_owner == owner
-        from_address += address is not None and creator == address
-    if owner is not None and owned >= per_player:
-        raise ProtocolError("too_many_tables", f"at most {per_player} open tables per player")
-    if address is not None and per_address and from_address >= per_address:
-        raise ProtocolError("too_many_tables", f"at most {per_address} open tables per client address")
 
 
 def floor_think(table_opts: Data, owner: str | None, seats: int, bots: list[str | None], floor: float) -> None:

@@ -18,9 +18,14 @@ with a new one:
 A peer in ``trusted_proxies`` is a load balancer: every client arrives from
 its address, and which client a connection carries is known only once its
 ``X-Forwarded-For`` header has been read. Its connections count in the total
-only; the websocket endpoint then counts the forwarded client (``session.py``),
-and the proxy bounds its own clients' half-open connections (nginx's
-``client_header_timeout``, ``limit_conn``; deploy/README.md).
+only; the websocket endpoint then counts the forwarded client's websockets
+(``session.py``, with the hall's limits: ``server/limits.py``, across every
+node on one Redis), and the proxy bounds its own clients' half-open
+connections (nginx's ``client_header_timeout``, ``limit_conn``; deploy/README.md).
+
+These counts are this process's own and synchronous: a connection is counted
+before a byte of it is read, and a Redis round trip per accepted connection
+would let a flood of connections load Redis.
 
 The protocols reach the gate through :class:`GatedConfig` (a ``uvicorn.Config``
 carrying the gate and the settings), which ``server/app.py`` builds.

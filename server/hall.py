@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -38,7 +37,8 @@ from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info
 from cardhall.server.config import Settings
 from cardhall.server.connection import Connection, Connections
-from cardhall.server.creation import check, check_limits, floor_think
+from cardhall.server.creation import check, floor_think
+from cardhall.server.limits import Limits, MemoryLimits
 from cardhall.server.metrics import Metrics
 from cardhall.server.players import Players, in_use
 from cardhall.server.store.base import Checkpoint, LeaseLost, Store, StoredTable, StoreUnavailable
@@ -50,7 +50,7 @@ from cardhall.server.table.actor import TableActor, now
 from cardhall.server.table.core import BROKEN, CLOSED
 from cardhall.server.table.inputs import Close, Disconnect, Join, Request, ServiceStopping
 from cardhall.server.table.machine import TableMachine
-from cardhall.server.topology import LocalTopology, Topology
+from cardhall.server.topology import LocalTopology, Topology, new_table_id
 
 if TYPE_CHECKING:
     from cardhall.server.table.host import RelayedPeer
@@ -69,16 +69,17 @@ class Hall:
     """The service's state on ``store`` (default: in memory); ``topology``
     makes its :class:`~cardhall.server.topology.Topology` from the hall
     (default: :class:`~cardhall.server.topology.LocalTopology`, one process;
-    :func:`cardhall.server.wiring.topology_for` picks by the store)."""
+    :func:`cardhall.server.wiring.topology_for` picks by the store), then
+    ``limits`` its :class:`~cardhall.server.limits.Limits` (default: in this
+    process; :func:`cardhall.server.wiring.limits_for`)."""
 
     def __init__(self, settings: Settings, store: Store | None = None,
-                 topology: Callable[[Hall], Topology] | None = None) -> None:
+                 topology: Callable[[Hall], Topology] | None = None,
+                 limits: Callable[[Hall], Limits] | None = None) -> None:
         self.settings = settings
         self.store = store if store is not None else MemoryStore(settings.event_buffer)
         self.tables: dict[str, TableActor] = {}
         self.connections = Connections()
-        self.players = Players(self.store, settings.new_players_per_address, settings.new_players_window,
-                               settings.player_expiry)
         self.stalled: set[TableActor] = set()
         self.quarantined: dict[str, str] = {}
         self.recovery: dict[str, Any] = {}
@@ -95,6 +96,9 @@ class Hall:
         self.joins: dict[tuple[int, str], Join] = {}
         #: where tables live: this process alone, or a node of a cluster on the store's Redis
         self.topology: Topology = (topology or LocalTopology)(self)
+        #: tables, new players, chat and websockets per player or address (SPEC "Limits")
+        self.limits: Limits = (limits or (lambda hall: MemoryLimits(hall.settings)))(self)
+        self.players = Players(self.store, self.limits.new_player, settings.player_expiry)
         self._sweeper: asyncio.Task[None] | None = None
         #: :meth:`shutdown` ran to its end (the server's own shutdown calls it, then the app's lifespan)
         self._shut_down = False
@@ -157,6 +161,7 @@ class Hall:
         self.metrics.quarantined.set(len(self.quarantined))
         try:
             await self.store.quarantine(table_id, reason, token)
+            await self.limits.release_table(table_id)
         except (StoreUnavailable, LeaseLost) as exc:
             log.error("table %s: could not record the quarantine in the store: %s", table_id, exc)
 
@@ -201,28 +206,13 @@ class Hall:
         if self._sweeper is not None:
             self._sweeper.cancel()
         self.watch.stop()
-        await self._save_clocks()
+        await self.watch.save_clocks()
         stopping = [t.stop() for t in self.tables.values()]
         if stopping:
             await asyncio.wait(stopping, timeout=self.settings.shutdown_grace)
         await self.topology.stop(list(self.tables.values()))  # those not handed over: free at once
         await self.store.close()
         self._shut_down = True
-
-    async def _save_clocks(self) -> None:
-        """Write every table whole whose clock runs (a restart gives the time left now, not at the
-        last action) or that logged steps since its last whole state (the next start, maybe of
-        another version, has no log to replay: server/STORAGE.md, "The input log")."""
-        if not self.store_up:
-            return
-        ticking = [t for t in self.tables.values() if (t.machine.clock_running or t.logged_since_whole)
-                   and not t.machine.stalled and not t.machine.pending.needs_commit and not t.unwritable]
-        if not ticking:
-            return
-        try:
-            await self.committer.exclusive(lambda: self.store.commit([t.whole_checkpoint() for t in ticking]))
-        except Exception as exc:
-            log.warning("the clocks of %d tables could not be saved at shutdown: %s", len(ticking), exc)
 
     # -- tables -------------------------------------------------------------
     async def create(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> Info:
@@ -232,44 +222,52 @@ class Hall:
         Raises ProtocolError (the request's checks: :func:`~cardhall.server.creation.check`)."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
-        elsewhere = await self.topology.create_elsewhere(spec, owner, address)
-        if elsewhere is not None:
-            return elsewhere
-        return (await self.create_here(spec, owner, address)).machine.info()
+        placed = await self.topology.place(spec, owner, address)
+        if not isinstance(placed, str):
+            return placed  # created on the node the placement picked
+        try:
+            return (await self.create_here(spec, owner, address, placed)).machine.info()
+        finally:
+            self.topology.created(placed)
 
-    async def create_here(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None) -> TableActor:
+    async def create_here(self, spec: Mapping[str, Any], owner: str | None, address: str | None = None,
+                          table_id: str | None = None) -> TableActor:
         """A new table on this node from a ``create_table`` map (``game``,
         ``seats``, ``options``, ``bots``: :func:`~cardhall.server.creation.check`).
         ``owner``: the player creating it (``max_tables_per_player``);
         ``address``: the creating client's (``max_tables_per_address``, over
-        the websocket and HTTP alike; None: an operator's, not counted); a
-        client's table nobody owns or with only bots thinks at least
-        ``bot_think_floor`` (:mod:`cardhall.server.creation`). Raises
-        ProtocolError; StoreUnavailable becomes ``unavailable``."""
+        the websocket and HTTP alike; None: an operator's, not counted), both
+        counted by :attr:`limits` until the table closes; a client's table
+        nobody owns or with only bots thinks at least ``bot_think_floor``
+        (:mod:`cardhall.server.creation`); ``table_id``: the id the placement
+        gave it (None: a new one). Raises ProtocolError (``too_many_tables``...);
+        StoreUnavailable becomes ``unavailable``."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
         game, seats, table_opts, game_opts, bots = check(spec)
-        settings = self.settings
-        check_limits(((t.machine.owner, t.creator) for t in self.tables.values()), owner, address,
-                     settings.max_tables_per_player, settings.max_tables_per_address)
         if address is not None:
-            floor_think(table_opts, owner, seats, bots, settings.bot_think_floor)
-        table_id = "t_" + secrets.token_hex(6)
-        token = await self.topology.lease_new(table_id)
-        machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
-        table = self._actor(machine, address, floor=address is not None)  # an operator's table is exempt
-        table.token = token
-        # stored (and in a cluster's lobby) before anyone hears of it
-        checkpoint = table.full_checkpoint()
-        self.topology.dress(table, checkpoint, [])
+            floor_think(table_opts, owner, seats, bots, self.settings.bot_think_floor)
+        table_id = table_id or new_table_id()
+        await self.limits.take_table(table_id, owner, address)
         try:
-            await self.commit(checkpoint)
-        except (StoreUnavailable, LeaseLost):
-            # the commit may have been written all the same (a reply lost, a replica that did not
-            # acknowledge it): the table is taken out again, so no table nobody was told of is served
-            with contextlib.suppress(StoreUnavailable, LeaseLost):
-                await self.store.delete_table(table_id, token)
-            raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
+            token = await self.topology.lease_new(table_id)
+            machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
+            table = self._actor(machine, address, floor=address is not None)  # an operator's table is exempt
+            table.token = token
+            # stored (and in a cluster's lobby) before anyone hears of it
+            checkpoint = table.full_checkpoint()
+            self.topology.dress(table, checkpoint, [])
+            try:
+                await self.commit(checkpoint)
+            except (StoreUnavailable, LeaseLost):
+                # the commit may have been written all the same (a reply lost, a replica that did not
+                # acknowledge it): the table is taken out again, so no table nobody was told of is served
+                with contextlib.suppress(StoreUnavailable, LeaseLost):
+                    await self.store.delete_table(table_id, token)
+                raise ProtocolError("unavailable", "the store cannot be written right now; retry") from None
+        except BaseException:
+            await self.limits.release_table(table_id)
+            raise
         self.tables[table_id] = table
         table.start()
         return table
@@ -324,6 +322,7 @@ class Hall:
             else:
                 table.token = token
                 self.tables[table.id] = table
+                self.limits.restored(table.id, table.machine.owner)
                 if self._held is None:
                     table.start(restored=True)
                 else:
@@ -384,6 +383,7 @@ class Hall:
         log.info("table %s closed", table.id)
 
     async def _delete(self, table_id: str, token: str | None = None) -> None:
+        await self.limits.release_table(table_id)  # closed: no longer open, whether or not deleted now
         try:
             await self.store.delete_table(table_id, token)
         except LeaseLost as exc:
@@ -447,6 +447,7 @@ class Hall:
             for table in list(self.tables.values()):
                 if table.machine.should_close(mono):
                     table.post(Close("idle"))
+            await self.limits.sweep(mono)
             await self.players.sweep(in_use((c.player for c in self.connections), (
                 (t.machine.owner, *(o.player for o in t.machine.seats.values())) for t in self.tables.values())), mono)
 

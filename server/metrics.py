@@ -131,8 +131,13 @@ class Metrics:
         self.handovers = HotHistogram("cardhall_handover_seconds",
                                       "tables handed to this node: from the old owner stopping it to serving it here",
                                       LATENCY_BUCKETS)
+        self.rebalance_pauses = HotHistogram("cardhall_rebalance_pause_seconds",
+                                             "tables moved here by rebalancing: from the old owner stopping it to "
+                                             "serving it here", LATENCY_BUCKETS)
         r.register(_HotCollector([self.actions, self.events, self.frames, self.messages, self.latency,
-                                  self.commit_seconds, self.commit_size, self.handovers]))
+                                  self.commit_seconds, self.commit_size, self.handovers, self.rebalance_pauses]))
+        self.rebalance_moves = Counter("cardhall_rebalance_moves", "tables this node moved to another by rebalancing",
+                                       registry=r)
         self.broken = Counter("cardhall_tables_broken", "tables marked broken after a fault", registry=r)
         self.store_up = Gauge("cardhall_store_up", "1 when the store can be written, 0 while it cannot", registry=r)
         self.store_up.set(1)
@@ -146,9 +151,15 @@ class Metrics:
         self.recovery_seconds = Gauge("cardhall_recovery_seconds", "time to recover the stored tables at start",
                                       registry=r)
 
-    def handover(self, seconds: float) -> None:
-        """A table handed to this node serves again ``seconds`` after its old owner stopped it."""
-        self.handovers.observe(seconds)
+    def handover(self, seconds: float, rebalanced: bool = False) -> None:
+        """A table handed to this node serves again ``seconds`` after its old
+        owner stopped it (``rebalanced``: moved by rebalancing, not by a
+        stopping node's handover)."""
+        (self.rebalance_pauses if rebalanced else self.handovers).observe(seconds)
+
+    def rebalanced(self) -> None:
+        """This node moved a table to another by rebalancing."""
+        self.rebalance_moves.inc()
 
     def error(self, code: str) -> None:
         """An error frame with ``code`` was sent."""

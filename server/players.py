@@ -7,8 +7,8 @@ returns the same player, which restores its seats (G-5).
 
 Two limits keep a public server's memory bounded (deploy/README.md, "Limits"):
 each client address may create ``new_players_per_address`` players per
-``new_players_window`` seconds (:class:`~cardhall.server.ratelimit.AddressBudget`,
-per node), and a player that has had no connection, no seat and no open table
+``new_players_window`` seconds (counted by the hall's
+:class:`~cardhall.server.limits.Limits`: across every node on one Redis), and a player that has had no connection, no seat and no open table
 it owns for ``player_expiry`` seconds is forgotten (:meth:`Players.sweep`;
 on Redis its keys expire that long after their last use). A player whose
 token holds a seat or owns a table is never forgotten (G-5).
@@ -20,11 +20,10 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import Iterable, Set
+from collections.abc import Awaitable, Callable, Iterable, Set
 from dataclasses import dataclass
 
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.ratelimit import AddressBudget
 from cardhall.server.store.base import Store, StoreUnavailable
 
 log = logging.getLogger("cardhall.players")
@@ -69,14 +68,16 @@ def in_use(connected: Iterable[Player | None], tables: Iterable[Iterable[str | N
 class Players:
     """The registry of players, backed by the store.
 
-    ``new_per_address``/``window``: players one address may create per
-    ``window`` seconds (0: no limit); ``expiry``: seconds of disuse after
-    which a player is forgotten (0: never)."""
+    ``admit(address)``: counts a new player from a client address, raising
+    ProtocolError (``rate_limited``, ``unavailable``) past its budget
+    (:meth:`cardhall.server.limits.Limits.new_player`; None: no limit);
+    ``expiry``: seconds of disuse after which a player is forgotten (0: never)."""
 
-    def __init__(self, store: Store, new_per_address: int = 0, window: float = 60.0, expiry: float = 0.0) -> None:
+    def __init__(self, store: Store, admit: Callable[[str], Awaitable[None]] | None = None,
+                 expiry: float = 0.0) -> None:
         self._store = store
         self._by_id: dict[str, Player] = {}
-        self._budget = AddressBudget(new_per_address, window) if new_per_address > 0 else None
+        self._admit = admit
         self.expiry = expiry
         self._next_sweep = 0.0
 
@@ -85,15 +86,13 @@ class Players:
         return len(self._by_id)
 
     async def create(self, name: str, address: str = "", exempt: bool = False) -> tuple[Player, str]:
-        """A new player and its token. ``address``: the client's (counted
-        against ``new_per_address`` unless ``exempt``). Raises ProtocolError
-        ``rate_limited`` past the address's budget, ``unavailable`` when the
-        store cannot save it."""
+        """A new player and its token. ``address``: the client's (counted by
+        ``admit`` unless ``exempt``). Raises ProtocolError ``rate_limited``
+        past the address's budget, ``unavailable`` when the store cannot
+        count or save it."""
+        if self._admit is not None and not exempt:
+            await self._admit(address)
         now = time.monotonic()
-        if self._budget is not None and not exempt and not self._budget.take(address, now):
-            raise ProtocolError("rate_limited", f"at most {self._budget.count} new players per "
-                                f"{self._budget.window:g} s from one address; say hello with your token, "
-                                "or retry later")
         token = secrets.token_urlsafe(TOKEN_BYTES)
         hashed = token_hash(token)
         player = Player("p_" + secrets.token_hex(8), name, hashed, now)

@@ -20,7 +20,7 @@ from typing import Any
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, choose_subprotocol
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.chat import ChatLimits, checked_text
+from cardhall.server.chat import checked_text
 from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
 from cardhall.server.hall import Hall
 from cardhall.server.names import DEFAULT_NAME, checked_name
@@ -65,8 +65,6 @@ class WebSocketEndpoint:
 
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
-        self.per_ip: dict[str, int] = {}
-        self.chat = ChatLimits()  # each connection's chat rate (SPEC "Chat")
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         hall = self.hall
@@ -84,11 +82,13 @@ class WebSocketEndpoint:
             refuse = f"origin {origin!r} not allowed"
         elif not hall.accepting:
             refuse = "shutting down"
-        elif settings.max_connections_per_ip and self.per_ip.get(address, 0) >= settings.max_connections_per_ip:
-            refuse = "too many connections from this address"
         subprotocol = choose_subprotocol(list(scope.get("subprotocols") or ()))
         if subprotocol is None:
             refuse = "no supported subprotocol offered"
+        # websockets per client address (the forwarded one behind a trusted proxy): counted by the
+        # hall's limits, across every node on one Redis (SPEC "Limits"); counted until the finally below
+        if refuse is None and not await hall.limits.open_socket(address):
+            refuse = "too many connections from this address"
         if refuse is not None or subprotocol is None:
             log.info("refused websocket from %s: %s", address, refuse)
             await send({"type": "websocket.close", "code": 1008, "reason": refuse})
@@ -96,7 +96,11 @@ class WebSocketEndpoint:
         accept: dict[str, Any] = {"type": "websocket.accept"}
         if scope.get("subprotocols"):
             accept["subprotocol"] = subprotocol
-        await send(accept)
+        try:
+            await send(accept)
+        except BaseException:
+            hall.limits.close_socket(address)
+            raise
         extensions = scope.get("extensions") or {}
         conn = Connection(
             next(_ids), CODECS[subprotocol], send, limit=settings.send_queue, address=address,
@@ -106,7 +110,6 @@ class WebSocketEndpoint:
         # the websocket layer's bucket, when it has one, also takes the client's ping and pong frames
         conn.bucket = extensions.get(BUCKET) or TokenBucket(settings.rate, settings.burst, time.monotonic())
         hall.connections.add(conn)
-        self.per_ip[address] = self.per_ip.get(address, 0) + 1
         conn.start()
         try:
             while True:
@@ -120,12 +123,7 @@ class WebSocketEndpoint:
                     continue
                 await self.frame(conn, payload)
         finally:
-            self.chat.forget(conn.id)
-            left = self.per_ip.get(address, 1) - 1
-            if left:
-                self.per_ip[address] = left
-            else:
-                self.per_ip.pop(address, None)
+            hall.limits.close_socket(address)
             if not conn.closed:
                 conn.closed = True
                 hall.disconnect(conn)
@@ -183,7 +181,7 @@ class WebSocketEndpoint:
                 raise ProtocolError("bad_request", f"{kind} needs table: the id of a table (a string)")
             request = table_request(kind, conn.id, conn.player, msg, received)
             if isinstance(request, Chat):  # its text is checked first: a refused one is not counted
-                self.chat.check(conn.id, received)
+                await hall.limits.chat(conn.player.id)  # per player, all its connections (SPEC "Chat")
             await hall.post(conn, table_id, request)
         except ProtocolError as exc:
             hall.metrics.error(exc.code)

@@ -77,6 +77,22 @@ class StoreWatch:
             if task is not None:
                 task.cancel()
 
+    async def save_clocks(self) -> None:
+        """At shutdown, write every table whole whose clock runs (a restart gives the time left now,
+        not at the last action) or that logged steps since its last whole state (the next start,
+        maybe of another version, has no log to replay: server/STORAGE.md, "The input log");
+        a failure is logged."""
+        if not self.up:
+            return
+        ticking = [t for t in self.tables() if (t.machine.clock_running or t.logged_since_whole)
+                   and not t.machine.stalled and not t.machine.pending.needs_commit and not t.unwritable]
+        if not ticking:
+            return
+        try:
+            await self.committer.exclusive(lambda: self.store.commit([t.whole_checkpoint() for t in ticking]))
+        except Exception as exc:
+            log.warning("the clocks of %d tables could not be saved at shutdown: %s", len(ticking), exc)
+
     def failed(self, exc: BaseException) -> None:
         """A commit or a probe failed: if the store is unreachable or lost
         its data (:class:`StoreUnavailable`), block the committer and watch

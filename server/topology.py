@@ -18,6 +18,7 @@ else asks which one it has.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -33,6 +34,15 @@ if TYPE_CHECKING:
     from cardhall.server.table.records import EventRecord
 
 Data = dict[str, Any]
+
+
+def new_table_id() -> str:
+    """A new table id: ``t_`` and 12 hex digits from the OS CSPRNG.
+
+    >>> len(new_table_id()), new_table_id()[:2]
+    (14, 't_')
+    """
+    return "t_" + secrets.token_hex(6)
 
 
 class Topology(Protocol):
@@ -56,9 +66,16 @@ class Topology(Protocol):
         other nodes at once; leave the cluster."""
 
     # -- tables ---------------------------------------------------------------
-    async def create_elsewhere(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | None:
-        """A new table placed on another node (its public info), or None when
-        it is to be created here. Raises ProtocolError (a bad request)."""
+    async def place(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | str:
+        """Where a new table goes: its public info when the placement put it
+        on another node and it was created there, else the id it is to have
+        here (the hall then creates it and calls :meth:`created`). Raises
+        ProtocolError (a bad request, or the other node's refusal)."""
+
+    def created(self, table_id: str) -> None:
+        """The creation of ``table_id`` here (as :meth:`place` said) is over,
+        made or refused: the placement counts it from now on in this node's
+        own table count."""
 
     async def lease_new(self, table_id: str) -> str | None:
         """The fencing token of a table being created here (None alone).
@@ -157,7 +174,10 @@ class LocalTopology:
     async def stop(self, tables: list[TableActor]) -> None:
         return None
 
-    async def create_elsewhere(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | None:
+    async def place(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | str:
+        return new_table_id()
+
+    def created(self, table_id: str) -> None:
         return None
 
     async def lease_new(self, table_id: str) -> str | None:

@@ -1,13 +1,16 @@
-"""Which store and which topology the settings ask for: the one place that
+"""Which store, topology and limits the settings ask for: the one place that
 names both kinds (the hall and the rest of the service see only
-:class:`~cardhall.server.store.base.Store` and
-:class:`~cardhall.server.topology.Topology`)."""
+:class:`~cardhall.server.store.base.Store`,
+:class:`~cardhall.server.topology.Topology` and
+:class:`~cardhall.server.limits.Limits`)."""
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING
 
 from cardhall.server.config import Settings
+from cardhall.server.limits import Limits, MemoryLimits
 from cardhall.server.store.base import Store
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.topology import LocalTopology, Topology
@@ -41,3 +44,25 @@ def topology_for(hall: Hall) -> Topology:
         hall.committer.before = topology.node.outbox.flushed
         return topology
     return LocalTopology(hall)
+
+
+def limits_for(hall: Hall) -> Limits:
+    """The limits of ``hall``'s store: counted in its Redis for every node on
+    the same Redis and prefix (:class:`~cardhall.server.store.redis_limits.RedisLimits`;
+    call it once the hall's topology is made: a websocket count names this
+    node process and sums the live ones), else in this process."""
+    from cardhall.server.store.redis import RedisStore
+
+    if isinstance(hall.store, RedisStore):
+        from cardhall.server.cluster.topology import RedisTopology
+        from cardhall.server.store.redis_limits import RedisLimits
+
+        topology = hall.topology
+        if not isinstance(topology, RedisTopology):  # one process on Redis: only its own websockets count
+            return RedisLimits(hall.store, hall.settings, f"{hall.settings.node_id}|{secrets.token_hex(6)}", list)
+        node = topology.node
+
+        def live() -> list[str]:
+            return [f"{nid}|{info.get('nonce')}" for nid, info in node.live.items()]
+        return RedisLimits(hall.store, hall.settings, f"{node.id}|{node.nonce}", live)
+    return MemoryLimits(hall.settings)

@@ -60,7 +60,19 @@ tables). With ``--faults``, on one more fresh cluster of that size (off by
 default: it adds about a minute), a node and then Redis are stopped with
 SIGSTOP for a lease TTL + 2 s each, under load with players at tables other
 nodes own: the silence after each fault and the time until a player is shown
-connected again (:mod:`.cluster_faults`). ``--json`` prints one JSON object;
+connected again (:mod:`.cluster_faults`). Last, ``rebalance``, on one more
+fresh cluster of that size (``--skip-rebalance`` leaves it out; about two
+minutes at the defaults): a rolling restart of every node under load (SIGTERM,
+started again with its id, ready), then how long until every node holds
+within 10 % of an even share of the tables again, the rebalancing moves and
+their pause, the connections closed and resumed, and whether an action the
+server acknowledged to a player of the bench is missing from its table's
+stored history (:mod:`.cluster_rebalance`; ``--rebalance-rate``,
+``--rebalance-hold``: the nodes' options there). ``--only ROUND[,ROUND]``
+(``handover``, ``rebalance``, ``faults``) runs only those rounds, each on a
+fresh cluster of the largest size of ``--nodes``, without the measuring
+windows and failover: ``cardhall bench cluster --nodes 3 --only rebalance``
+is the rebalance round alone. ``--json`` prints one JSON object;
 ``--logs DIR`` keeps the nodes' logs.
 
 ``cardhall bench cluster --redis-cluster 3`` measures instead the same load
@@ -91,7 +103,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cardhall.clients.bench import cluster_faults, redis_cluster
+from cardhall.clients.bench import cluster_faults, cluster_rebalance, redis_cluster
 from cardhall.clients.bench.cluster_procs import Placement, Redis, Session, affinity, cpu_seconds, machine_busy_seconds, session
 from cardhall.clients.bench.cluster_report import report
 from cardhall.clients.bench.server import pick_game
@@ -99,12 +111,15 @@ from cardhall.clients.load.histogram import LatencyHistogram
 from cardhall.clients.load.probe import histogram_quantile, labelled, metric
 
 SEATS = 6  # bots per table, as ``bench server``
+#: the rounds ``--only`` may name (each on a fresh cluster of its own)
+ROUNDS = ("handover", "rebalance", "faults")
 
 
 def register(subparsers: Any) -> None:
     """Add ``bench cluster``."""
     p = subparsers.add_parser("cluster", help="a cluster of nodes on one Redis: throughput, cross-node hop, "
-                                             "work per CPU-second, failover, handover; or one Redis against a "
+                                             "work per CPU-second, failover, handover, rebalancing after a rolling "
+                                             "restart; or one Redis against a "
                                              "Redis Cluster (--redis-cluster N)")
     p.add_argument("--nodes", default="1,2,3", help="cluster sizes measured, comma-separated (default 1,2,3)")
     p.add_argument("--tables", type=int, default=200, help="bot tables (default 200)")
@@ -120,8 +135,12 @@ def register(subparsers: Any) -> None:
                    "(>= 2): SIGSTOP of a node, then of Redis, lease TTL + 2 s each (adds about a minute)")
     p.add_argument("--fault-players", type=int, default=12, help="tables with a seat played by the bench, for --faults "
                    "(default 12)")
+    cluster_rebalance.register_args(p)
+    p.add_argument("--only", default=None, metavar="ROUND[,ROUND]", help="run only these rounds, each on a fresh cluster "
+                   f"of the largest size of --nodes (no measuring windows, no failover): {', '.join(ROUNDS)}")
     p.add_argument("--redis-cluster", type=int, default=0, metavar="N", help="compare one Redis with a Redis Cluster "
-                   "of N masters (3 or more) it starts, at the largest size of --nodes (no failover, handover or faults)")
+                   "of N masters (3 or more) it starts, at the largest size of --nodes (no failover, handover, faults or "
+                   "rebalance)")
     p.add_argument("--redis-cluster-replicas", type=int, default=0, choices=(0, 1), help="with --redis-cluster: one "
                    "replica per master, and a run more with nodes started with --redis-wait-replicas 1 (default 0)")
     p.add_argument("--rounds", type=int, default=1, help="with --redis-cluster: runs on each store, in turn (default 1)")
@@ -145,6 +164,18 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
+def parse_only(text: str | None) -> set[str]:
+    """``--only``'s rounds (empty: every round as the other options say; SystemExit on an unknown one).
+
+    >>> sorted(parse_only("rebalance, handover")), parse_only(None)
+    (['handover', 'rebalance'], set())
+    """
+    rounds = {part.strip() for part in (text or "").split(",") if part.strip()}
+    if text is not None and (not rounds or rounds - set(ROUNDS)):
+        raise SystemExit(f"bench cluster: --only names rounds among {', '.join(ROUNDS)} (got {text!r})")
+    return rounds
+
+
 def quantile(values: list[float], q: float) -> float | None:
     """The nearest-rank quantile ``q`` of ``values`` (None when empty).
 
@@ -161,12 +192,16 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000, 2)
 
 
+def table_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``POST /api/tables`` body of this run's bot tables."""
+    options = {"pause": 0, "bot_think": args.think, "close_after": 3600, "auto_rematch": True}
+    return {"game": pick_game(args.game), "seats": SEATS, "bots": ["random"] * SEATS, "options": options}
+
+
 def open_session(args: argparse.Namespace, redis: Redis, size: int, workdir: Path,
                  **more: Any) -> contextlib.AbstractContextManager[Session]:
     """:func:`~.cluster_procs.session` of ``size`` nodes with this run's tables and spectators."""
-    options = {"pause": 0, "bot_think": args.think, "close_after": 3600, "auto_rematch": True}
-    body = {"game": pick_game(args.game), "seats": SEATS, "bots": ["random"] * SEATS, "options": options}
-    return session(redis, size, workdir, args.lease_ttl, args.tables, body, args.spectators, **more)
+    return session(redis, size, workdir, args.lease_ttl, args.tables, table_body(args), args.spectators, **more)
 
 
 def _gaps(figures: dict[str, Any] | None) -> int:
@@ -362,7 +397,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "load_average": [round(x, 2) for x in os.getloadavg()]},
         "game": pick_game(args.game), "tables": args.tables, "seats": SEATS, "think_s": args.think,
         "spectators_per_table": args.spectators, "warmup_s": args.warmup, "duration_s": args.duration,
-        "lease_ttl_s": args.lease_ttl, "runs": [], "failover": None, "handover": None, "faults": None}
+        "lease_ttl_s": args.lease_ttl, "runs": [], "failover": None, "handover": None, "faults": None, "rebalance": None}
+    if args.redis_cluster and args.only is not None:
+        raise SystemExit("bench cluster: --only does not go with --redis-cluster")
     try:
         if args.redis_cluster:  # the comparison instead (module docstring)
             out["runs"], out["redis_cluster"] = redis_cluster.compare(
@@ -383,11 +420,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _on_one_redis(args: argparse.Namespace, sizes: list[int], workdir: Path, out: dict[str, Any]) -> int:
-    """The runs of :func:`run` on one Redis (every size, failover, handover, faults); its pid."""
+    """The runs of :func:`run` on one Redis (every size, failover, handover,
+    faults, rebalance; with ``--only``, only the rounds named); its pid."""
+    only = parse_only(args.only)
+    largest = max(sizes)
+    if only and largest < 2:
+        raise SystemExit(f"bench cluster: --only {args.only} needs a cluster of 2 nodes or more (--nodes)")
     redis = Redis(workdir)
     try:
-        largest = max(sizes)
-        for size in sizes:
+        for size in sizes if not only else ():
             with open_session(args, redis, size, workdir) as s:
                 figures = measure(args, s)
                 if size == largest and size >= 2 and not args.skip_failover:
@@ -396,13 +437,17 @@ def _on_one_redis(args: argparse.Namespace, sizes: list[int], workdir: Path, out
             if out["failover"] is not None and size == largest:  # the gaps counted after the window
                 out["failover"]["seq_gaps"] = _gaps(s.totals) - figures["seq_gaps"]
                 out["failover"]["connections_lost"] = sum((s.totals or {}).get("lost_by_node", {}).values())
-        if largest >= 2 and not args.skip_handover:
+        if largest >= 2 and ("handover" in only if only else not args.skip_handover):
             out["handover"] = handover(args, redis, largest, workdir)
-        if args.faults and largest < 2:
+        faults = "faults" in only if only else args.faults
+        if faults and largest < 2:
             print("bench cluster: --faults needs a cluster of 2 nodes or more (--nodes); no fault round", file=sys.stderr)
-        elif args.faults:
+        elif faults:
             out["faults"] = cluster_faults.fault_round(
                 args, lambda **more: open_session(args, redis, largest, workdir, **more), redis)
+        if largest >= 2 and ("rebalance" in only if only else not args.skip_rebalance):
+            out["rebalance"] = cluster_rebalance.rebalance_round(
+                args, lambda **more: open_session(args, redis, largest, workdir, **more), table_body(args))
     finally:
         redis.close()
     return redis.pid
@@ -430,7 +475,7 @@ def shortfalls(out: dict[str, Any]) -> list[str]:
         c = h["connections"]
         lines.append(f"handover: {c['connected']} of {c['planned']} spectators connected "
                      f"({c.get('failure_kinds') or 'none refused'})")
-    return lines + cluster_faults.shortfalls(out.get("faults"))
+    return lines + cluster_faults.shortfalls(out.get("faults")) + cluster_rebalance.shortfalls(out.get("rebalance"))
 
 
 def main(args: argparse.Namespace) -> int:

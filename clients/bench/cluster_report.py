@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cardhall.clients.bench import cluster_faults, redis_cluster
+from cardhall.clients.bench import cluster_faults, cluster_rebalance, redis_cluster
 
 
 def _where(p: dict[str, Any]) -> str:
@@ -20,8 +20,9 @@ def report(out: dict[str, Any]) -> str:
     store = "one private redis-server" if shards is None else \
         f"one private redis-server, then a private Redis Cluster of {shards['masters']} masters"
     lines = [f"game {out['game']}: {out['tables']} tables x {out['seats']} bots, think {out['think_s']} s, "
-             f"{out['spectators_per_table']} spectators per table spread over the nodes; {out['duration_s']} s "
-             f"measured after {out['warmup_s']} s; {store}; machine: {m['cpus']} CPUs "
+             f"{out['spectators_per_table']} spectators per table spread over the nodes; "
+             + (f"{out['duration_s']} s measured after {out['warmup_s']} s" if out["runs"] else f"warmup {out['warmup_s']} s")
+             + f"; {store}; machine: {m['cpus']} CPUs "
              f"({m['usable_cpus']} usable), load average {m['load_average']}"]
     for r in out["runs"]:
         hop, cpu = r["hop"], r["cpu"]
@@ -51,7 +52,7 @@ def report(out: dict[str, Any]) -> str:
             lines.append("  Redis shards: " + ", ".join(f"{k} (slots {v['slots']}) {v['tables']} tables {v['cpu_s']} CPU s"
                                                      for k, v in r["redis_shards"]["masters"].items()))
         lines += [f"  {_where(p)}" for p in r["processes"]]
-    if shards is None:
+    if shards is None and out["runs"]:
         lines.append("-- work per CPU-second at the same offered load (target: 2 nodes keep >= 0.8 of 1 node)")
         lines.append("  nodes  actions/s  node CPU s  redis CPU s  actions/node-CPU-s  ratio")
     for r in out["runs"] if shards is None else ():
@@ -81,7 +82,8 @@ def report(out: dict[str, Any]) -> str:
                   f"{cl['first_event_after_sigterm_p50_ms']} ms, max {cl['first_event_after_sigterm_max_ms']} ms; "
                   f"seq gaps {h['seq_gaps']}",
                   f"  spectators: {h['connections']['connected']} of {h['connections']['planned']} connected"]
-    lines += cluster_faults.report_lines(out.get("faults")) + redis_cluster.report_lines(shards)
+    lines += cluster_faults.report_lines(out.get("faults")) + cluster_rebalance.report_lines(out.get("rebalance"))
+    lines += redis_cluster.report_lines(shards)
     if out.get("shortfalls"):
         lines.append("-- WARNING: fewer spectators than intended; the figures above cover only those connected:")
         lines += [f"  {line}" for line in out["shortfalls"]]

@@ -4,7 +4,7 @@
                    [--allow-origin URL ...] [--operator-key KEY]
                    [--redis redis://host:6379/0 [--redis-prefix cardhall] [--store-probe 2]]
                    [--node-id ID] [--advertise URL] [--lease-ttl 3] [--lease-renew 1]
-                   [--placement least_loaded|local] [--trusted-proxy ADDR ...]
+                   [--placement least_loaded|local] [--rebalance-rate R] [--trusted-proxy ADDR ...]
                    [--max-tables-per-address 20] [--new-players-per-address 20 --new-players-window 60]
                    [--bot-think-floor 0.5] [--player-expiry 604800]
                    [--max-connections-per-ip 64] [--max-connections 10000]
@@ -27,7 +27,9 @@ one, forwarded headers are ignored and the socket's peer counts.
 
 The per-address limits (tables, new players), the bot think floor of tables
 nobody owns and the expiry of idle players protect a public server; they are
-described in deploy/README.md ("Limits"); 0 turns each off.
+described in deploy/README.md ("Limits"); 0 turns each off. With Redis the
+tables, new players and websockets per address (and chat per player) are
+counted once for every node ("Counted across the cluster").
 
 Connections (``cardhall.server.gate``): every TCP connection counts from its
 accept, half-open ones included, against ``--max-connections-per-ip`` (HTTP
@@ -65,8 +67,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--operator-key", default=os.environ.get("CARDHALL_OPERATOR_KEY"),
                    help="secret for /api/ops/... (default: $CARDHALL_OPERATOR_KEY; unset: operator endpoints off)")
     p.add_argument("--max-connections-per-ip", type=int, default=64, metavar="N",
-                   help="TCP connections open at once from one address, half-open ones included "
-                        "(default 64; 0: no limit; past it HTTP 403)")
+                   help="TCP connections open at once from one address, half-open ones included, and "
+                        "websockets per client address (default 64; 0: no limit; past it HTTP 403)")
     p.add_argument("--max-connections", type=int, default=10_000, metavar="N",
                    help="TCP connections open at once in all (default 10000, lowered to fit ulimit -n; past it HTTP 503)")
     p.add_argument("--max-header-bytes", type=int, default=16 * 1024, metavar="B",
@@ -124,6 +126,11 @@ def register(subparsers: Any) -> None:
                    help="seconds between lease renewals and heartbeats (default 1; at most a third of --lease-ttl)")
     p.add_argument("--placement", choices=["least_loaded", "local"], default="least_loaded",
                    help="where a new table goes: the live node with the fewest tables, or the node asked")
+    p.add_argument("--rebalance-rate", type=float, default=2.0, metavar="R",
+                   help="tables per second at most this node moves to a node holding fewer than an even share "
+                        "(0: never; default 2)")
+    p.add_argument("--rebalance-hold", type=float, default=30.0, metavar="S",
+                   help="seconds a table that arrived on a node stays there before it may move again (default 30)")
     p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                    help="a load balancer's address whose X-Forwarded-For names the client (repeatable; "
                         "per-address limits then count the client, not the proxy)")
@@ -157,6 +164,10 @@ def main(args: argparse.Namespace) -> int:
     if not (args.lease_renew > 0 and args.lease_renew * 3 <= args.lease_ttl):
         return refuse(f"--lease-renew must be more than 0 and at most a third of --lease-ttl "
                       f"({args.lease_ttl:g} / 3 = {args.lease_ttl / 3:.3g} s; got {args.lease_renew:g})")
+    if not 0 <= args.rebalance_rate <= 100:
+        return refuse(f"--rebalance-rate must be between 0 (off) and 100 tables per second (got {args.rebalance_rate:g})")
+    if not 0 <= args.rebalance_hold <= 86400:
+        return refuse(f"--rebalance-hold must be between 0 and 86400 seconds (got {args.rebalance_hold:g})")
     if min(args.max_tables_per_address, args.new_players_per_address) < 0:
         return refuse("--max-tables-per-address and --new-players-per-address must be 0 (no limit) or more")
     if not 0 < args.new_players_window <= 86400:
@@ -209,6 +220,7 @@ def main(args: argparse.Namespace) -> int:
         redis_wait_replicas=args.redis_wait_replicas,
         stream_bound=args.redis_stream_bound, node_id=args.node_id or None, advertise=args.advertise or None,
         lease_ttl=args.lease_ttl, lease_renew=args.lease_renew, placement=args.placement,
+        rebalance_rate=args.rebalance_rate, rebalance_hold=args.rebalance_hold,
         trusted_proxies=tuple(args.trusted_proxy), max_connections=args.max_connections,
         max_header_bytes=args.max_header_bytes, handshake_timeout=args.handshake_timeout,
         store_probe=args.store_probe, full_state_every=args.full_state_every, verify_replay=args.verify_replay,

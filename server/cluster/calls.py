@@ -14,24 +14,28 @@ from typing import Any
 
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.cluster.host import NodeHost
+from cardhall.server.cluster.naming import TABLE_ID
 
 #: seconds a call may take before the caller gives up (TimeoutError)
 CALL_TIMEOUT = 2.0
 
 
 class Calls:
-    """Node ``node``'s calls; ``send(node, message)`` queues a message for a node's inbox."""
+    """Node ``node``'s calls; ``send(node, message)`` queues a message for a
+    node's inbox; ``created(table_id)``: a creation placed here is over (made or refused)."""
 
-    def __init__(self, host: NodeHost, node: str, send: Callable[[str, list[Any]], None]) -> None:
+    def __init__(self, host: NodeHost, node: str, send: Callable[[str, list[Any]], None],
+                 created: Callable[[str], None]) -> None:
         self.host = host
+        self.created = created
         self.node = node
         self.send = send
         self._waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = {}
         self._ids = itertools.count(1)
 
     async def call(self, node: str, op: str, args: list[Any]) -> Any:
-        """Run ``op`` (``create``: args ``[spec, owner, address]``, returns
-        the new table's info; ``close``: args ``[table, reason]``) on
+        """Run ``op`` (``create``: args ``[spec, owner, address, table id]``,
+        returns the new table's info; ``close``: args ``[table, reason]``) on
         ``node``; raises the ProtocolError it raised, or TimeoutError after
         :data:`CALL_TIMEOUT` seconds."""
         cid = next(self._ids)
@@ -60,8 +64,13 @@ class Calls:
     async def _answer(self, caller: str, cid: int, op: str, args: list[Any]) -> None:
         try:
             if op == "create":
-                spec, owner, address = args
-                value: Any = (await self.host.create_here(spec, owner, address)).machine.info()
+                spec, owner, address, *placed = args  # the id the placement gave it (absent: a new one)
+                table_id = placed[0] if placed and isinstance(placed[0], str) and TABLE_ID.fullmatch(placed[0]) else None
+                try:
+                    value: Any = (await self.host.create_here(spec, owner, address, table_id)).machine.info()
+                finally:
+                    if table_id is not None:
+                        self.created(table_id)
             elif op == "close":
                 self.host.close_table(args[0], args[1])
                 value = True

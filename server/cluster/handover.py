@@ -1,6 +1,6 @@
 """Handing a node's tables to the other live nodes (SIGTERM, a rolling restart).
 
-Each table in turn: it waits for what it is doing, its actor ends, its state
+Each table in turn (one table alike when rebalancing, :mod:`.rebalance`): it waits for what it is doing, its actor ends, its state
 is written now (clocks as the time left now), and its lease is released
 reserved for the least loaded live node (``node|handover|epoch``: nobody else
 claims it, and the old owner can no longer write), which is asked through
@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,25 +62,37 @@ async def hand_over(parts: Parts, others: list[str], timeout: float) -> int:
         if time.monotonic() > deadline:
             break
         target = min(others, key=lambda n: loads[n])
-        try:
-            stopped = await release(parts, table, to=target)
-        except (StoreUnavailable, LeaseLost, rexc.RedisError, OSError) as exc:
-            log.warning("table %s not handed over: %s", table.id, exc)
-            continue
-        if stopped is not None:
+        released = await release(parts, table, to=target)
+        if released is not None and released.error is not None:
+            log.warning("table %s not handed over: %s", table.id, released.error)
+        elif released is not None and released.freed:
             loads[target] += 1
-            parts.router.send(target, ["claim", table.id, stopped])
+            parts.router.send(target, ["claim", table.id, released.stopped])
             handed += 1
     await parts.router.outbox.drain()
     return handed
 
 
-async def release(parts: Parts, table: TableActor, to: str | None = None) -> float | None:
+@dataclass
+class Released:
+    """A table this node stopped serving (:func:`release`): ``stopped``, when
+    (Unix seconds: its pause starts there); ``unanswered``, the requests it
+    had taken and not answered (``(subscriber, re)``: nothing of them was
+    written); ``freed``, its lease released (reserved for the node it goes
+    to); ``error``, why its state or its lease could not be written (its lease
+    then lapses and a node claims it from the store)."""
+
+    stopped: float
+    unanswered: list[tuple[Hashable, Any]]
+    freed: bool = False
+    error: BaseException | None = None
+
+
+async def release(parts: Parts, table: TableActor, to: str | None = None) -> Released | None:
     """Stop serving ``table`` here: wait for what it is doing (at most ~1 s),
     end its actor, write its state now and release its lease (reserved for
-    node ``to``). Returns when the table stopped (Unix seconds: its pause
-    starts there), or None when it was not this node's to release. Raises
-    StoreUnavailable or LeaseLost when the state cannot be written."""
+    node ``to``). None when it was not this node's to release (nothing
+    happened); else what happened (:class:`Released`)."""
     for _ in range(100):
         if table.quiet:
             break
@@ -88,16 +100,41 @@ async def release(parts: Parts, table: TableActor, to: str | None = None) -> flo
     host = parts.host
     if host.tables.get(table.id) is not table or table.token is None or table.unwritable:
         return None  # unwritable: its stored copy is quarantined, there is nothing to hand over
-    stopped = time.time()
-    table.drop()
+    released = Released(time.time(), table.drop())
     host.tables.pop(table.id, None)
     parts.forget(table.id)
     parts.router.forget_owner(table.id)
     token = table.token
-    if not table.machine.stalled and not table.machine.pending.needs_commit:
-        checkpoint = table.whole_checkpoint()  # the receiving node replays no log of this one
-        await parts.store.commit([checkpoint])
-        if checkpoint.error is not None:
-            raise checkpoint.error
-    table.token = None
-    return stopped if await parts.leases.release(table.id, token, to) else None
+    try:
+        if not table.machine.stalled and not table.machine.pending.needs_commit:
+            checkpoint = table.whole_checkpoint()  # the receiving node replays no log of this one
+            await parts.store.commit([checkpoint])
+            if checkpoint.error is not None:
+                raise checkpoint.error
+        table.token = None
+        released.freed = await parts.leases.release(table.id, token, to)
+    except (StoreUnavailable, LeaseLost, rexc.RedisError, OSError) as exc:
+        released.error = exc
+    return released
+
+
+async def move(parts: Parts, table: TableActor, to: str,
+               hand_on: Callable[[TableActor, list[tuple[Hashable, Any]]], None]) -> bool:
+    """Hand ``table`` to live node ``to`` while this node goes on
+    (rebalancing, :mod:`.rebalance`): released as a stopping node releases
+    it, ``to`` asked to claim it (``["claim", table, stopped, "rebalance"]``:
+    it records the pause in ``cardhall_rebalance_pause_seconds``);
+    ``hand_on(table, unanswered)`` then sends this node's connections watching
+    it after it. True when it was handed over; False when it stays here, or
+    when its state or lease could not be written (it was dropped all the
+    same: its lease lapses and the failover gives it a node)."""
+    released = await release(parts, table, to=to)
+    if released is None:
+        return False
+    hand_on(table, released.unanswered)
+    if released.error is not None or not released.freed:
+        log.warning("table %s not moved to %s: %s", table.id, to, released.error or "its lease was not ours")
+        return False
+    parts.router.send(to, ["claim", table.id, released.stopped, "rebalance"])
+    parts.host.metrics.rebalanced()
+    return True

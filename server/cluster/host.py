@@ -13,8 +13,12 @@ if TYPE_CHECKING:
 
 
 class NodeMetrics(Protocol):
-    def handover(self, seconds: float) -> None:
-        """A table handed to this node was claimed ``seconds`` after its release."""
+    def handover(self, seconds: float, rebalanced: bool = False) -> None:
+        """A table handed to this node (``rebalanced``: moved by rebalancing)
+        was claimed ``seconds`` after its release."""
+
+    def rebalanced(self) -> None:
+        """This node moved a table to another by rebalancing."""
 
 
 class NodeHost(Protocol):
@@ -36,8 +40,8 @@ class NodeHost(Protocol):
         """Serve stored table ``table_id`` here under lease ``token``."""
 
     async def create_here(self, spec: Mapping[str, Any], owner: str | None,
-                          address: str | None = None) -> TableActor:
-        """Create a table on this node (raises ProtocolError)."""
+                          address: str | None = None, table_id: str | None = None) -> TableActor:
+        """Create a table on this node, with id ``table_id`` (None: a new one); raises ProtocolError."""
 
     def watching(self, conn: Connection, table_id: str, join: Join) -> None:
         """``conn`` joins ``table_id`` with ``join`` (remembered until it leaves or closes)."""

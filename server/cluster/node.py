@@ -50,22 +50,22 @@ from redis import exceptions as rexc
 
 from cardhall.protocol import frames
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.cluster import wire
 from cardhall.server.cluster.calls import Calls
-from cardhall.server.cluster.handover import Parts, hand_over
+from cardhall.server.cluster.departures import Departures
+from cardhall.server.cluster.handover import Parts, hand_over, move
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import NEW, TAKEOVER, Leases, token_epoch
 from cardhall.server.cluster.listener import Listener
 from cardhall.server.cluster.naming import default_node_id, jittered, meant_for
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import Owned
+from cardhall.server.cluster.rebalance import Rebalancer
 from cardhall.server.cluster.registry import Registry
 from cardhall.server.cluster.relay import give_up
 from cardhall.server.cluster.router import Router
 from cardhall.server.store.base import StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_conn import redis_trouble
-from cardhall.server.table.inputs import Disconnect
 
 if TYPE_CHECKING:
     from cardhall.server.table.actor import TableActor
@@ -102,14 +102,23 @@ class ClusterNode:
         self.owned = Owned(self.outbox, self.keys, host.tables)
         self.stopping = False
         self.claims = 0
-        self.calls = Calls(host, self.id, self.router.send)
+        self.calls = Calls(host, self.id, self.router.send, self.created)
+        self.rebalancer = Rebalancer(self.id, settings.rebalance_rate, settings.rebalance_hold, self._serving,
+                                     lambda: host.tables, self._local_viewers, self.move, self.heartbeat,
+                                     3 * self.renew_every, 2 * self.renew_every)
         self._tasks: list[asyncio.Task[Any]] = []
         self._claiming: set[str] = set()
         self._beats = 0
         self._reclaims: dict[str, asyncio.Lock] = {}
-        self._handovers: dict[str, float] = {}
+        #: table -> (when its old owner released it: Unix s, moved by rebalancing)
+        self._handovers: dict[str, tuple[float, bool]] = {}
+        #: orphaned table -> when this node first saw it (monotonic s)
         self._orphans: dict[str, float] = {}
-        self._missing: dict[str, float] = {}  # node no longer live -> since when (monotonic s)  # orphaned table -> when this node first saw it (monotonic s)  # table -> when its old owner released it (Unix s)
+        self.departures = Departures(self.id, ttl_ms / 1000)
+        #: claims handed to this node restored at once at most (each holds Redis connections)
+        self._taking = asyncio.Semaphore(CLAIM_BATCH)
+        #: tables placed here whose creation is over, reported with the next heartbeat
+        self._placed: list[str] = []
 
     @property
     def live(self) -> dict[str, Data]:
@@ -141,6 +150,9 @@ class ClusterNode:
                         loop.create_task(self._loop(self._scan, lambda: jittered(every / 2)), name="cluster scan"),
                         loop.create_task(self._loop(self._tick, lambda: 0.25), name="cluster relay tick"),
                         loop.create_task(self._loop(self._check_relayed, lambda: every), name="cluster relay check")]
+        rate = self.host.settings.rebalance_rate
+        if rate > 0:
+            self._tasks.append(loop.create_task(self._loop(self._rebalance, lambda: 1 / rate), name="cluster rebalance"))
 
     async def stop(self, tables: list[TableActor] | None = None) -> None:
         """Leave the cluster (after :meth:`hand_over`): the leases of
@@ -207,52 +219,61 @@ class ClusterNode:
         """Write this node's heartbeat and read the live nodes (:attr:`live`);
         when a node left, forget its connections at this node's tables."""
         before = set(self.registry.live)
-        lapsed = await self.registry.beat(self.heartbeat_info())
+        placed, self._placed = self._placed, []  # taken with the table count: each placed table counted once
+        try:
+            lapsed = await self.registry.beat(self.heartbeat_info(), placed)
+        except BaseException:
+            self._placed += placed
+            raise
         if lapsed and self._beats:
             # the other nodes may have counted this one gone and forgotten its connections at
             # their tables: every connection watching a table owned elsewhere resumes
             log.warning("node %s: its heartbeat had lapsed; its relayed connections resume", self.id)
             self.router.resync()
         self._beats += 1
-        live = set(self.registry.live)
-        now = time.monotonic()
-        for node in before - live:
-            self._missing.setdefault(node, now)
-        for node in live:
-            self._missing.pop(node, None)
-        # a node missing for a whole TTL is gone (right after Redis lost its data every node is
-        # missing until its next heartbeat: that is no reason to forget its connections)
-        if any(now - at > self.registry.ttl_ms / 1000 for at in self._missing.values()) or self._beats % 10 == 0:
+        if self.departures.seen(before, self.registry.live) or self._beats % 10 == 0:
             self.prune()
 
     def prune(self) -> None:
         """Subscribers of this node's tables whose node has been missing from
-        the registry for a TTL are disconnected (their node died: no
-        disconnect will come), and the handles on remote subscribers that left
-        are dropped."""
-        now = time.monotonic()
-        live = self.registry.live
-        for table in self.host.tables.values():  # a node this one never saw live is missing too
-            for key in table.machine.subscribers.viewers:
-                parsed = wire.parse_key(key)
-                if parsed is not None and parsed[0] not in live and parsed[0] != self.id:
-                    self._missing.setdefault(parsed[0], now)
-        gone = {n for n, at in self._missing.items() if now - at > self.registry.ttl_ms / 1000}
-        for table in list(self.host.tables.values()):
-            for key in list(table.machine.subscribers.viewers):
-                parsed = wire.parse_key(key)
-                if parsed is not None and parsed[0] in gone:
-                    table.post(Disconnect(key))
-        for node in gone:
-            if now - self._missing[node] > 60.0:
-                del self._missing[node]
+        the registry for a TTL are disconnected (:mod:`.departures`), and the
+        handles on remote subscribers that left are dropped."""
+        self.departures.prune(self.host.tables, self.registry.live)
         self.owned.prune(self.host.tables)
 
-    def place(self) -> str:
-        """The node a new table goes to (``placement``; this one while stopping)."""
-        if self.stopping:
+    async def place(self, table: str) -> str:
+        """The node new table ``table`` goes to (``placement``:
+        :meth:`Registry.place`; this one while stopping, or when Redis cannot
+        be asked: the creation then says so itself)."""
+        if self.stopping or self.host.settings.placement == "local":
             return self.id
-        return self.registry.place(len(self.host.tables), self.host.settings.placement)
+        try:
+            return await self.registry.place(table) or self.id
+        except Exception as exc:
+            if not redis_trouble(exc):
+                raise
+            return self.id
+
+    def created(self, table: str) -> None:
+        """The creation of ``table``, placed here, is over (made or refused):
+        the next heartbeat reports it (:meth:`Registry.beat`)."""
+        self._placed.append(table)
+
+    # -- rebalancing ---------------------------------------------------------------
+    def _serving(self) -> dict[str, Data]:
+        return {n: self.live[n] for n in self.registry.serving()}
+
+    def _local_viewers(self, table: TableActor) -> int:
+        return sum(1 for key in table.machine.subscribers.viewers if key in self.host.connections)
+
+    async def _rebalance(self) -> None:
+        if not self.stopping and self.id in self.live:
+            await self.rebalancer.step()
+
+    async def move(self, table: TableActor, to: str) -> bool:
+        """Hand ``table`` to node ``to`` while this node goes on
+        (:func:`~cardhall.server.cluster.handover.move`)."""
+        return await move(self.handover_parts(), table, to, self._hand_on)
 
     # -- leases ------------------------------------------------------------------
     async def claim(self, table: str, takeover: bool = False) -> TableActor | None:
@@ -271,8 +292,9 @@ class ClusterNode:
             released = self._handovers.pop(table, None)
             if actor is not None:
                 self.router.adopt(table)
+                self.rebalancer.arrived(table)
                 if released is not None:  # handed over: the pause, from stopping there to serving here
-                    self.host.metrics.handover(max(0.0, time.time() - released))
+                    self.host.metrics.handover(max(0.0, time.time() - released[0]), rebalanced=released[1])
             return actor
         finally:
             self._claiming.discard(table)
@@ -347,6 +369,13 @@ class ClusterNode:
         self.host.tables.pop(table.id, None)
         self.forget_peers(table.id)
         self.router.forget_owner(table.id)
+        self._hand_on(table, unanswered)
+
+    def _hand_on(self, table: TableActor, unanswered: list[tuple[Any, Any]]) -> None:
+        """``table`` left this node (dropped, or moved): every request it
+        took and did not answer gets ``unavailable``, and this node's
+        connections watching it join it wherever it is served next, from what
+        they were last delivered."""
         for sub, re in unanswered:  # nothing of them was written: safe to send again (SPEC "Resuming")
             conn = self.host.connections.get(sub)
             if conn is not None:
@@ -419,16 +448,22 @@ class ClusterNode:
         elif kind == "moved":
             self.router.forget_owner(data[1])
         elif kind == "claim":
-            asyncio.get_running_loop().create_task(self._take_over(data[1], data[2]))
+            rebalanced = len(data) > 3 and data[3] == "rebalance"
+            asyncio.get_running_loop().create_task(self._take_over(data[1], data[2], rebalanced))
         elif kind == "call":
             self.calls.answer(data[1], data[2], data[3], data[4])
         elif kind == "ret":
             self.calls.returned(data[1], data[2], data[3])
 
     # -- handover ---------------------------------------------------------------------------
-    async def _take_over(self, table: str, stopped: float) -> None:
-        self._handovers[table] = stopped
-        await self.claim(table)
+    async def _take_over(self, table: str, stopped: float, rebalanced: bool = False) -> None:
+        self._handovers[table] = (stopped, rebalanced)
+        async with self._taking:  # a stopping node sends all its claims at once: restore a few at a time
+            actor = await self.claim(table)
+        if actor is not None and rebalanced:
+            # the givers plan their next move on the heartbeats: this node's count, now
+            with contextlib.suppress(rexc.RedisError, OSError):
+                await self.heartbeat()
 
     async def hand_over(self, timeout: float) -> int:
         """Hand every table of this node to other live nodes (SIGTERM): see

@@ -27,6 +27,10 @@ from cardhall.server.store.keys import PARTITIONS, Keys, partition_of
 
 Data = dict[str, Any]
 
+#: milliseconds a placement is counted for its node without being reported (a creation that failed
+#: on a node that then died, or a report lost with Redis)
+PLACING_MS = 10_000
+
 
 def _may_run(info: Data) -> bool:
     """Whether the process of heartbeat ``info`` may still run: False when it
@@ -54,13 +58,15 @@ class Registry:
         #: node id -> its heartbeat (``id``, ``address``, ``pid``, ``tables``, ``connections``...)
         self.live: dict[str, Data] = {}
 
-    async def beat(self, info: Data) -> bool:
+    async def beat(self, info: Data, placed: list[str] | tuple[str, ...] = ()) -> bool:
         """Write this node's heartbeat ``info`` and read the live nodes;
-        True when its previous heartbeat had lapsed (other nodes may have
-        counted this one gone and forgotten its connections)."""
+        ``placed``: the tables placed here (:meth:`place`) that ``info``'s
+        ``tables`` now counts, or whose creation failed. True when its
+        previous heartbeat had lapsed (other nodes may have counted this one
+        gone and forgotten its connections)."""
         k = self.keys
-        _, lapsed = await self.client.eval(scripts.HEARTBEAT, 2, k.nodes, k.seen, self.node, orjson.dumps(info),
-                                           self.ttl_ms)
+        _, lapsed = await self.client.eval(scripts.HEARTBEAT, 3, k.nodes, k.seen, k.placing, self.node,
+                                           orjson.dumps(info), self.ttl_ms, *placed)
         flat = await self.client.eval(scripts.LIVE_NODES, 2, k.nodes, k.seen)
         live: dict[str, Data] = {}
         for i in range(0, len(flat), 2):
@@ -114,21 +120,17 @@ class Registry:
         """Live nodes that are not stopping."""
         return [n for n, info in self.live.items() if not info.get("stopping")]
 
-    def place(self, own_load: int, policy: str) -> str:
-        """The node a new table goes to: ``policy`` "least_loaded", the
-        serving node with the fewest tables (this one on a tie, counting
-        ``own_load`` for it; a table placed on another node counts there at
-        once, not at its next heartbeat); "local": this node."""
-        if policy == "local":
-            return self.node
-        best, load = self.node, own_load
-        for node in self.serving():
-            tables = self.live[node].get("tables", 0)
-            if node != self.node and tables < load:
-                best, load = node, tables
-        if best != self.node:  # counted until its next heartbeat, so a burst spreads out
-            self.live[best]["tables"] = load + 1
-        return best
+    async def place(self, table: str) -> str | None:
+        """The node new table ``table`` goes to: the serving node with the
+        fewest tables, its heartbeat's count plus the tables placed on it
+        since (this node on a tie), counted in Redis (the PLACE script) so
+        that a burst of creations from every node spreads within one table
+        of even. The node placed on reports the table with its next
+        heartbeat (:meth:`beat`); an entry never reported goes after
+        :data:`PLACING_MS`. None when no node is live."""
+        k = self.keys
+        node = await self.client.eval(scripts.PLACE, 3, k.nodes, k.seen, k.placing, table, self.node, PLACING_MS)
+        return None if not node else str(node.decode() if isinstance(node, bytes) else node)
 
     async def infos(self) -> dict[str, Data]:
         """Every table's public info as its owner last wrote it (the lobby:

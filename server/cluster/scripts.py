@@ -73,11 +73,14 @@ end
 return 1
 """
 
-#: A node's heartbeat. KEYS: nodes hash, seen sorted set (one slot: ``{nodes}``). ARGV: node id, its
-#: info (JSON), ttl ms. Uses Redis's clock, so nodes need no synchronised
-#: clocks. Forgets nodes unseen for a minute. Returns ``{time, lapsed}``:
-#: Redis's time (ms), and 1 when the node's previous heartbeat had expired or
-#: is not there (the other nodes counted it gone, or Redis lost its data), else 0.
+#: A node's heartbeat. KEYS: nodes hash, seen sorted set, placing hash (one slot: ``{nodes}``). ARGV:
+#: node id, its info (JSON, with ``tables``: the tables it serves now), ttl ms, then the ids of the
+#: tables placed on it (PLACE) that its ``tables`` now counts, or whose creation failed: their
+#: entries in the placing hash go, in the same script, so a placed table is counted once, either
+#: there or in the heartbeat. Uses Redis's clock, so nodes need no synchronised clocks. Forgets
+#: nodes unseen for a minute. Returns ``{time, lapsed}``: Redis's time (ms), and 1 when the node's
+#: previous heartbeat had expired or is not there (the other nodes counted it gone, or Redis lost
+#: its data), else 0.
 HEARTBEAT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -86,12 +89,52 @@ local lapsed = 0
 if not before or tonumber(before) < now then lapsed = 1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+for i = 4, #ARGV do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - 60000)
 for _, id in ipairs(gone) do
   redis.call('HDEL', KEYS[1], id)
   redis.call('ZREM', KEYS[2], id)
 end
 return {now, lapsed}
+"""
+
+#: Place a new table on the live node (not stopping) with the fewest tables:
+#: its heartbeat's ``tables`` plus the tables placed on it since (the placing
+#: hash), so placements from every node at once spread evenly. KEYS: nodes
+#: hash, seen sorted set, placing hash. ARGV: table id, the asking node (chosen
+#: on a tie: no hop), ms after which a placing entry is dropped (a creation
+#: that never reported back). Returns the node id (recorded in the placing
+#: hash), or false when no node is live.
+PLACE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local load = {}
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], now, '+inf')
+for _, id in ipairs(ids) do
+  local info = redis.call('HGET', KEYS[1], id)
+  if info then
+    local ok, data = pcall(cjson.decode, info)
+    if ok and type(data) == 'table' and not data['stopping'] then load[id] = tonumber(data['tables']) or 0 end
+  end
+end
+local flat = redis.call('HGETALL', KEYS[3])
+for i = 1, #flat, 2 do
+  local node, at = string.match(flat[i + 1], '^(.*)|(%d+)$')
+  if not at or now - tonumber(at) > tonumber(ARGV[3]) then
+    redis.call('HDEL', KEYS[3], flat[i])
+  elseif load[node] then
+    load[node] = load[node] + 1
+  end
+end
+local best = nil
+if load[ARGV[2]] then best = ARGV[2] end
+table.sort(ids)
+for _, id in ipairs(ids) do
+  if load[id] and (best == nil or load[id] < load[best]) then best = id end
+end
+if best == nil then return false end
+redis.call('HSET', KEYS[3], ARGV[1], best .. '|' .. now)
+return best
 """
 
 #: The live nodes. KEYS: nodes hash, seen sorted set. Returns a flat list

@@ -23,6 +23,7 @@ from cardhall.server.creation import check
 from cardhall.server.store.base import StoreUnavailable
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.stored import current
+from cardhall.server.topology import new_table_id
 
 if TYPE_CHECKING:
     from cardhall.server.connection import Connection
@@ -59,19 +60,25 @@ class RedisTopology:
         await self.node.stop(tables)
 
     # -- tables ---------------------------------------------------------------
-    async def create_elsewhere(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | None:
-        """On the node the placement picks when that is another one (its
-        info); None to create it here (this node, or the other one did not
-        answer in time). Raises ProtocolError."""
-        target = self.node.place()
+    async def place(self, spec: Mapping[str, Any], owner: str | None, address: str | None) -> Info | str:
+        """The new table's id when the placement (:meth:`ClusterNode.place`)
+        picks this node; else it is created on the node picked (its info),
+        or here under another id when that node did not answer in time.
+        Raises ProtocolError (a bad request, the other node's refusal)."""
+        table_id = new_table_id()
+        target = await self.node.place(table_id)
         if target == self.node.id:
-            return None
+            return table_id
         check(spec)  # a bad request is answered here, without a round trip to the other node
         try:
-            return cast(Info, await self.node.call(target, "create", [dict(spec), owner, address]))
+            return cast(Info, await self.node.call(target, "create", [dict(spec), owner, address, table_id]))
         except TimeoutError:
+            # that node may still create it: this one takes another id (its placement entry expires)
             log.warning("node %s did not answer a table creation in time; creating it here", target)
-            return None
+            return new_table_id()
+
+    def created(self, table_id: str) -> None:
+        self.node.created(table_id)
 
     async def lease_new(self, table_id: str) -> str | None:
         return await self.node.lease_new(table_id)

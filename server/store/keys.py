@@ -82,7 +82,7 @@ def by_partition(tables: Iterable[str]) -> dict[int, list[str]]:
 class Keys:
     """Key and channel names under ``prefix``."""
 
-    __slots__ = ("prefix", "players", "nodes", "seen", "old_meta", "old_tables", "old_quarantine", "old_lobby",
+    __slots__ = ("prefix", "players", "nodes", "seen", "placing", "old_meta", "old_tables", "old_quarantine", "old_lobby",
                  "_bases")
 
     def __init__(self, prefix: str) -> None:
@@ -94,6 +94,9 @@ class Keys:
         self.nodes = f"{prefix}:{{nodes}}"
         #: sorted set: node id -> when its heartbeat expires (Redis time, ms)
         self.seen = f"{prefix}:{{nodes}}:seen"
+        #: hash: table id -> ``node|ms``, a table placed on that node (Redis time) not yet
+        #: counted in the node's heartbeat (the PLACE script of ``server/cluster/scripts.py``)
+        self.placing = f"{prefix}:{{nodes}}:placing"
         #: the keys of one whole store before partitions (moved by the first node that starts)
         self.old_meta = f"{prefix}:meta"
         self.old_tables = f"{prefix}:tables"

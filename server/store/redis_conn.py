@@ -193,6 +193,9 @@ def as_text(reply: Any) -> str:
     return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
+#: Redis connections one client of a node opens at most (per master on a Redis Cluster)
+MAX_CONNECTIONS = 512
+
 class RedisConn:
     """The clients of the store at ``url``: :attr:`client` (one retry after a
     connection error: for idempotent commands and scripts) and :attr:`once`
@@ -221,8 +224,12 @@ class RedisConn:
                                        socket_connect_timeout=self.timeout, protocol=PROTOCOL,
                                        retry=Retry(NoBackoff(), retries), health_check_interval=0)
         if self.clustered:
-            return RedisCluster.from_url(self.url, **options)
-        return aioredis.Redis.from_url(self.url, **options)
+            return RedisCluster.from_url(self.url, max_connections=MAX_CONNECTIONS, **options)
+        # a burst past the pool's size (a node claiming a stopping node's tables, a crowd reconnecting)
+        # waits for a connection (up to the timeout) instead of failing at once
+        pool = aioredis.BlockingConnectionPool.from_url(self.url, max_connections=MAX_CONNECTIONS,
+                                                        timeout=self.timeout, **options)
+        return aioredis.Redis(connection_pool=pool)
 
     async def refresh(self) -> None:
         """Load the cluster's slot map again (after a failover or a slot

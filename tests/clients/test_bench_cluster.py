@@ -1,7 +1,7 @@
 """``cardhall bench cluster`` at a tiny size (the figures themselves are a
 benchmark, deploy/README.md): it runs end to end, failover and handover
-included, and the fault round with ``--faults``, and every figure is there
-and sane. Nothing here is timed."""
+included, the fault round with ``--faults``, the rebalance round alone with
+``--only rebalance``, and every figure is there and sane. Nothing here is timed."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from cardhall.clients.bench import cluster, cluster_faults, cluster_load, cluster_procs
+from cardhall.clients.bench import cluster, cluster_faults, cluster_load, cluster_procs, cluster_rebalance
 from cardhall.clients.bench.cluster import parse_sizes
 from cardhall.clients.cli import build_parser
 from tests.conftest import require
 
-ARGS = ["--nodes", "1,2", "--tables", "4", "--spectators", "2", "--duration", "2", "--warmup", "1", "--lease-ttl", "1"]
+ARGS = ["--nodes", "1,2", "--tables", "4", "--spectators", "2", "--duration", "2", "--warmup", "1", "--lease-ttl", "1",
+        "--skip-rebalance"]  # the rebalance round: its own test below
 
 
 def test_a_tiny_cluster_benchmark_reports_every_figure():
@@ -58,6 +59,7 @@ def test_a_tiny_cluster_benchmark_reports_every_figure():
     assert handover["clients"]["longest_wait_max_ms"] > 0
     assert handover["connections"]["planned"] == handover["connections"]["connected"] == 8
     assert out["all_connected"] and out["shortfalls"] == [] and out["faults"] is None  # not without --faults
+    assert out["rebalance"] is None
 
 
 def _number(x: object) -> bool:
@@ -102,6 +104,43 @@ def test_the_fault_round_reports_its_figures():
     assert text.count("shown connected again") == 2 and text.count("silence (longest time") == 2
 
 
+def test_the_rebalance_round_alone_reports_its_figures():
+    """``--only rebalance`` at a tiny size (2 nodes, 4 bot tables, 2 players,
+    a hold of 1 s): only that round runs; a rolling restart of both nodes, every
+    spectator closed once and resumed, the players' acknowledged actions all
+    found in the stored history, no repeat, the tables even again at the end."""
+    require(shutil.which("redis-server") is not None, "redis-server is not installed (apt-get install redis-server)")
+    args = ["--nodes", "2", "--only", "rebalance", "--tables", "4", "--spectators", "2", "--warmup", "1",
+            "--lease-ttl", "1", "--rebalance-hold", "1", "--rebalance-players", "2", "--rebalance-observe", "6"]
+    done = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "bench", "cluster", *args, "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["runs"] == [] and out["failover"] is out["handover"] is out["faults"] is None
+    r = out["rebalance"]
+    assert r["nodes"] == 2 and r["tables"] == 4 and r["rebalance_hold_s"] == 1.0 and r["rebalance_rate"] is None
+    assert [x["node"] for x in r["restarts"]] == ["b1", "b2"] and all(x["exited"] for x in r["restarts"])
+    assert all(_number(x[k]) for x in r["restarts"] for k in ("exit_s", "ready_s", "listed_s"))
+    c = r["connections"]
+    assert c["planned"] == c["connected"] == c["closed"] == c["reconnected"] == c["held_at_end"] == 8 and c["lost"] == 0
+    assert set(c["close_codes"]) <= {"1001", "4012", "none"}
+    assert c["resumed"] + c["silent_over_5s"] == 8 and _number(r["clients"]["resumed_silence_max_ms"])
+    assert r["seq_gaps"] == r["repeats"] == 0
+    p = r["players"]
+    assert p["planned"] == p["seated"] == p["tables_checked"] == 2 and p["acks"] > 0 and p["checked_acks"] == p["acks"]
+    assert p["acks_lost"] == p["diverged"] == p["repeats"] == 0 and p["events"] > 0
+    b = r["balance"]
+    assert b["total_tables"] == 6 and b["even_share"] == 3.0 and sum(b["counts_at_end"].values()) == 6
+    assert cluster_rebalance.within(b["counts_at_end"], 2, 6, None), b  # even again at the end
+    assert _number(b["within_one_s"]) and isinstance(b["target_met"], bool)
+    assert r["moves"]["total"] >= 1 and r["pause"]["count"] >= 1 and r["handover"]["count"] >= 1
+    assert _number(r["pause"]["mean_ms"]) and r["pause"]["p99_le_ms"] is not None
+    assert r["timeline"] and _number(r["last_ready_s"]) and _number(r["observed_s"])
+    text = cluster.report(out)
+    assert "-- rebalance: a fresh 2-node cluster" in text and "pause per move" in text and "acknowledged actions" in text
+    assert "work per CPU-second" not in text  # no measuring window
+
+
 def test_every_spectator_connects_past_the_per_address_defaults():
     """30 spectators on one node, all from 127.0.0.1 and each a new player: past
     a node's default 20 new players per address (and near its 64 connections per
@@ -109,7 +148,7 @@ def test_every_spectator_connects_past_the_per_address_defaults():
     of them connects, and the figures say so."""
     require(shutil.which("redis-server") is not None, "redis-server is not installed (apt-get install redis-server)")
     args = ["--nodes", "1", "--tables", "5", "--spectators", "6", "--duration", "1", "--warmup", "0.5",
-            "--skip-failover", "--skip-handover", "--json"]
+            "--skip-failover", "--skip-handover", "--json"]  # one node: no rebalance round
     done = subprocess.run([sys.executable, "-m", "cardhall.clients.cli", "bench", "cluster", *args],
                           capture_output=True, text=True, timeout=120)
     out = json.loads(done.stdout)
@@ -154,9 +193,51 @@ def test_the_command_line():
     assert args.func.__module__ == "cardhall.clients.bench.cluster"
     assert args.skip_failover and not args.skip_handover and args.json and args.lease_ttl == 3.0
     assert not args.faults and args.fault_players == 12  # the fault round is asked for with --faults
+    assert not args.skip_rebalance and args.only is None and args.rebalance_players == 6  # the rebalance round: on
+    assert args.rebalance_rate is args.rebalance_hold is None  # the server's defaults
+    only = build_parser().parse_args(["bench", "cluster", "--only", "rebalance", "--rebalance-hold", "2"])
+    assert cluster.parse_only(only.only) == {"rebalance"} and only.rebalance_hold == 2.0
+    assert cluster_rebalance.node_args(only) == ("--redis-stream-bound", "100000", "--rebalance-hold", "2.0")
+    with pytest.raises(SystemExit):
+        cluster.parse_only("rebalance,failover")  # failover runs in a measured session: not a round of its own
     assert parse_sizes(args.nodes) == [2, 3]
     with pytest.raises(SystemExit):
         parse_sizes("0,x")
     assert doctest.testmod(cluster).failed == 0
     assert doctest.testmod(cluster_load).failed == doctest.testmod(cluster_procs).failed == 0
-    assert doctest.testmod(cluster_faults).failed == 0
+    assert doctest.testmod(cluster_faults).failed == doctest.testmod(cluster_rebalance).failed == 0
+
+
+def test_the_rebalance_figures_across_restarts():
+    """What the round computes from its records, without a cluster: counters and
+    histograms summed over processes (a restarted node's start again at 0), the
+    time to balance from the polls, tables changing node, acknowledged actions
+    against a stored history, and a shortfall of its connections."""
+    def scrape(moves: int, le10: int, le100: int, total: float) -> str:
+        return (f"cardhall_rebalance_moves_total {moves}.0\n"
+                f'cardhall_rebalance_pause_seconds_bucket{{le="0.01"}} {le10}.0\n'
+                f'cardhall_rebalance_pause_seconds_bucket{{le="0.1"}} {le100}.0\n'
+                f'cardhall_rebalance_pause_seconds_bucket{{le="+Inf"}} {le100}.0\n'
+                f"cardhall_rebalance_pause_seconds_count {le100}.0\ncardhall_rebalance_pause_seconds_sum {total}\n")
+    # b1 before its SIGTERM (5 moves and 4 pauses so far, 2 of them before the round), then restarted: from 0
+    segments = [(scrape(2, 1, 2, 0.01), scrape(5, 2, 4, 0.1)), ("", scrape(3, 10, 10, 0.05))]
+    assert cluster_rebalance.increase(segments, cluster_rebalance.MOVES) == 6
+    pause = cluster_rebalance.histogram_increase(segments, cluster_rebalance.PAUSE)
+    assert pause == {"count": 12, "mean_ms": 11.67, "p50_le_ms": 10.0, "p99_le_ms": 100.0}
+    timeline = [(100.0, {"b1": 104, "b2": 102}), (101.0, {"b1": 104, "b2": 102, "b3": 0}),
+                (130.0, {"b1": 75, "b2": 70, "b3": 61}), (131.0, {"b1": 70, "b2": 69, "b3": 67}),
+                (140.0, {"b1": 69, "b2": 69, "b3": 68})]
+    assert cluster_rebalance.balance_times(timeline, 3, 206, 101.0) == (30.0, 30.0)
+    assert cluster_rebalance.balance_times(timeline, 3, 206, 101.0, None) == (39.0, 39.0)
+    assert cluster_rebalance.balance_times(timeline[:3], 3, 206, 101.0) == (None, None)  # b3 at 61: 11 % under
+    moved = cluster_rebalance.owner_changes([(0.0, {"b1": {"t1", "t2"}}), (1.0, {"b1": {"t2"}, "b3": {"t1"}}),
+                                             (2.0, {"b1": {"t2"}, "b3": {"t1"}})])
+    assert moved == [(1.0, "t1", "b1", "b3")]
+    assert cluster_rebalance.check_history([(10, 12)], {11: 5.0, 12: 5.1}, {11: 5.0, 12: 5.1})["lost"] == 0
+    assert cluster_rebalance.check_history([(10, 12)], {11: 5.0, 12: 5.1}, {11: 5.0})["lost"] == 1  # 12 not stored
+    assert cluster_rebalance.check_history([(10, 10)], {10: 4.0}, {10: 4.0})["lost"] == 1  # no event before the ok
+    short = {"runs": [], "handover": None, "rebalance": {
+        "connections": {"planned": 400, "connected": 390, "failure_kinds": {"TimeoutError": 10}},
+        "players": {"planned": 6, "seated": 6, "failures": []}}}
+    assert cluster.shortfalls(short) == ["rebalance: 390 of 400 spectators connected ({'TimeoutError': 10}), "
+                                         "6 of 6 players seated"]

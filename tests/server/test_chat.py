@@ -89,7 +89,7 @@ async def test_refusals_not_joined_text_that_is_not_plain_and_the_rate(live):
     while frame.get("re") != "flood":
         frame = await bob.next_frame()
     assert frame["type"] == "error" and frame["code"] == "rate_limited"
-    assert (await ann.chat(table, "still fine"))["type"] == "ok"  # another connection has its own budget
+    assert (await ann.chat(table, "still fine"))["type"] == "ok"  # another player has its own budget
 
 
 async def test_owner_switches_spectators_chat_off_and_on(live):
