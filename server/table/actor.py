@@ -138,8 +138,9 @@ class TableActor:
     """The asyncio owner of one :class:`TableMachine` (see the module docstring).
 
     ``buffer_size``: events kept for ``join`` with ``since``. ``creator``: the
-    client address that created the table (the hall's per-address limit,
-    not part of the table's state). Other code talks to it through
+    client address that created the table here (None: an operator's, or a
+    table restored; not part of the table's state: the hall's limits keep
+    their own counts, :mod:`cardhall.server.limits`). Other code talks to it through
     :meth:`post` and reads the machine.
     """
 

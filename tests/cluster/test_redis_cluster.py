@@ -54,7 +54,7 @@ from tests.server.play import QUICK
 pytestmark = pytest.mark.redis
 
 #: the nodes place each table on the node it is created on (spread's layout)
-FAULT_ARGS = [*NODE_ARGS, "--placement", "local"]
+FAULT_ARGS = [*NODE_ARGS, "--placement", "local", "--rebalance-rate", "0"]  # tables stay where the tests put them
 #: a commit waits until one replica has it: what a node acknowledged survives its master's death
 WAIT_ARGS = [*FAULT_ARGS, "--redis-wait-replicas", "1"]
 

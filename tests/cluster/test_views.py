@@ -61,7 +61,7 @@ async def two_nodes(request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
     the whole module: each test makes a table of its own. The nodes' and
     nginx's logs are printed if a test of the module failed."""
     require_cluster_tools()
-    cluster = Cluster(2, node_args=[*NODE_ARGS, "--placement", "local"])
+    cluster = Cluster(2, node_args=[*NODE_ARGS, "--placement", "local", "--rebalance-rate", "0"])
     await cluster.start()
     failed = request.session.testsfailed
     try:
