@@ -32,6 +32,9 @@ non-transactional pipeline of single-key commands (``server/STORAGE.md``,
 * **Handover** (SIGTERM): each table's last state is written, its lease
   released and another live node asked to claim it, before the websockets
   close with 1001.
+* **Placement and rebalancing**: a new table goes to the node the PLACE
+  script picks (:meth:`Registry.place`); a node above its even share hands
+  single tables to the nodes below it (:mod:`.rebalance`).
 """
 
 from __future__ import annotations

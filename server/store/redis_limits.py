@@ -400,14 +400,21 @@ class RedisLimits:
     async def _flush(self) -> None:
         while self._dirty:
             batch, self._dirty = self._dirty, set()
-            try:
-                await self._write(batch)
-            except Exception as exc:
-                if not redis_trouble(exc):
-                    log.exception("writing websocket counts failed")
-                self._warn(exc)
-                self._dirty |= batch  # the next refresh writes them
+            if not await self._write_or_keep(batch):
                 return
+
+    async def _write_or_keep(self, batch: set[str]) -> bool:
+        """:meth:`_write` ``batch``; when it fails, log it and keep the
+        addresses for the next refresh. True when written."""
+        try:
+            await self._write(batch)
+        except Exception as exc:
+            if not redis_trouble(exc):
+                log.exception("writing websocket counts failed")
+            self._warn(exc)
+            self._dirty |= batch
+            return False
+        return True
 
     async def _write(self, addresses: Iterable[str]) -> None:
         """Set this process's field of each address's hash to its count here (none: removed)."""
@@ -436,10 +443,4 @@ class RedisLimits:
             return
         batch = self._dirty | set(self._sockets)
         self._dirty = set()
-        try:
-            await self._write(batch)
-        except Exception as exc:
-            if not redis_trouble(exc):
-                log.exception("writing websocket counts failed")
-            self._warn(exc)
-            self._dirty |= batch
+        await self._write_or_keep(batch)

@@ -106,6 +106,23 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def redis_cluster() -> Iterator[object]:
+    """A started Redis Cluster of three masters
+    (:class:`tests.server.cluster.redis_cluster.RedisCluster`), one for the
+    module's tests, each writing under a key prefix of its own (skipped
+    locally, failed under CI=true, without redis-server or redis-cli)."""
+    from tests.server.cluster.redis_cluster import REDIS_CLI, RedisCluster
+
+    require(REDIS_SERVER is not None and REDIS_CLI is not None,
+            "redis-server or redis-cli is not installed (set CARDHALL_REDIS_SERVER, CARDHALL_REDIS_CLI)")
+    procs = RedisCluster(3)
+    try:
+        yield procs
+    finally:
+        procs.close()
+
+
 @pytest.fixture
 def redis_server() -> Iterator[RedisServer]:
     """A started :class:`RedisServer` (skipped locally, failed under CI=true, without the binary)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import doctest
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -35,8 +35,7 @@ from cardhall.server.store.format import FORMAT_VERSION
 from cardhall.server.store.keys import partition_of
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_limits import HOLD, RedisLimits
-from tests.conftest import require
-from tests.server.conftest import REDIS_SERVER, TEST_SETTINGS, RedisServer, running_server
+from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 
 SETTINGS = Settings(max_tables_per_player=2, max_tables_per_address=3, new_players_per_address=3,
                     new_players_window=3600.0, max_connections_per_ip=2)
@@ -55,18 +54,6 @@ async def _refused(awaitable: Any) -> tuple[str, str] | None:
     except ProtocolError as exc:
         return exc.code, exc.message
     return None
-
-
-@pytest.fixture
-def redis() -> Iterator[RedisServer]:
-    require(REDIS_SERVER is not None, "redis-server is not installed (set CARDHALL_REDIS_SERVER)")
-    assert REDIS_SERVER is not None
-    server = RedisServer(REDIS_SERVER)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 class Nodes:
@@ -95,8 +82,8 @@ class Nodes:
 
 
 @pytest.fixture
-async def nodes(redis: RedisServer, request: pytest.FixtureRequest) -> AsyncIterator[Nodes]:
-    made = Nodes(redis.url, request.node.name)
+async def nodes(redis_server: RedisServer, request: pytest.FixtureRequest) -> AsyncIterator[Nodes]:
+    made = Nodes(redis_server.url, request.node.name)
     try:
         yield made
     finally:
@@ -109,7 +96,7 @@ async def one(request: pytest.FixtureRequest) -> AsyncIterator[Limits]:
     if request.param == "memory":
         yield MemoryLimits(SETTINGS)
         return
-    redis = request.getfixturevalue("redis")
+    redis = request.getfixturevalue("redis_server")
     made = Nodes(redis.url, "one")
     try:
         yield await made.node("n1")
@@ -243,7 +230,8 @@ async def test_a_refusal_is_held_on_its_node_for_a_second_at_most(nodes: Nodes):
     assert refused > 0 and time.monotonic() - started <= HOLD + 0.5
 
 
-async def test_redis_down_answers_unavailable_and_websockets_fall_back_to_the_node(redis: RedisServer):
+async def test_redis_down_answers_unavailable_and_websockets_fall_back_to_the_node(redis_server: RedisServer):
+    redis = redis_server
     made = Nodes(redis.url, "down")
     try:
         n1 = await made.node("n1", timeout=0.5)
@@ -275,7 +263,8 @@ async def _code(awaitable: Any) -> str:
 
 
 @pytest.mark.parametrize("how", ["handed", "restarted"])
-async def test_a_moved_table_still_counts_against_its_owner_and_address(redis: RedisServer, how: str):
+async def test_a_moved_table_still_counts_against_its_owner_and_address(redis_server: RedisServer, how: str):
+    redis = redis_server
     """Node a's tables go to node b (a SIGTERM's handover while b runs, or
     b started after a stopped and restoring them): b refuses the owner's and
     the address's next table, and releases both counts when one closes."""
@@ -324,19 +313,6 @@ async def _not_counted(live: Any, table: str) -> bool:
 
 
 # -- a Redis Cluster ---------------------------------------------------------------------------------
-
-@pytest.fixture
-def redis_cluster() -> Iterator[Any]:
-    from tests.server.cluster.redis_cluster import REDIS_CLI, RedisCluster
-
-    require(REDIS_SERVER is not None and REDIS_CLI is not None,
-            "redis-server or redis-cli is not installed (set CARDHALL_REDIS_SERVER, CARDHALL_REDIS_CLI)")
-    procs = RedisCluster(3)
-    try:
-        yield procs
-    finally:
-        procs.close()
-
 
 async def test_the_counts_work_on_a_redis_cluster(redis_cluster: Any):
     made = Nodes(redis_cluster.url, "rc")

@@ -10,7 +10,7 @@ looked for (a cluster never held it)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio.cluster import RedisCluster as ClusterClient
@@ -19,8 +19,6 @@ from cardhall.server.store.base import Checkpoint, LeaseLost, StoreEmpty, StoreU
 from cardhall.server.store.format import FORMAT_VERSION, pack_event
 from cardhall.server.store.keys import PARTITIONS, partition_of, slot
 from cardhall.server.store.redis import RedisStore
-from tests.conftest import require
-from tests.server.conftest import REDIS_SERVER
 
 pytestmark = pytest.mark.redis
 
@@ -35,17 +33,9 @@ def _checkpoint(table: str, seqs: range, token: str | None = None) -> Checkpoint
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[object]:
-    """One cluster for the module's tests (each writes under a prefix of its own)."""
-    from tests.server.cluster.redis_cluster import REDIS_CLI, RedisCluster
-
-    require(REDIS_SERVER is not None and REDIS_CLI is not None,
-            "redis-server or redis-cli is not installed (set CARDHALL_REDIS_SERVER, CARDHALL_REDIS_CLI)")
-    procs = RedisCluster(3)
-    try:
-        yield procs
-    finally:
-        procs.close()
+def cluster(redis_cluster: object) -> object:
+    """The module's Redis Cluster (tests/server/conftest.py)."""
+    return redis_cluster
 
 
 @pytest.fixture
