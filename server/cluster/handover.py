@@ -1,6 +1,7 @@
 """Handing a node's tables to the other live nodes (SIGTERM, a rolling restart).
 
-Each table in turn (one table alike when rebalancing, :mod:`.rebalance`): it waits for what it is doing, its actor ends, its state
+Each table in turn (a single table the same way when rebalancing,
+:mod:`.rebalance`): it waits for what it is doing, its actor ends, its state
 is written now (clocks as the time left now), and its lease is released
 reserved for the least loaded live node (``node|handover|epoch``: nobody else
 claims it, and the old owner can no longer write), which is asked through
@@ -131,10 +132,11 @@ async def move(parts: Parts, table: TableActor, to: str,
     released = await release(parts, table, to=to)
     if released is None:
         return False
+    moved = released.error is None and released.freed
+    if moved:  # the claim first: the connections' joins that follow find it claimed, or on its way
+        parts.router.send(to, ["claim", table.id, released.stopped, "rebalance"])
+        parts.host.metrics.rebalanced()
     hand_on(table, released.unanswered)
-    if released.error is not None or not released.freed:
+    if not moved:
         log.warning("table %s not moved to %s: %s", table.id, to, released.error or "its lease was not ours")
-        return False
-    parts.router.send(to, ["claim", table.id, released.stopped, "rebalance"])
-    parts.host.metrics.rebalanced()
-    return True
+    return moved
