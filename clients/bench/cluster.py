@@ -103,7 +103,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cardhall.clients.bench import cluster_faults, cluster_rebalance, redis_cluster
+from cardhall.clients.bench import cluster_faults, cluster_rebalance, rebalance_figures, redis_cluster
 from cardhall.clients.bench.cluster_procs import Placement, Redis, Session, affinity, cpu_seconds, machine_busy_seconds, session
 from cardhall.clients.bench.cluster_report import report
 from cardhall.clients.bench.server import pick_game
@@ -475,7 +475,7 @@ def shortfalls(out: dict[str, Any]) -> list[str]:
         c = h["connections"]
         lines.append(f"handover: {c['connected']} of {c['planned']} spectators connected "
                      f"({c.get('failure_kinds') or 'none refused'})")
-    return lines + cluster_faults.shortfalls(out.get("faults")) + cluster_rebalance.shortfalls(out.get("rebalance"))
+    return lines + cluster_faults.shortfalls(out.get("faults")) + rebalance_figures.shortfalls(out.get("rebalance"))
 
 
 def main(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cardhall.clients.bench import cluster_faults, cluster_rebalance, redis_cluster
+from cardhall.clients.bench import cluster_faults, rebalance_figures, redis_cluster
 
 
 def _where(p: dict[str, Any]) -> str:
@@ -82,7 +82,7 @@ def report(out: dict[str, Any]) -> str:
                   f"{cl['first_event_after_sigterm_p50_ms']} ms, max {cl['first_event_after_sigterm_max_ms']} ms; "
                   f"seq gaps {h['seq_gaps']}",
                   f"  spectators: {h['connections']['connected']} of {h['connections']['planned']} connected"]
-    lines += cluster_faults.report_lines(out.get("faults")) + cluster_rebalance.report_lines(out.get("rebalance"))
+    lines += cluster_faults.report_lines(out.get("faults")) + rebalance_figures.report_lines(out.get("rebalance"))
     lines += redis_cluster.report_lines(shards)
     if out.get("shortfalls"):
         lines.append("-- WARNING: fewer spectators than intended; the figures above cover only those connected:")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cardhall.clients.bench import cluster, cluster_faults, cluster_load, cluster_procs, cluster_rebalance
+from cardhall.clients.bench import cluster, cluster_faults, cluster_load, cluster_procs, cluster_rebalance, rebalance_figures
 from cardhall.clients.bench.cluster import parse_sizes
 from cardhall.clients.cli import build_parser
 from tests.conftest import require
@@ -131,7 +131,7 @@ def test_the_rebalance_round_alone_reports_its_figures():
     assert p["acks_lost"] == p["diverged"] == p["repeats"] == 0 and p["events"] > 0
     b = r["balance"]
     assert b["total_tables"] == 6 and b["even_share"] == 3.0 and sum(b["counts_at_end"].values()) == 6
-    assert cluster_rebalance.within(b["counts_at_end"], 2, 6, None), b  # even again at the end
+    assert rebalance_figures.within(b["counts_at_end"], 2, 6, None), b  # even again at the end
     assert _number(b["within_one_s"]) and isinstance(b["target_met"], bool)
     assert r["moves"]["total"] >= 1 and r["pause"]["count"] >= 1 and r["handover"]["count"] >= 1
     assert _number(r["pause"]["mean_ms"]) and r["pause"]["p99_le_ms"] is not None
@@ -221,21 +221,21 @@ def test_the_rebalance_figures_across_restarts():
                 f"cardhall_rebalance_pause_seconds_count {le100}.0\ncardhall_rebalance_pause_seconds_sum {total}\n")
     # b1 before its SIGTERM (5 moves and 4 pauses so far, 2 of them before the round), then restarted: from 0
     segments = [(scrape(2, 1, 2, 0.01), scrape(5, 2, 4, 0.1)), ("", scrape(3, 10, 10, 0.05))]
-    assert cluster_rebalance.increase(segments, cluster_rebalance.MOVES) == 6
-    pause = cluster_rebalance.histogram_increase(segments, cluster_rebalance.PAUSE)
+    assert rebalance_figures.increase(segments, rebalance_figures.MOVES) == 6
+    pause = rebalance_figures.histogram_increase(segments, rebalance_figures.PAUSE)
     assert pause == {"count": 12, "mean_ms": 11.67, "p50_le_ms": 10.0, "p99_le_ms": 100.0}
     timeline = [(100.0, {"b1": 104, "b2": 102}), (101.0, {"b1": 104, "b2": 102, "b3": 0}),
                 (130.0, {"b1": 75, "b2": 70, "b3": 61}), (131.0, {"b1": 70, "b2": 69, "b3": 67}),
                 (140.0, {"b1": 69, "b2": 69, "b3": 68})]
-    assert cluster_rebalance.balance_times(timeline, 3, 206, 101.0) == (30.0, 30.0)
-    assert cluster_rebalance.balance_times(timeline, 3, 206, 101.0, None) == (39.0, 39.0)
-    assert cluster_rebalance.balance_times(timeline[:3], 3, 206, 101.0) == (None, None)  # b3 at 61: 11 % under
-    moved = cluster_rebalance.owner_changes([(0.0, {"b1": {"t1", "t2"}}), (1.0, {"b1": {"t2"}, "b3": {"t1"}}),
+    assert rebalance_figures.balance_times(timeline, 3, 206, 101.0) == (30.0, 30.0)
+    assert rebalance_figures.balance_times(timeline, 3, 206, 101.0, None) == (39.0, 39.0)
+    assert rebalance_figures.balance_times(timeline[:3], 3, 206, 101.0) == (None, None)  # b3 at 61: 11 % under
+    moved = rebalance_figures.owner_changes([(0.0, {"b1": {"t1", "t2"}}), (1.0, {"b1": {"t2"}, "b3": {"t1"}}),
                                              (2.0, {"b1": {"t2"}, "b3": {"t1"}})])
     assert moved == [(1.0, "t1", "b1", "b3")]
-    assert cluster_rebalance.check_history([(10, 12)], {11: 5.0, 12: 5.1}, {11: 5.0, 12: 5.1})["lost"] == 0
-    assert cluster_rebalance.check_history([(10, 12)], {11: 5.0, 12: 5.1}, {11: 5.0})["lost"] == 1  # 12 not stored
-    assert cluster_rebalance.check_history([(10, 10)], {10: 4.0}, {10: 4.0})["lost"] == 1  # no event before the ok
+    assert rebalance_figures.check_history([(10, 12)], {11: 5.0, 12: 5.1}, {11: 5.0, 12: 5.1})["lost"] == 0
+    assert rebalance_figures.check_history([(10, 12)], {11: 5.0, 12: 5.1}, {11: 5.0})["lost"] == 1  # 12 not stored
+    assert rebalance_figures.check_history([(10, 10)], {10: 4.0}, {10: 4.0})["lost"] == 1  # no event before the ok
     short = {"runs": [], "handover": None, "rebalance": {
         "connections": {"planned": 400, "connected": 390, "failure_kinds": {"TimeoutError": 10}},
         "players": {"planned": 6, "seated": 6, "failures": []}}}
