@@ -97,8 +97,8 @@ class Settings:
     spreads evenly) or ``local`` (the node asked). ``rebalance_rate``: tables
     per second at most that a node holding more than its even share moves to
     a node holding less (0: never; ``server/cluster/rebalance.py``);
-    ``rebalance_hold``: seconds a table that arrived on a node (moved, handed
-    over, claimed) stays there before it may be moved again.
+    ``rebalance_hold``: seconds a table that rebalancing moved to a node
+    stays there before it may be moved again.
     ``trusted_proxies``: addresses of load balancers whose
     ``X-Forwarded-For`` gives the client's address (empty: the socket's peer).
     """

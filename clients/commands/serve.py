@@ -130,7 +130,8 @@ def register(subparsers: Any) -> None:
                    help="tables per second at most this node moves to a node holding fewer than an even share "
                         "(0: never; default 2)")
     p.add_argument("--rebalance-hold", type=float, default=30.0, metavar="S",
-                   help="seconds a table that arrived on a node stays there before it may move again (default 30)")
+                   help="seconds a table that rebalancing moved to a node stays there before it may move again "
+                        "(default 30)")
     p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                    help="a load balancer's address whose X-Forwarded-For names the client (repeatable; "
                         "per-address limits then count the client, not the proxy)")

@@ -295,7 +295,8 @@ class ClusterNode:
             released = self._handovers.pop(table, None)
             if actor is not None:
                 self.router.adopt(table)
-                self.rebalancer.arrived(table)
+                if released is not None and released[1]:
+                    self.rebalancer.arrived(table)
                 if released is not None:  # handed over: the pause, from stopping there to serving here
                     self.host.metrics.handover(max(0.0, time.time() - released[0]), rebalanced=released[1])
             return actor

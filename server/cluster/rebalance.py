@@ -16,9 +16,11 @@ A move is the handover of a stopping node for one table
 the table, its state written, its lease reserved for the taker, which is
 asked to claim it), at most ``rate`` per second per node, one at a time, so
 each move pauses its table only for its own commit, release and claim. A
-table that arrived on a node (moved, handed over, claimed after a failover
-or at start) stays there ``hold`` seconds before it may move again, so a
-table does not bounce between nodes whose views disagree for a heartbeat.
+table that a rebalancing move brought to a node stays there ``hold`` seconds
+before it may move again, so a table does not bounce between nodes whose
+views disagree for a heartbeat (a table handed over by a stopping node or
+claimed after a failover may move at once: its node is back, or the
+survivors are uneven).
 Tables with the fewest viewers connected to the giving node go first (each
 of those viewers is then relayed from the new owner).
 
@@ -117,7 +119,7 @@ class Rebalancer:
         self._sent: dict[str, tuple[str, float]] = {}  # table moved out -> (its taker, when: monotonic s)
 
     def arrived(self, table: str) -> None:
-        """``table`` arrived on this node (claimed): it stays ``hold`` seconds."""
+        """``table`` arrived on this node by a rebalancing move: it stays ``hold`` seconds."""
         self._arrived[table] = time.monotonic()
 
     def loads(self) -> dict[str, int]:
@@ -137,7 +139,7 @@ class Rebalancer:
         return out
 
     def pick(self) -> TableActor | None:
-        """The table to move next: one of this node's, not arrived within
+        """The table to move next: one of this node's, not moved here within
         ``hold`` seconds, written (nothing waiting for the store) and quiet,
         with the fewest viewers on this node (ties: the oldest arrival)."""
         now = time.monotonic()

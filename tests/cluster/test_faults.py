@@ -62,8 +62,8 @@ pytestmark = pytest.mark.redis
 
 #: the nodes place each table on the node it is created on (spread's layout) and keep it there
 FAULT_ARGS = [*NODE_ARGS, "--placement", "local", "--rebalance-rate", "0"]
-#: the same, rebalancing on (a table stays 3 s where it arrived: few tables, each moved by the restarts)
-REBALANCING_ARGS = [*NODE_ARGS, "--placement", "local", "--rebalance-hold", "3"]
+#: the same, rebalancing on (the server's defaults)
+REBALANCING_ARGS = [*NODE_ARGS, "--placement", "local"]
 #: log lines of a node that finds another owns its table (fencing)
 LOST = ("lease lost to another node; dropping it", "checkpoint refused, another node owns the table; dropped")
 HANDOVER = "cardhall_handover_seconds"
