@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from redis import exceptions as rexc
 
+from cardhall.server.cluster import leaving
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import Leases
+from cardhall.server.cluster.peers import Owned
 from cardhall.server.cluster.router import Router
 from cardhall.server.store.base import LeaseLost, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
@@ -79,12 +81,13 @@ class Released:
     """A table this node stopped serving (:func:`release`): ``stopped``, when
     (Unix seconds: its pause starts there); ``unanswered``, the requests it
     had taken and not answered (``(subscriber, re)``: nothing of them was
-    written); ``freed``, its lease released (reserved for the node it goes
-    to); ``error``, why its state or its lease could not be written (its lease
-    then lapses and a node claims it from the store)."""
+    written); ``token``, its lease when it stopped; ``freed``, its lease
+    released (reserved for the node it goes to); ``error``, why its state or
+    its lease could not be written."""
 
     stopped: float
     unanswered: list[tuple[Hashable, Any]]
+    token: str | None = None
     freed: bool = False
     error: BaseException | None = None
 
@@ -101,11 +104,11 @@ async def release(parts: Parts, table: TableActor, to: str | None = None) -> Rel
     host = parts.host
     if host.tables.get(table.id) is not table or table.token is None or table.unwritable:
         return None  # unwritable: its stored copy is quarantined, there is nothing to hand over
-    released = Released(time.time(), table.drop())
+    token = table.token
+    released = Released(time.time(), table.drop(), token)
     host.tables.pop(table.id, None)
     parts.forget(table.id)
     parts.router.forget_owner(table.id)
-    token = table.token
     try:
         if not table.machine.stalled and not table.machine.pending.needs_commit:
             checkpoint = table.whole_checkpoint()  # the receiving node replays no log of this one
@@ -119,24 +122,29 @@ async def release(parts: Parts, table: TableActor, to: str | None = None) -> Rel
     return released
 
 
-async def move(parts: Parts, table: TableActor, to: str,
-               hand_on: Callable[[TableActor, list[tuple[Hashable, Any]]], None]) -> bool:
+async def move(parts: Parts, table: TableActor, to: str, owned: Owned) -> bool:
     """Hand ``table`` to live node ``to`` while this node goes on
     (rebalancing, :mod:`.rebalance`): released as a stopping node releases
     it, ``to`` asked to claim it (``["claim", table, stopped, "rebalance"]``:
-    it records the pause in ``cardhall_rebalance_pause_seconds``);
-    ``hand_on(table, unanswered)`` then sends this node's connections watching
-    it after it. True when it was handed over; False when it stays here, or
-    when its state or lease could not be written (it was dropped all the
-    same: its lease lapses and the failover gives it a node)."""
+    it records the pause in ``cardhall_rebalance_pause_seconds``); the
+    requests it had not answered get ``unavailable`` and this node's
+    connections watching it follow it (:mod:`.leaving`). True when it was
+    handed over; False when it stays here: also when its final state or its
+    lease could not be written (the store went away, or lost its data), when
+    it is served here again from its state in memory
+    (:func:`~cardhall.server.cluster.leaving.revive`)."""
     released = await release(parts, table, to=to)
     if released is None:
         return False
-    moved = released.error is None and released.freed
-    if moved:  # the claim first: the connections' joins that follow find it claimed, or on its way
+    leaving.refuse(parts.host, owned, table, released.unanswered)
+    if released.error is not None:
+        log.warning("table %s not moved to %s: %s; served here again", table.id, to, released.error)
+        await leaving.revive(parts.host, table, released.token)
+        return False
+    if released.freed:  # the claim first: the connections' joins that follow find it claimed, or on its way
         parts.router.send(to, ["claim", table.id, released.stopped, "rebalance"])
         parts.host.metrics.rebalanced()
-    hand_on(table, released.unanswered)
-    if not moved:
-        log.warning("table %s not moved to %s: %s", table.id, to, released.error or "its lease was not ours")
-    return moved
+    else:
+        log.warning("table %s not moved to %s: its lease was not this node's", table.id, to)
+    leaving.follow(parts.host, parts.router, table)
+    return released.freed

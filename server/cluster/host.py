@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from cardhall.server.config import Settings
     from cardhall.server.connection import Connection, Connections
+    from cardhall.server.store.base import StoredTable
     from cardhall.server.table.actor import TableActor
     from cardhall.server.table.inputs import Join
 
@@ -38,6 +39,9 @@ class NodeHost(Protocol):
 
     async def restore(self, table_id: str, token: str | None = None) -> TableActor | None:
         """Serve stored table ``table_id`` here under lease ``token``."""
+
+    async def restore_stored(self, item: StoredTable, token: str | None = None) -> TableActor | None:
+        """Serve table ``item`` (a state, not read from the store) here under lease ``token``."""
 
     async def create_here(self, spec: Mapping[str, Any], owner: str | None,
                           address: str | None = None, table_id: str | None = None) -> TableActor:

@@ -74,6 +74,8 @@ class Listener:
         #: set when a subscription needs making again
         self._trouble = asyncio.Event()
         self._running = False
+        #: closed (the node stops): no subscription changes any more
+        self._closed = False
 
     async def open(self) -> None:
         """Subscribe the inbox (once; raises RedisError or OSError)."""
@@ -85,11 +87,23 @@ class Listener:
             self._wanted.add(self.inbox)
 
     async def close(self) -> None:
-        """End every subscription."""
+        """End every subscription (after a subscription change under way, up
+        to a second: its connection is not closed under it)."""
         self._running = False
-        shards, self._shards, self._where = list(self._shards.values()), {}, {}
-        for shard in shards:
-            await shard.close()
+        self._closed = True
+        try:
+            await asyncio.wait_for(self._lock.acquire(), 1.0)
+        except TimeoutError:
+            locked = False
+        else:
+            locked = True
+        try:
+            shards, self._shards, self._where = list(self._shards.values()), {}, {}
+            for shard in shards:
+                await shard.close()
+        finally:
+            if locked:
+                self._lock.release()
 
     async def subscribe(self, channel: str) -> None:
         """Listen on ``channel`` too (subscriptions being made again are waited for)."""
@@ -108,7 +122,7 @@ class Listener:
         async with self._lock:
             self._wanted.discard(channel)
             shard = self._where.pop(channel, None)
-            if shard is not None:
+            if shard is not None and not self._closed:
                 with contextlib.suppress(*FAILURES):
                     await shard.leave(channel)
 

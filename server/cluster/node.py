@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis import exceptions as rexc
 
-from cardhall.protocol import frames
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.cluster import leaving
 from cardhall.server.cluster.calls import Calls
 from cardhall.server.cluster.departures import Departures
 from cardhall.server.cluster.handover import Parts, hand_over, move
@@ -64,7 +64,6 @@ from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import Owned
 from cardhall.server.cluster.rebalance import Rebalancer
 from cardhall.server.cluster.registry import Registry
-from cardhall.server.cluster.relay import give_up
 from cardhall.server.cluster.router import Router
 from cardhall.server.store.base import StoreEmpty, StoreUnavailable
 from cardhall.server.store.redis import RedisStore
@@ -267,7 +266,7 @@ class ClusterNode:
         return {n: self.live[n] for n in self.registry.serving()}
 
     def _local_viewers(self, table: TableActor) -> int:
-        return sum(1 for key in table.machine.subscribers.viewers if key in self.host.connections)
+        return sum(1 for key in table.machine.subscribers.viewers if self.host.connections.get(key) is not None)
 
     async def _rebalance(self) -> None:
         if not self.stopping and self.id in self.live:
@@ -276,7 +275,7 @@ class ClusterNode:
     async def move(self, table: TableActor, to: str) -> bool:
         """Hand ``table`` to node ``to`` while this node goes on
         (:func:`~cardhall.server.cluster.handover.move`)."""
-        return await move(self.handover_parts(), table, to, self._hand_on)
+        return await move(self.handover_parts(), table, to, self.owned)
 
     # -- leases ------------------------------------------------------------------
     async def claim(self, table: str, takeover: bool = False) -> TableActor | None:
@@ -373,27 +372,8 @@ class ClusterNode:
         self.host.tables.pop(table.id, None)
         self.forget_peers(table.id)
         self.router.forget_owner(table.id)
-        self._hand_on(table, unanswered)
-
-    def _hand_on(self, table: TableActor, unanswered: list[tuple[Any, Any]]) -> None:
-        """``table`` left this node (dropped, or moved): every request it
-        took and did not answer gets ``unavailable``, and this node's
-        connections watching it join it wherever it is served next, from what
-        they were last delivered."""
-        for sub, re in unanswered:  # nothing of them was written: safe to send again (SPEC "Resuming")
-            conn = self.host.connections.get(sub)
-            if conn is not None:
-                give_up(conn, re)
-            peer = conn or self.owned.peer(table.id, sub)
-            if peer is not None:
-                peer.send(frames.error("unavailable", "the table moved to another node; retry", re=re))
-                peer.flush()
-        for key in list(table.machine.subscribers.viewers):
-            conn = self.host.connections.get(key)
-            if conn is not None:
-                join = self.host.joins.get((conn.id, table.id))
-                if join is not None:
-                    self.router.relay_join(conn, table.id, join, table.delivered)
+        leaving.refuse(self.host, self.owned, table, unanswered)
+        leaving.follow(self.host, self.router, table)
 
     async def _scan(self, takeover: bool = False) -> None:
         """Claim the tables nobody holds (failover). Each orphan is meant for

@@ -79,7 +79,7 @@ class Shard:
         self.pending.discard(channel)
         lost = channel in self.lost
         self.lost.discard(channel)
-        if not lost and not self.broken:
+        if not lost and not self.broken and not self.closed:  # closed: the connection is gone with it
             self.leaving.add(channel)
             await self.pubsub.sunsubscribe(channel)
 
