@@ -9,7 +9,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
+import time
+from typing import Any
 
 import pytest
 
@@ -29,6 +33,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_slow)
         if "soak" in item.keywords and not config.getoption("--soak"):
             item.add_marker(skip_soak)
+
+
+async def until(condition: Any, timeout: float = 10.0, what: str = "the condition") -> float:
+    """Poll ``condition()`` (sync, or returning an awaitable) every 10 ms until
+    it is true: the state a test waits on, never a fixed sleep; the seconds it
+    took. AssertionError naming ``what`` after ``timeout`` seconds."""
+    started = time.monotonic()
+    while True:
+        got = condition()
+        if inspect.isawaitable(got):
+            got = await got
+        if got:
+            return time.monotonic() - started
+        assert time.monotonic() - started < timeout, f"not within {timeout:g} s: {what}"
+        await asyncio.sleep(0.01)
 
 
 def require(condition: bool, reason: str) -> None:

@@ -19,7 +19,6 @@ module without sharing a count.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -34,6 +33,7 @@ from cardhall.server.chat import BURST, RATE
 from cardhall.server.store.redis_limits import HOLD
 from tests.cluster.conftest import require_cluster_tools
 from tests.cluster.harness import Cluster
+from tests.conftest import until
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio(loop_scope="module")]
 
@@ -75,19 +75,6 @@ async def code_of(awaitable: Any) -> str:
     return "ok"
 
 
-async def until(what: str, condition: Any, timeout: float = 15.0) -> float:
-    """Poll ``condition()`` (sync or async) until true; the seconds it took."""
-    started = time.monotonic()
-    while True:
-        got = condition()
-        if asyncio.iscoroutine(got):
-            got = await got
-        if got:
-            return time.monotonic() - started
-        assert time.monotonic() - started < timeout, f"not within {timeout} s: {what}"
-        await asyncio.sleep(0.02)
-
-
 async def where(cluster: Cluster, tables: list[str]) -> dict[str, str]:
     """The node serving each of ``tables``, from ``GET /api/cluster`` (the nodes' heartbeats)."""
     async with httpx.AsyncClient(base_url=cluster.nginx.http) as http:
@@ -109,7 +96,7 @@ async def test_the_fourth_table_from_one_address_is_refused_on_any_node(cluster:
             except ServerError as exc:
                 codes.append(f"{exc.code}: {exc.message.rpartition(' per ')[2]}")
         assert codes == ["ok"] * 3 + ["too_many_tables: client address"] * 3, codes
-        await until("the tables' nodes known", lambda: _located(cluster, made))
+        await until(lambda: _located(cluster, made), 15, "the tables' nodes known")
         assert len(set((await where(cluster, made)).values())) >= 2  # more than one node held them
         transport = httpx.AsyncHTTPTransport(local_address=address)
         async with httpx.AsyncClient(base_url=cluster.nginx.http, transport=transport) as http:
@@ -119,7 +106,7 @@ async def test_the_fourth_table_from_one_address_is_refused_on_any_node(cluster:
             r = await http.post(f"/api/ops/tables/{made[0]}/close", headers={"X-Operator-Key": cluster.operator_key})
             assert r.status_code in (200, 202), r.text
             # closed on its node: its count is released there, for every node
-            await until("the address's room back", lambda: _created(http))
+            await until(lambda: _created(http), 15, "the address's room back")
     finally:
         for c in spread:
             await c.close()
@@ -201,7 +188,7 @@ async def test_the_fourth_websocket_from_one_address_is_refused_on_any_node(clus
             if c is not None:
                 reopened.append(c)
             return c is not None
-        took = await until("a websocket admitted once one closed", reopen, timeout=HOLD + 10)
+        took = await until(reopen, HOLD + 10, "a websocket admitted once one closed")
         held += reopened
         assert took <= HOLD + 5, took  # a refusal is held on its node for HOLD at most
         assert await _open(cluster, address) is None

@@ -35,6 +35,7 @@ from cardhall.server.store.format import FORMAT_VERSION
 from cardhall.server.store.keys import partition_of
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_limits import HOLD, RedisLimits
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 
 SETTINGS = Settings(max_tables_per_player=2, max_tables_per_address=3, new_players_per_address=3,
@@ -159,26 +160,13 @@ async def test_two_nodes_share_one_count(nodes: Nodes):
     assert await n1.open_socket("a") and await n2.open_socket("a")
     assert not await n2.open_socket("a")  # refused, and held on n2 for HOLD
     n2.close_socket("a")
-    await _until(lambda: _field(nodes, "a", n2.me))  # written to Redis at once
+    await until(lambda: _field(nodes, "a", n2.me))  # written to Redis at once
     assert await n1.open_socket("a")
     assert not await n1.open_socket("a")
     nodes.kill(n1)  # n1's heartbeat gone: its websockets stop counting
     n3 = await nodes.node("n3")
     assert await n3.open_socket("a") and await n3.open_socket("a")
     assert not await n3.open_socket("a")
-
-
-async def _until(condition: Any, timeout: float = 10.0) -> float:
-    """Poll ``condition()`` (sync or awaitable) until true; the seconds it took."""
-    started = time.monotonic()
-    while True:
-        got = condition()
-        if asyncio.iscoroutine(got):
-            got = await got
-        if got:
-            return time.monotonic() - started
-        assert time.monotonic() - started < timeout, f"not within {timeout} s"
-        await asyncio.sleep(0.01)
 
 
 async def _field(nodes: Nodes, address: str, me: str) -> bool:
@@ -288,7 +276,7 @@ async def test_a_moved_table_still_counts_against_its_owner_and_address(redis_se
         b_server = running_server(b_settings)
         b = await b_server.__aenter__()
     try:
-        await _until(lambda: len(b.hall.tables) == 3, timeout=20)
+        await until(lambda: len(b.hall.tables) == 3, timeout=20)
         p = await Client(b.url).connect()
         await p.hello("p", token=token)
         assert await _code(p.create_table(**WAITING_TABLE)) == "too_many_tables: player"
@@ -297,7 +285,7 @@ async def test_a_moved_table_still_counts_against_its_owner_and_address(redis_se
         async with httpx.AsyncClient(base_url=b.http) as http:
             closed = await http.post(f"/api/ops/tables/{mine[0]}/close", headers={"X-Operator-Key": "ops"})
             assert closed.status_code in (200, 202), closed.text
-        await _until(lambda: _not_counted(b, mine[0]))
+        await until(lambda: _not_counted(b, mine[0]))
         assert await _code(p.create_table(**WAITING_TABLE)) == "ok"  # the owner's and the address's room back
         await p.close()
         await q.close()

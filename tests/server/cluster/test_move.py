@@ -13,30 +13,16 @@ table is stored again and plays on.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
-from typing import Any
 
 import redis.asyncio as aioredis
 
 from cardhall.clients.client import Client
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 
 BOTS = {"game": "no_limit_holdem", "seats": 2, "bots": 2,
         "options": {"bot_think": 0.05, "pause": 0.05, "auto_rematch": True}}
-
-
-async def _until(condition: Any, timeout: float = 20.0) -> None:
-    """Poll ``condition()`` (sync or awaitable) until it is true; AssertionError after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = condition()
-        if asyncio.iscoroutine(got):
-            got = await got
-        if got:
-            return
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 async def _seqs(client: Client, table: str, count: int) -> list[int]:
@@ -66,7 +52,7 @@ async def test_a_move_whose_final_write_fails_keeps_the_table(redis_server: Redi
             assert await node.move(actor, "b") is False
             revived = a.hall.tables.get(table)
             assert revived is not None and revived is not actor, "the table is served here again"
-            await _until(lambda: node.leases.stored(table))  # written back with the others
+            await until(lambda: node.leases.stored(table), 20, "the table stored again")  # written back with the others
             try:
                 after = await _seqs(watcher, table, 20)
             except TimeoutError:
