@@ -183,7 +183,7 @@ def ms(x: float | None) -> float | None:
 def timeline_rows(polls: list[tuple[float, dict[str, int]]], began: float, every: float = 1.0) -> list[list[Any]]:
     """The polls from ``began`` on, one per ``every`` s: ``[seconds since began, counts]``.
 
-    >>> timeline([(9.0, {"a": 1}), (10.2, {"a": 2}), (10.7, {"a": 3}), (11.3, {"a": 4})], 10.0)
+    >>> timeline_rows([(9.0, {"a": 1}), (10.2, {"a": 2}), (10.7, {"a": 3}), (11.3, {"a": 4})], 10.0)
     [[0.2, {'a': 2}], [1.3, {'a': 4}]]
     """
     out: list[list[Any]] = []
