@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from cardhall.clients.client import ServerError
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
@@ -48,6 +50,16 @@ async def until(condition: Any, timeout: float = 10.0, what: str = "the conditio
             return time.monotonic() - started
         assert time.monotonic() - started < timeout, f"not within {timeout:g} s: {what}"
         await asyncio.sleep(0.01)
+
+
+async def code_of(awaitable: Any) -> str:
+    """``ok``, or the error code of the request ``awaitable`` and the end of
+    its message (``too_many_tables: client address``)."""
+    try:
+        await awaitable
+    except ServerError as exc:
+        return f"{exc.code}: {exc.message.rpartition(' per ')[2]}"
+    return "ok"
 
 
 def require(condition: bool, reason: str) -> None:

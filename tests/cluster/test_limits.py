@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
@@ -33,7 +32,7 @@ from cardhall.server.chat import BURST, RATE
 from cardhall.server.store.redis_limits import HOLD
 from tests.cluster.conftest import require_cluster_tools
 from tests.cluster.harness import Cluster
-from tests.conftest import until
+from tests.conftest import code_of, until
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio(loop_scope="module")]
 
@@ -64,15 +63,6 @@ async def client(cluster: Cluster, address: str, token: str | None = None, name:
     c = await Client(cluster.nginx.ws, local_addr=(address, 0)).connect()
     await c.hello(name, token=token)
     return c
-
-
-async def code_of(awaitable: Any) -> str:
-    """``ok``, or the error code and the end of its message (``too_many_tables: client address``)."""
-    try:
-        await awaitable
-    except ServerError as exc:
-        return f"{exc.code}: {exc.message.rpartition(' per ')[2]}"
-    return "ok"
 
 
 async def where(cluster: Cluster, tables: list[str]) -> dict[str, str]:

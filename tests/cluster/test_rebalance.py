@@ -19,13 +19,13 @@ A rolling restart ending balanced is tests/cluster/test_faults.py (c).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 
 import pytest
 
 from tests.cluster.driver import NODE_ARGS, Driver, add_histograms, histogram
 from tests.cluster.harness import Cluster
+from tests.conftest import until
 
 pytestmark = pytest.mark.redis
 
@@ -38,14 +38,18 @@ async def balanced(d: Driver, live: int, timeout: float) -> dict[str, int]:
     """The live nodes' table counts once every one is within one table of
     even (``live`` nodes listed), polled on ``/api/cluster``; AssertionError
     with the last counts after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        counts = {n["id"]: n["tables"] for n in await d.cluster_nodes()}
-        if len(counts) == live and max(counts.values()) - min(counts.values()) <= 1:
-            return counts
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not balanced after {timeout:g} s: {counts}")
-        await asyncio.sleep(0.1)
+    counts: dict[str, int] = {}
+
+    async def even() -> bool:
+        counts.clear()
+        counts.update({n["id"]: n["tables"] for n in await d.cluster_nodes()})
+        return len(counts) == live and max(counts.values()) - min(counts.values()) <= 1
+
+    try:
+        await until(even, timeout, "every node within one table of even")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the last counts {counts}") from None
+    return counts
 
 
 async def scrape_sum(d: Driver, metric: str) -> float:

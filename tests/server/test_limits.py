@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 import cardhall.server.limits
-from cardhall.clients.client import Client, ServerError
+from cardhall.clients.client import Client
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.chat import BURST
 from cardhall.server.config import Settings
@@ -35,7 +35,7 @@ from cardhall.server.store.format import FORMAT_VERSION
 from cardhall.server.store.keys import partition_of
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_limits import HOLD, RedisLimits
-from tests.conftest import until
+from tests.conftest import code_of, until
 from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 
 SETTINGS = Settings(max_tables_per_player=2, max_tables_per_address=3, new_players_per_address=3,
@@ -241,13 +241,6 @@ async def test_redis_down_answers_unavailable_and_websockets_fall_back_to_the_no
 
 # -- through real halls: a table moved to another node keeps its counts ------------------------------
 
-async def _code(awaitable: Any) -> str:
-    """The error code of the request ``awaitable`` and its message's end, or ``ok``."""
-    try:
-        await awaitable
-    except ServerError as exc:
-        return f"{exc.code}: {exc.message.rpartition(' per ')[2]}"
-    return "ok"
 
 
 @pytest.mark.parametrize("how", ["handed", "restarted"])
@@ -265,7 +258,7 @@ async def test_a_moved_table_still_counts_against_its_owner_and_address(redis_se
         q = await a.client("q")
         mine = [await p.create_table(**WAITING_TABLE) for _ in range(2)]
         await q.create_table(**WAITING_TABLE)
-        assert await _code(p.create_table(**WAITING_TABLE)) == "too_many_tables: player"
+        assert await code_of(p.create_table(**WAITING_TABLE)) == "too_many_tables: player"
         token = p.token
         await p.close()
         await q.close()
@@ -279,14 +272,14 @@ async def test_a_moved_table_still_counts_against_its_owner_and_address(redis_se
         await until(lambda: len(b.hall.tables) == 3, timeout=20)
         p = await Client(b.url).connect()
         await p.hello("p", token=token)
-        assert await _code(p.create_table(**WAITING_TABLE)) == "too_many_tables: player"
+        assert await code_of(p.create_table(**WAITING_TABLE)) == "too_many_tables: player"
         q = await b.client("q2")  # another player from the same address
-        assert await _code(q.create_table(**WAITING_TABLE)) == "too_many_tables: client address"
+        assert await code_of(q.create_table(**WAITING_TABLE)) == "too_many_tables: client address"
         async with httpx.AsyncClient(base_url=b.http) as http:
             closed = await http.post(f"/api/ops/tables/{mine[0]}/close", headers={"X-Operator-Key": "ops"})
             assert closed.status_code in (200, 202), closed.text
         await until(lambda: _not_counted(b, mine[0]))
-        assert await _code(p.create_table(**WAITING_TABLE)) == "ok"  # the owner's and the address's room back
+        assert await code_of(p.create_table(**WAITING_TABLE)) == "ok"  # the owner's and the address's room back
         await p.close()
         await q.close()
     finally:
