@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 #: the kinds of value an option takes (``Option.type``)
 TYPES = ("int", "number", "bool", "choice", "text", "seat")
 #: the numeric kinds: an option of one of them declares ``min`` and ``max``
@@ -44,20 +46,74 @@ MAX_CHIPS = 1_000_000_000
 MAX_HANDS = 100_000
 
 
-#: Unicode categories a text option may not hold: control, format (bidi overrides, zero-width),
-#: line and paragraph separators, surrogates, private use (shown to everyone as the text it is)
+#: Unicode general categories no text shown to others may hold: control, format (bidi overrides,
+#: zero-width), line and paragraph separators, surrogates, private use
 UNPRINTABLE = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
+#: the emoji sequences of Unicode Technical Standard #51 whose invisible characters are kept, each
+#: matched whole (the ZERO WIDTH JOINER alone, with what must surround it)
+EMOJI_SEQUENCES = r"""
+    \U0001F3F4 (?:[\U000E0061-\U000E007A]{2}|[\U000E0030-\U000E0039]{3})
+        [\U000E0030-\U000E0039\U000E0061-\U000E007A]{1,4} \U000E007F       # subdivision flag: 1F3F4, the tags of
+                                                                           # a subdivision id ("gbsct"), CANCEL TAG
+  | [0-9\#*] \uFE0F \u20E3                                                 # keycap
+  | (?!\p{Emoji_Component}) \p{Emoji} [\uFE0E\uFE0F]                       # text or emoji presentation
+  | (?<=\p{Extended_Pictographic} \p{Grapheme_Cluster_Break=Extend}*)
+        \u200D (?=\p{Extended_Pictographic})                               # ZWJ between two emoji (UAX #29 GB11)
+"""
+_INVISIBLE = regex.compile(
+    EMOJI_SEQUENCES + "| (?P<invisible>[" + "".join(rf"\p{{{c}}}" for c in sorted(UNPRINTABLE))
+    + r"\p{Default_Ignorable_Code_Point}])", regex.VERBOSE)
+#: what a character without a name in Python's Unicode data is called, by its category there
+_UNNAMED = {"Cc": "a control character", "Cs": "a surrogate", "Co": "a private-use character",
+            "Cn": f"unassigned in Unicode {unicodedata.unidata_version}"}
+
+
+def invisible_character(text: str) -> str | None:
+    """The first character of ``text`` that text shown to others may not hold,
+    as ``"U+001B (ESCAPE)"`` (its name, or what it is when it has none), or
+    None when there is none. Refused: a character of a category of
+    :data:`UNPRINTABLE` (controls, bidi overrides and isolates, zero-width
+    spaces and joiners, the BOM, soft hyphens, line and paragraph separators,
+    surrogates, private use) and every code point of Unicode's
+    ``Default_Ignorable_Code_Point`` (UAX #44; it adds the Hangul fillers,
+    U+034F COMBINING GRAPHEME JOINER, the Khmer inherent vowels, the
+    variation selectors, the tag characters and the reserved ranges kept for
+    more of them), but where they belong to one of the emoji sequences of
+    UTS #51 people type (:data:`EMOJI_SEQUENCES`): U+200D ZERO WIDTH JOINER
+    between two emoji (woman, ZWJ, laptop: a technologist), U+FE0E/U+FE0F
+    after an emoji (its text or emoji form) or in a keycap (digit, U+FE0F,
+    U+20E3), tag characters spelling a subdivision after U+1F3F4 WAVING
+    BLACK FLAG (the flags of Scotland, England, Wales).
+
+    The properties (categories, ``Default_Ignorable_Code_Point``, ``Emoji``,
+    ``Emoji_Component``, ``Extended_Pictographic``, ``Grapheme_Cluster_Break``)
+    are the ``regex`` package's, of the Unicode version its release states (it
+    does not expose it: 18.0.0 for regex 2026.11.19, 14.0.0 for 2022.9.11, the
+    lower bound of pyproject.toml); the names are those of Python's ``unicodedata``
+    (``unicodedata.unidata_version``: 14.0.0 on Python 3.11), no newer than
+    regex's (tests/server/test_invisible.py checks that regex knows every
+    character it does and puts the same ones in these categories).
+
+    >>> invisible_character("a\u202eb"), invisible_character("bob\u1160"), invisible_character("👩\u200d💻")
+    ('U+202E (RIGHT-TO-LEFT OVERRIDE)', 'U+1160 (HANGUL JUNGSEONG FILLER)', None)
+    """
+    for found in _INVISIBLE.finditer(text):
+        ch = found.group("invisible")
+        if ch is not None:
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, '') or _UNNAMED.get(unicodedata.category(ch), 'no name')})"
+    return None
 
 
 def plain_text(value: str) -> bool:
-    """True when ``value`` holds no character of :data:`UNPRINTABLE`: text an
-    option carries to every viewer (NL-6's ``item_stakes``) is data, never
-    terminal escapes, bidi overrides or invisible characters.
+    """True when ``value`` holds no character :func:`invisible_character`
+    refuses: text an option carries to every viewer (NL-6's ``item_stakes``)
+    is data, never terminal escapes, bidi overrides or invisible characters,
+    as names and chat are (:mod:`cardhall.server.names`).
 
-    >>> plain_text("a signed ball"), plain_text("x\x1b[2J"), plain_text("\u202eevil")
-    (True, False, False)
+    >>> plain_text("a signed ball ⚽"), plain_text("x\x1b[2J"), plain_text("\u202eevil"), plain_text("a\u17b4b")
+    (True, False, False, False)
     """
-    return not any(unicodedata.category(ch) in UNPRINTABLE for ch in value)
+    return invisible_character(value) is None
 
 
 class OptionError(ValueError):

@@ -37,6 +37,7 @@ CODES: dict[str, str] = {
     "stale_turn": "the turn named in the request has already passed",
     "illegal_action": "the game's rules forbid the action (see reason and rule)",
     "not_owner": "only the table's owner may do this (G-8, G-9)",
+    "not_operator": "only the service's operator may do this (HTTP: X-Operator-Key missing or wrong)",
     "bad_state": "the table's state does not allow this now",
     "paused": "the table is paused by its owner (G-8)",
     "rate_limited": "too many frames, or too many new players from one address: slow down",

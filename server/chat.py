@@ -7,19 +7,24 @@ becomes a :class:`~cardhall.server.table.inputs.Chat` input for the table
 (:mod:`cardhall.server.names`, whose character rules it shares), in this order:
 
 1. a string of at most :data:`MAX_CHARS` characters as sent;
-2. no control or invisible format characters (newlines and tabs included;
-   names' rule 2: a joiner between two emoji is fine);
+2. no control or invisible characters (newlines and tabs included; names'
+   rule 2: Unicode's Default_Ignorable_Code_Point too, but in the emoji
+   sequences people type);
 3. normalised: NFC, white space around it removed, each run of white space
    inside it made one space;
 4. then at most :data:`MAX_CHARS` characters and :data:`MAX_BYTES` bytes of
    UTF-8, at most ``MAX_MARKS`` combining marks on one character;
 5. not blank.
 
-Anything else is ``bad_request`` with the reason. The rate: :data:`BURST`
-messages at once, then one every ``1 / RATE`` seconds per player, all its
-connections on every node together (a token bucket of its own, on top of the
-frame limit, counted by the hall's :class:`~cardhall.server.limits.Limits`):
-``rate_limited``.
+Anything else is ``bad_request`` with the reason. The rate, two token
+buckets on top of the frame limit, counted by the hall's
+:class:`~cardhall.server.limits.Limits` over all connections on every node:
+:data:`BURST` messages at once, then one every ``1 / RATE`` seconds per
+player; and :data:`ADDRESS_BURST` at once, then one every
+``1 / ADDRESS_RATE`` seconds per client address (every player and connection
+from it: a flood from many players or connections of one client is bounded,
+and a few players behind one NAT still chat at the player rate each). Past
+either: ``rate_limited``.
 
 >>> checked_text("  gg   wp ")
 'gg wp'
@@ -41,6 +46,10 @@ MAX_BYTES = 600
 BURST = 5.0
 #: messages per second after the burst (5 per 10 s)
 RATE = 0.5
+#: messages all players from one client address may send at once (three players' bursts)
+ADDRESS_BURST = 15.0
+#: messages per second from one client address after its burst (15 per 10 s: three players at :data:`RATE`)
+ADDRESS_RATE = 1.5
 
 
 def checked_text(value: Any) -> str:

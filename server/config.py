@@ -37,6 +37,8 @@ class Settings:
     Redis for every node on the same Redis and prefix, whichever node holds
     the table or the connection (:mod:`cardhall.server.store.redis_limits`);
     without it, in this process (:class:`cardhall.server.limits.MemoryLimits`).
+    ``bot_workers``: processes that think costly bots' moves off the event
+    loop (0: none, the tables think them in place; :mod:`cardhall.server.thinker`).
     ``bot_think_floor``: the least ``bot_think`` (seconds) of a table created
     by a client that nobody owns (HTTP without a token) or whose seats are all
     bots; a lower request is raised to it (0: no floor); at any other table
@@ -120,6 +122,7 @@ class Settings:
     new_players_per_address: int = 20
     new_players_window: float = 60.0
     bot_think_floor: float = 0.5
+    bot_workers: int = 1
     player_expiry: float = 7 * 86400.0
     max_connections_per_ip: int = 64
     max_connections: int = 10_000

@@ -48,8 +48,9 @@ from cardhall.server.store_watch import StoreWatch
 from cardhall.server.stored import check_stored_options, current
 from cardhall.server.table.actor import TableActor, now
 from cardhall.server.table.core import BROKEN, CLOSED
-from cardhall.server.table.inputs import Close, Disconnect, Join, Request, ServiceStopping
+from cardhall.server.table.inputs import BotDue, Close, Disconnect, Join, Request, ServiceStopping
 from cardhall.server.table.machine import TableMachine
+from cardhall.server.thinker import Thinker
 from cardhall.server.topology import LocalTopology, Topology, new_table_id
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ class Hall:
         self.replayed = 0
         self.metrics = Metrics(lambda: len(self.tables), lambda: len(self.connections), lambda: len(self.stalled))
         self.committer = GroupCommitter(self.store, self.metrics.committed, self.store_failed)
+        self.thinker = Thinker(settings.bot_workers, waiting=self.metrics.bots_waiting.set)
         self.watch = StoreWatch(settings, self.store, self.committer, self.metrics, lambda: self.tables.values(),
                                 self._full_checkpoint, self.stalled)
         self.accepting = True
@@ -211,6 +213,7 @@ class Hall:
         if stopping:
             await asyncio.wait(stopping, timeout=self.settings.shutdown_grace)
         await self.topology.stop(list(self.tables.values()))  # those not handed over: free at once
+        self.thinker.close()
         await self.store.close()
         self._shut_down = True
 
@@ -392,16 +395,14 @@ class Hall:
             log.warning("closed table %s not deleted from the store yet: %s", table_id, exc)
 
     def table_broken(self, table: TableActor) -> None:
-        """Called by a table that broke (logged where it happened): it stays
-        open, ``broken`` in the lobby and counted by ``/healthz``, until it
-        is closed (an operator, or G-9's sweeping)."""
+        """Called by a table that broke (logged where it happened): it stays open, ``broken`` in the lobby
+        and counted by ``/healthz``, until it is closed (an operator, or G-9's sweeping)."""
         self.metrics.broken.inc()
 
     def table_unwritable(self, table: TableActor, reason: str) -> None:
-        """Called by a table whose checkpoints the store refuses (not for
-        being down): its stored copy is older than the table, so it is
-        quarantined in the store now (never restored by any node, kept for an
-        operator); this node still serves it, broken, until it is closed."""
+        """Called by a table whose checkpoints the store refuses (not for being down): its stored copy is
+        older than the table, so it is quarantined in the store now (never restored by any node, kept for
+        an operator); this node still serves it, broken, until it is closed."""
         asyncio.get_running_loop().create_task(self.quarantine(table.id, reason))
 
     def broken_tables(self) -> int:
@@ -418,6 +419,10 @@ class Hall:
         """Called by a stalled table once everything it held is written."""
         self.stalled.discard(table)
 
+    def think(self, table: TableActor, due: BotDue) -> None:
+        """A bot's turn at ``table``: queued with this node's others (:class:`Thinker`)."""
+        self.thinker.submit(table, due)
+
     @property
     def store_up(self) -> bool:
         """False from a failed commit or probe until the store answers again."""
@@ -433,8 +438,7 @@ class Hall:
         self.watch.failed(exc)
 
     def _full_checkpoint(self, table: TableActor) -> Checkpoint:
-        """Everything ``table`` holds (to fill a store that lost its data), with
-        its lease token and, in a cluster, its lobby entry."""
+        """Everything ``table`` holds (to fill a store that lost its data), with its lease token and lobby entry."""
         checkpoint = table.full_checkpoint()
         self.topology.rewriting(table, checkpoint)
         return checkpoint

@@ -8,7 +8,8 @@
   that player the owner). Tables are counted per client address
   (``max_tables_per_address``) and a table nobody owns thinks at least
   ``bot_think_floor``, unless the request carries the operator key in
-  ``X-Operator-Key``. A client gone before its body arrived is logged in one line.
+  ``X-Operator-Key`` (a request carrying another key is refused as an
+  operator endpoint's). A client gone before its body arrived is logged in one line.
 * ``GET /api/tables/{id}``: one table's public info.
 * ``GET /api/tables/{id}/hands``: hand histories of the table's finished
   matches (never of the match being played: G-2 keeps mucked cards hidden until
@@ -20,26 +21,36 @@
   table's fault, not the service's, so they leave the status ``ok``; its
   ``store`` map says which store, whether it is up, why not, how many tables
   are stalled and quarantined. ``GET /metrics`` (Prometheus).
-* ``GET /api/ops/tables/{id}`` (full state, hidden cards included) and
-  ``POST /api/ops/tables/{id}/close``: operator key in ``X-Operator-Key``.
+* ``GET /api/ops/tables/{id}`` (full state, hidden cards included),
+  ``POST /api/ops/tables/{id}/close`` and ``GET /api/cluster``: operator key
+  in ``X-Operator-Key`` (compared in constant time), else 403
+  ``not_operator``. A client address that sent :data:`OPERATOR_TRIES` wrong
+  keys within :data:`OPERATOR_WINDOW` seconds (an :class:`~cardhall.server.ratelimit.AddressBudget`, in this
+  process's memory) gets 429 ``rate_limited`` with ``Retry-After`` for every
+  operator request, the right key included, until it may try again.
+
+Errors are the JSON ``{"type": "error", "code", "message"}`` (SPEC "HTTP").
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
+import math
+import time
 from typing import Any
 
 import orjson
 from redis.exceptions import RedisError
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
 from cardhall.server.hands import HandExports
+from cardhall.server.ratelimit import AddressBudget
 from cardhall.server.store.base import StoreUnavailable
 
 log = logging.getLogger("cardhall.http")
@@ -54,7 +65,7 @@ def lobby_entry(info: dict[str, Any]) -> dict[str, Any]:
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
-    "unknown_token": 401, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
+    "unknown_token": 401, "not_operator": 403, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
     "shutting_down": 503, "unavailable": 503,
 }
 
@@ -63,11 +74,19 @@ def _json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), status, media_type="application/json")
 
 
-def _error(exc: ProtocolError) -> Response:
-    """An HTTP error: its status and the error frame without ``re`` (HTTP has no request ids)."""
+def _error(exc: ProtocolError, status: int | None = None) -> Response:
+    """An HTTP error: ``status`` (None: the code's) and the error frame without ``re`` (HTTP has no request ids)."""
     body = exc.frame()
     del body["re"]
-    return _json(body, _STATUS.get(exc.code, 400))
+    return _json(body, status or _STATUS.get(exc.code, 400))
+
+
+#: wrong operator keys one client address may send per :data:`OPERATOR_WINDOW` (a token bucket
+#: this deep, refilled at OPERATOR_TRIES / OPERATOR_WINDOW per second); past them its operator
+#: requests are refused, so guessing the key goes at most this fast from each address
+OPERATOR_TRIES = 5
+#: seconds (see :data:`OPERATOR_TRIES`)
+OPERATOR_WINDOW = 60.0
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -92,6 +111,7 @@ def routes(hall: Hall) -> list[Route]:
 
     games_body = orjson.dumps(catalogue())
     exports = HandExports(hall.store)
+    failures = AddressBudget(OPERATOR_TRIES, OPERATOR_WINDOW)
 
     async def list_games(request: Request) -> Response:
         return Response(games_body, media_type="application/json")
@@ -107,6 +127,9 @@ def routes(hall: Hall) -> list[Route]:
 
     async def create_table(request: Request) -> Response:
         address = request.client.host if request.client else ""
+        exempt = "x-operator-key" in request.headers  # an operator's request: the right key, or refused
+        if exempt and (refusal := not_operator(request)) is not None:
+            return refusal
         try:
             try:
                 body = orjson.loads(await read_body(request, hall.settings.max_frame))
@@ -119,7 +142,7 @@ def routes(hall: Hall) -> list[Route]:
             if auth.lower().startswith("bearer "):
                 owner = (await hall.players.by_token(auth[7:].strip())).id
             # the operator's creations are not counted per address and keep their bot_think (deploy/README.md)
-            info = await hall.create(body, owner, address=None if operator(request) else address)
+            info = await hall.create(body, owner, address=None if exempt else address)
         except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing created
             log.info("POST /api/tables from %s: the client disconnected before its body arrived", address)
             return Response(status_code=400)
@@ -171,14 +194,37 @@ def routes(hall: Hall) -> list[Route]:
         body, media = hall.metrics.render()
         return Response(body, media_type=media)
 
-    def operator(request: Request) -> bool:
+    def not_operator(request: Request) -> Response | None:
+        """None when ``request`` carries the operator key; else its refusal
+        (counted in the metrics): 429 ``rate_limited`` with ``Retry-After``
+        (whole seconds) while its client address (the forwarded one behind a
+        trusted proxy) is throttled, whatever key it carries; else 403
+        ``not_operator``, a wrong key (one carried) counted against the address."""
+        address = request.client.host if request.client else ""
+        now = time.monotonic()
+        wait = failures.wait(address, now)
+        if wait > 0:
+            hall.metrics.error("rate_limited")
+            refused = _error(ProtocolError("rate_limited", f"too many wrong operator keys from this address: "
+                                                           f"retry in {math.ceil(wait)} s"))
+            refused.headers["Retry-After"] = str(math.ceil(wait))
+            return refused
         key = hall.settings.operator_key
-        given = request.headers.get("x-operator-key", "")
-        return key is not None and bool(key) and hmac.compare_digest(given.encode(), key.encode())
+        given = request.headers.get("x-operator-key")
+        if given is not None and key and hmac.compare_digest(given.encode(), key.encode()):
+            return None
+        hall.metrics.error("not_operator")
+        if given is None:
+            return _error(ProtocolError("not_operator", "this needs the operator key in X-Operator-Key"))
+        failures.take(address, now)
+        if failures.wait(address, now) > 0:  # one line when an address becomes throttled
+            log.warning("%s: too many wrong operator keys (%d a %.0f s window): its operator requests are "
+                        "refused for %.0f s", address, OPERATOR_TRIES, OPERATOR_WINDOW, failures.wait(address, now))
+        return _error(ProtocolError("not_operator", "wrong operator key" if key else "this server has no operator key"))
 
     async def ops_table(request: Request) -> Response:
-        if not operator(request):
-            return PlainTextResponse("operator key required", 403)
+        if (refusal := not_operator(request)) is not None:
+            return refusal
         table_id = request.path_params["table"]
         table = hall.tables.get(table_id)
         if table is not None:
@@ -186,30 +232,30 @@ def routes(hall: Hall) -> list[Route]:
         try:  # served elsewhere: its last checkpoint, its input log replayed
             view = await hall.topology.stored_view(table_id)
         except ProtocolError as exc:
-            return _json(exc.frame(), 503)
+            return _error(exc, 503)
         if view is not None:
             return _json(view)
         return _error(ProtocolError("unknown_table", f"no open table {table_id!r}"))
 
     async def ops_close(request: Request) -> Response:
-        if not operator(request):
-            return PlainTextResponse("operator key required", 403)
+        if (refusal := not_operator(request)) is not None:
+            return refusal
         table_id = request.path_params["table"]
         try:
             await hall.topology.close(table_id, "operator")
         except ProtocolError as exc:
             return _error(exc)
         except (TimeoutError, RedisError, OSError):
-            return _json(ProtocolError("unavailable", "the table's node did not answer; retry").frame(), 503)
+            return _error(ProtocolError("unavailable", "the table's node did not answer; retry"), 503)
         return _json({"closing": table_id}, 202)
 
     async def cluster(request: Request) -> Response:
-        if not operator(request):
-            return PlainTextResponse("operator key required", 403)
+        if (refusal := not_operator(request)) is not None:
+            return refusal
         try:
             return _json(await hall.topology.nodes())
         except ProtocolError as exc:
-            return _json(exc.frame(), 503)
+            return _error(exc, 503)
 
     def ops_view(table: Any) -> Response:
         """A table served here as the operator sees it; a state (or info) that

@@ -9,7 +9,13 @@ more nodes of a cluster, is counted here, per player or per client address:
 * **new players** (``hello`` without a token) from one address
   (``new_players_per_address`` per ``new_players_window``: a token bucket);
 * **chat** messages of one player, all its connections together
-  (:data:`~cardhall.server.chat.BURST` at once, one every ``1 / RATE`` s);
+  (:data:`~cardhall.server.chat.BURST` at once, one every ``1 / RATE`` s),
+  and from one address, all its players and connections together
+  (:data:`~cardhall.server.chat.ADDRESS_BURST` at once, one every
+  ``1 / ADDRESS_RATE`` s); a message counts against both, its player's first:
+  one the address refuses has spent its player's token (the slack falls on
+  the sender), while one its player's bucket refuses spends none of the
+  address's (a flooding player cannot use up its neighbours' share);
 * **websockets** open at once from one client address (``max_connections_per_ip``;
   the TCP connections counted at accept stay the gate's, per node:
   :mod:`cardhall.server.gate`).
@@ -32,7 +38,7 @@ import time
 from typing import Protocol
 
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.chat import BURST, RATE
+from cardhall.server.chat import ADDRESS_BURST, ADDRESS_RATE, BURST, RATE
 from cardhall.server.config import Settings
 from cardhall.server.ratelimit import AddressBudget
 
@@ -60,6 +66,16 @@ def too_much_chat() -> ProtocolError:
     return ProtocolError("rate_limited", f"too many chat messages: at most {BURST:g} per {BURST / RATE:g} s")
 
 
+def too_much_chat_from_address() -> ProtocolError:
+    """The refusal of a ``chat`` message past its client address's rate.
+
+    >>> too_much_chat_from_address().message
+    'too many chat messages from this address: at most 15 per 10 s'
+    """
+    return ProtocolError("rate_limited", f"too many chat messages from this address: at most {ADDRESS_BURST:g} "
+                         f"per {ADDRESS_BURST / ADDRESS_RATE:g} s")
+
+
 class Limits(Protocol):
     """The counts behind the limits above. Every refusal is a ProtocolError
     with the code and message the limit has on a single node; ``unavailable``
@@ -84,9 +100,12 @@ class Limits(Protocol):
         """Count a new player from ``address`` or refuse it: ProtocolError
         ``rate_limited``, ``unavailable``."""
 
-    async def chat(self, player: str) -> None:
-        """Count a chat message of ``player`` or refuse it: ProtocolError
-        ``rate_limited``, ``unavailable``."""
+    async def chat(self, player: str, address: str) -> None:
+        """Count a chat message of ``player`` sent from client ``address``
+        against the player's bucket, then the address's, or refuse it:
+        ProtocolError ``rate_limited`` (:func:`too_much_chat`, or
+        :func:`too_much_chat_from_address` with the player's token spent),
+        ``unavailable``."""
 
     async def open_socket(self, address: str) -> bool:
         """Count a websocket from ``address``; False (not counted) when the
@@ -102,8 +121,9 @@ class Limits(Protocol):
 class MemoryLimits:
     """:class:`Limits` counted in this process's memory: each open table's
     ``(owner, address)`` by id, a token bucket per address for new players
-    and per player for chat (:class:`~cardhall.server.ratelimit.AddressBudget`,
-    kept while not full), websockets per address.
+    and per player and per address for chat
+    (:class:`~cardhall.server.ratelimit.AddressBudget`, kept while not
+    full), websockets per address.
 
     >>> import asyncio
     >>> limits = MemoryLimits(Settings(max_tables_per_player=1))
@@ -122,6 +142,7 @@ class MemoryLimits:
         per, window = settings.new_players_per_address, settings.new_players_window
         self._players = AddressBudget(per, window) if per > 0 else None
         self._chat = AddressBudget(int(BURST), BURST / RATE)
+        self._chat_from = AddressBudget(int(ADDRESS_BURST), ADDRESS_BURST / ADDRESS_RATE)
         self._sockets: dict[str, int] = {}
 
     async def take_table(self, table: str, owner: str | None, address: str | None) -> None:
@@ -162,9 +183,12 @@ class MemoryLimits:
         if self._players is not None and not self._players.take(address, time.monotonic()):
             raise too_many_players(self.settings)
 
-    async def chat(self, player: str) -> None:
-        if not self._chat.take(player, time.monotonic()):
+    async def chat(self, player: str, address: str) -> None:
+        now = time.monotonic()
+        if not self._chat.take(player, now):
             raise too_much_chat()
+        if not self._chat_from.take(address, now):
+            raise too_much_chat_from_address()
 
     async def open_socket(self, address: str) -> bool:
         limit = self.settings.max_connections_per_ip

@@ -138,6 +138,8 @@ class Metrics:
                                   self.commit_seconds, self.commit_size, self.handovers, self.rebalance_pauses]))
         self.rebalance_moves = Counter("cardhall_rebalance_moves", "tables this node moved to another by rebalancing",
                                        registry=r)
+        self.bots_waiting = Gauge("cardhall_bot_turns_waiting", "bot turns queued for a slot (server/thinker.py)",
+                                  registry=r)
         self.broken = Counter("cardhall_tables_broken", "tables marked broken after a fault", registry=r)
         self.store_up = Gauge("cardhall_store_up", "1 when the store can be written, 0 while it cannot", registry=r)
         self.store_up.set(1)

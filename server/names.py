@@ -5,18 +5,27 @@ server keeps, or refuses it with ProtocolError ``bad_request`` and the reason
 (protocol/SPEC.md "Fields and types", "Limits"). The rules, in order:
 
 1. a string of at most :data:`MAX_CHARS` characters (Unicode code points) as sent;
-2. no control or invisible format characters anywhere: categories ``Cc``
-   (NUL, newlines, tabs, ESC of ANSI sequences), ``Cf`` (bidi overrides and
+2. no control or invisible character anywhere: categories ``Cc`` (NUL,
+   newlines, tabs, ESC of ANSI sequences), ``Cf`` (bidi overrides and
    isolates, zero-width spaces and joiners, the BOM, soft hyphens), ``Zl``/``Zp``
-   (line and paragraph separators), ``Cs`` (surrogates), ``Co`` (private use);
-   the one exception is U+200D ZERO WIDTH JOINER between two emoji
-   (:func:`_emoji_joiner`), which builds emoji such as 👩‍💻;
+   (line and paragraph separators), ``Cs`` (surrogates), ``Co`` (private use),
+   and every code point of Unicode's ``Default_Ignorable_Code_Point`` (the
+   Hangul fillers, the Khmer inherent vowels, variation selectors, tag
+   characters, ...), read from the ``regex`` package (Unicode 18.0.0 for regex
+   2026.11.19; Python's ``unicodedata`` has no such property); kept where they
+   belong to the emoji sequences people type (UTS #51): U+200D ZERO WIDTH
+   JOINER between two emoji, U+FE0E/U+FE0F after an emoji or in a keycap, the
+   tags of a subdivision flag after U+1F3F4 (Scotland's, England's, Wales').
+   The rule is the engines' text options' too
+   (:func:`cardhall.engine.options.invisible_character`);
 3. normalised: Unicode NFC, surrounding white space stripped, every run of
    white space inside turned into one ASCII space;
 4. after that at most :data:`MAX_CHARS` characters and :data:`MAX_BYTES` bytes
    of UTF-8, and no character carrying more than :data:`MAX_MARKS` combining marks;
-5. not blank: at least one letter, digit, punctuation mark or symbol that
-   draws something (the Hangul fillers and the blank Braille pattern do not);
+5. not blank: at least one letter, digit, punctuation mark or symbol (of
+   ``regex``'s Unicode version) that draws something: neither
+   default-ignorable (the Hangul fillers are letters) nor
+   :data:`BLANK_LOOKING`;
 6. not a server bot's name: server bots are named ``bot N`` (N its seat,
    :mod:`cardhall.server.table.machine`), so a name is refused when its
    letters and digits alone, after NFKC and case folding, with the lookalikes
@@ -40,7 +49,9 @@ import re
 import unicodedata
 from typing import Any
 
-from cardhall.engine.options import UNPRINTABLE
+import regex
+
+from cardhall.engine.options import invisible_character
 from cardhall.protocol.errors import ProtocolError
 
 #: longest name, in characters (Unicode code points), as sent and as kept
@@ -52,15 +63,14 @@ MAX_MARKS = 4
 #: the name of a ``hello`` without one
 DEFAULT_NAME = "player"
 
-#: refused Unicode categories: control, format, line and paragraph separators, surrogates, private use
-#: (the same set as the engines' text options refuse)
-REFUSED_CATEGORIES = UNPRINTABLE
-#: characters of drawing categories that draw nothing (they do not make a name visible)
-BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+#: symbols that draw nothing and are not default-ignorable (rule 2 refuses those): the blank Braille pattern
+BLANK_LOOKING = frozenset("\u2800")
+#: a character that draws something (rule 5)
+_DRAWS = regex.compile(r"[[\p{L}\p{N}\p{P}\p{S}]--[\p{Default_Ignorable_Code_Point}"
+                       + "".join(sorted(BLANK_LOOKING)) + "]]", regex.V1)
 #: Cyrillic and Greek letters (after case folding) read as the Latin letters of "bot", and zero as o
 LOOKALIKES = str.maketrans({"в": "b", "β": "b", "ь": "b", "о": "o", "ο": "o", "0": "o", "т": "t", "τ": "t"})
 _BOT = re.compile(r"(.+?)([0-9]+)")
-_ZWJ = "\u200d"
 
 
 def checked_name(value: Any) -> str:
@@ -71,21 +81,6 @@ def checked_name(value: Any) -> str:
     if impersonates_bot(name):
         raise ProtocolError("bad_request", f"name {name!r} reads as a server bot's name ('bot' and a number)")
     return name
-
-
-def invisible_character(text: str) -> str | None:
-    """The first control or invisible format character of ``text`` (rule 2 of
-    the module docstring; a joiner between two emoji is fine), as
-    ``"U+001B (ESCAPE)"``, or None when there is none. Names and chat text
-    (:mod:`cardhall.server.chat`) share it.
-
-    >>> invisible_character("a\u202eb"), invisible_character("👩\u200d💻")
-    ('U+202E (RIGHT-TO-LEFT OVERRIDE)', None)
-    """
-    for i, ch in enumerate(text):
-        if unicodedata.category(ch) in REFUSED_CATEGORIES and not (ch == _ZWJ and _emoji_joiner(text, i)):
-            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
-    return None
 
 
 def normalised(text: str) -> str:
@@ -107,8 +102,12 @@ def too_many_marks(text: str) -> bool:
 
 def visible(text: str) -> bool:
     """True when ``text`` has a letter, digit, punctuation mark or symbol that
-    draws something (rule 5)."""
-    return any(_draws(ch) for ch in text)
+    draws something (rule 5).
+
+    >>> visible("\u2800 ab"), visible("\u2800\u3164 ")
+    (True, False)
+    """
+    return _DRAWS.search(text) is not None
 
 
 def plain_text(value: Any, what: str, max_chars: int, max_bytes: int) -> str:
@@ -149,20 +148,3 @@ def impersonates_bot(name: str) -> bool:
     key = "".join(str(unicodedata.digit(ch)) if ch.isdigit() else ch for ch in folded if ch.isalnum())
     found = _BOT.fullmatch(key)  # the lookalikes are read in the letters only: "bot 0" is bot and 0
     return found is not None and found.group(1).translate(LOOKALIKES) == "bot"
-
-
-def _draws(ch: str) -> bool:
-    """A letter, digit, punctuation mark or symbol that is not blank-looking."""
-    return unicodedata.category(ch)[0] in "LNPS" and ch not in BLANK_LOOKING
-
-
-def _emoji_joiner(text: str, i: int) -> bool:
-    """The ZERO WIDTH JOINER at ``text[i]`` joins two emoji: a symbol (``So``)
-    follows it, and one precedes it, maybe with marks or modifiers between
-    (variation selectors, skin tones)."""
-    if i + 1 >= len(text) or unicodedata.category(text[i + 1]) != "So":
-        return False
-    j = i - 1
-    while j >= 0 and unicodedata.category(text[j]) in ("Mn", "Me", "Sk"):
-        j -= 1
-    return j >= 0 and unicodedata.category(text[j]) == "So"

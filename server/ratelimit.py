@@ -100,6 +100,22 @@ class AddressBudget:
             bucket = self._buckets[key] = TokenBucket(self.count / self.window, float(self.count), now)
         return bucket.take(now)
 
+    def wait(self, key: str, now: float) -> float:
+        """Seconds from ``now`` (monotonic seconds) until ``key`` may use one
+        more (0.0: it may now); asking uses nothing.
+
+        >>> budget = AddressBudget(count=2, window=8.0)
+        >>> [budget.wait("a", 0.0), budget.take("a", 0.0), budget.take("a", 0.0)]
+        [0.0, True, True]
+        >>> [budget.wait("a", 0.0), budget.wait("a", 2.0), budget.wait("a", 4.0)]
+        [4.0, 2.0, 0.0]
+        """
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return 0.0
+        tokens = min(bucket.burst, bucket.tokens + (now - bucket.stamp) * bucket.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / bucket.rate
+
     def __len__(self) -> int:
         return len(self._buckets)
 

@@ -181,7 +181,8 @@ class WebSocketEndpoint:
                 raise ProtocolError("bad_request", f"{kind} needs table: the id of a table (a string)")
             request = table_request(kind, conn.id, conn.player, msg, received)
             if isinstance(request, Chat):  # its text is checked first: a refused one is not counted
-                await hall.limits.chat(conn.player.id)  # per player, all its connections (SPEC "Chat")
+                # per player and per client address, all their connections on every node (SPEC "Chat")
+                await hall.limits.chat(conn.player.id, conn.address)
             await hall.post(conn, table_id, request)
         except ProtocolError as exc:
             hall.metrics.error(exc.code)

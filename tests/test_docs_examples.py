@@ -331,9 +331,10 @@ RULES = [
     Rule(r"redis-server .*", None, "run: test_redis_commands_start_redis"),
     Rule(r"systemctl .*", check_systemctl, "names instances of deploy/systemd/cardhall@.service"),
     Rule(r"sleep \d+|\.\.\.", lambda c: None, "shell: a pause, or the document's 'and so on'"),
-    Rule(r"mkdir -p /run/cardhall-nginx|sed .* deploy/nginx/cardhall\.conf > /etc/cardhall/nginx\.conf"
-         r"|nginx (-t )?-p /run/cardhall-nginx -c /etc/cardhall/nginx\.conf",
-         check_elsewhere(NGINX_TEST, "mkdir -p /run/cardhall-nginx"), f"run: {NGINX_TEST}", "deploy/README.md"),
+    Rule(r"mkdir -p /etc/cardhall /var/lib/cardhall-nginx|sed .* deploy/nginx/cardhall\.conf > /etc/cardhall/nginx\.conf"
+         r"|nginx (-t )?-p /var/lib/cardhall-nginx -c /etc/cardhall/nginx\.conf",
+         check_elsewhere(NGINX_TEST, "mkdir -p /etc/cardhall /var/lib/cardhall-nginx"), f"run: {NGINX_TEST}",
+         "deploy/README.md"),
     Rule(r"python3 -m pip wheel --no-deps -w dist \.|python3 -m venv /opt/cardhall"
          r"|/opt/cardhall/bin/pip install dist/cardhall-\*\.whl",
          check_elsewhere(WHEEL_TEST, '_pip("wheel", "--no-deps"'), f"run: {WHEEL_TEST}", "deploy/README.md"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -56,6 +57,7 @@ class Installed:
     bin: Path
     site: Path
     work: Path  # a working directory outside the repository
+    build_log: str  # what ``pip wheel -v`` printed: the build backend's own output included
 
     def env(self) -> dict[str, str]:
         """The environment for commands: this venv first on PATH, nothing pointing at the source tree."""
@@ -84,10 +86,12 @@ def _copy_sources(dest: Path) -> None:
         shutil.copytree(ROOT / folder, dest / folder, ignore=ignore)
 
 
-def _pip(*args: str) -> None:
+def _pip(*args: str) -> str:
+    """Run pip ``args``; its output (stdout, then stderr). Fails the test when pip fails."""
     proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
                           capture_output=True, text=True, timeout=STEP)
     assert proc.returncode == 0, f"pip {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout + proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +100,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("wheel")
     src, dist, venv, work = base / "src", base / "dist", base / "venv", base / "work"
     _copy_sources(src)
-    _pip("wheel", "--no-deps", "-q", "-w", str(dist), str(src))
+    build_log = _pip("wheel", "--no-deps", "-v", "-w", str(dist), str(src))  # -v: the backend's warnings shown
     (wheel,) = dist.glob("cardhall-*.whl")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=STEP)
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
@@ -105,7 +109,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     work.mkdir()
-    return Installed(wheel, venv, python, bin_dir, site, work)
+    return Installed(wheel, venv, python, bin_dir, site, work, build_log)
 
 
 def _wheel_names(wheel: Path) -> list[str]:
@@ -134,6 +138,15 @@ def test_the_wheel_installs_only_the_cardhall_package(installed: Installed):
     assert not {"engine", "server", "protocol", "clients"} & entries
 
 
+def test_the_build_prints_no_setuptools_warning(installed: Installed):
+    """Every file is placed as pyproject.toml says, none by setuptools' guesswork: no
+    "Package would be ignored" (a data folder swept in as a package) nor deprecation."""
+    warned = [line.strip() for line in installed.build_log.splitlines()
+              if re.search(r"would be ignored|SetuptoolsDeprecationWarning|BuildBackendWarning|SetuptoolsWarning", line)]
+    assert "Created wheel for cardhall" in installed.build_log, installed.build_log[-3000:]
+    assert warned == [], "\n".join(warned)
+
+
 def test_the_wheel_holds_the_package_data(installed: Installed):
     names = set(_wheel_names(installed.wheel))
     for package, folder in PACKAGE_DIRS.items():  # every module of every package
@@ -150,6 +163,7 @@ def test_the_wheel_holds_the_package_data(installed: Installed):
     assert schemas - names == set(), "schemas missing from the wheel"
     assert examples - names == set(), "recorded examples missing from the wheel"
     assert "cardhall/protocol/SPEC.md" in names
+    assert "cardhall/clients/commands/phh-expected-shared.toml" in names  # cardhall phh replay's expectations
 
 
 def test_every_installed_module_imports_without_extras(installed: Installed):
@@ -189,6 +203,10 @@ def test_phh_replay_of_real_hands(installed: Installed):
     proc = installed.run("cardhall", "phh", "replay", "--json", str(SHARED_PHH / "wsop"))
     hands = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(hands) >= 10 and {h["status"] for h in hands} == {"match"}
+    # the whole folder: its README's differences named expected by the expectations the wheel ships
+    proc = installed.run("cardhall", "phh", "replay", str(SHARED_PHH), timeout=120)
+    assert proc.stdout.splitlines()[-1].endswith(" expected differences, 0 unexpected, 1 unchecked, 0 illegal, 0 error")
+    assert "phh-expected-shared.toml" in proc.stderr and str(installed.site) in proc.stderr, proc.stderr
 
 
 # -- against a running server ------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 ``cardhall bench engine``  the rules engines (``cardhall.clients.bench.engine``)
 ``cardhall bench server``  the live service (``cardhall.clients.bench.server``)
+``cardhall bench bots``    a person on a node crowded with bot tables (``cardhall.clients.bench.bots``)
 
 Each module in :data:`BENCHES` exposes ``register(subparsers)`` adding its own
 subcommand.
@@ -14,7 +15,8 @@ from typing import Any
 from cardhall.clients.cli import register_modules
 
 #: benchmark modules, in the order ``cardhall bench --help`` lists them.
-BENCHES = ["cardhall.clients.bench.engine", "cardhall.clients.bench.server", "cardhall.clients.bench.cluster"]
+BENCHES = ["cardhall.clients.bench.engine", "cardhall.clients.bench.server", "cardhall.clients.bench.bots",
+           "cardhall.clients.bench.cluster"]
 
 
 def register(subparsers: Any) -> None:

@@ -6,7 +6,7 @@
                    [--node-id ID] [--advertise URL] [--lease-ttl 3] [--lease-renew 1]
                    [--placement least_loaded|local] [--rebalance-rate R] [--trusted-proxy ADDR ...]
                    [--max-tables-per-address 20] [--new-players-per-address 20 --new-players-window 60]
-                   [--bot-think-floor 0.5] [--player-expiry 604800]
+                   [--bot-think-floor 0.5] [--bot-workers 1] [--player-expiry 604800]
                    [--max-connections-per-ip 64] [--max-connections 10000]
                    [--max-header-bytes 16384] [--handshake-timeout 10]
                    [--workers N]
@@ -86,6 +86,9 @@ def register(subparsers: Any) -> None:
                    help="seconds in which --new-players-per-address refills (default 60)")
     p.add_argument("--bot-think-floor", type=float, default=0.5, metavar="S",
                    help="least bot_think of a table nobody owns or with only bots (default 0.5; 0: none)")
+    p.add_argument("--bot-workers", type=int, default=1, metavar="N",
+                   help="processes that think costly bots' moves (Monte Carlo equity) off the event loop "
+                        "(default 1; 0: the tables think them in place)")
     p.add_argument("--player-expiry", type=float, default=7 * 86400.0, metavar="S",
                    help="seconds after which a player with no connection, seat or open table is forgotten "
                         "(default 604800, 7 days; 0: never)")
@@ -175,6 +178,8 @@ def main(args: argparse.Namespace) -> int:
         return refuse(f"--new-players-window must be more than 0 and at most 86400 seconds (got {args.new_players_window:g})")
     if not 0 <= args.bot_think_floor <= 30:
         return refuse(f"--bot-think-floor must be between 0 and 30 seconds (got {args.bot_think_floor:g})")
+    if not 0 <= args.bot_workers <= 64:
+        return refuse(f"--bot-workers must be between 0 and 64 (got {args.bot_workers})")
     if not (args.player_expiry == 0 or 60 <= args.player_expiry <= 400 * 86400):
         return refuse(f"--player-expiry must be 0 (never) or between 60 s and 400 days (got {args.player_expiry:g})")
     if not 0 <= args.max_connections_per_ip <= 1_000_000:
@@ -216,6 +221,7 @@ def main(args: argparse.Namespace) -> int:
         send_queue=args.send_queue, max_tables_per_player=args.max_tables_per_player,
         max_tables_per_address=args.max_tables_per_address, new_players_per_address=args.new_players_per_address,
         new_players_window=args.new_players_window, bot_think_floor=args.bot_think_floor,
+        bot_workers=args.bot_workers,
         player_expiry=args.player_expiry, max_frame=args.max_frame, rate=args.rate,
         burst=args.burst, redis_url=args.redis, redis_prefix=args.redis_prefix,
         redis_wait_replicas=args.redis_wait_replicas,

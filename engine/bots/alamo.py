@@ -376,6 +376,7 @@ class AlamoBot(Bot):
     random opponents, scored by a concave utility of its cards (see the module docstring)."""
 
     name = "equity"
+    costly = True  # Monte Carlo equity: the server thinks it off the event loop
     #: Monte Carlo deals per decision
     samples = SAMPLES
     #: the utility's exponent: (cards / all cards) ** gamma (1: cards alone)

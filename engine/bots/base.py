@@ -24,6 +24,10 @@ class Bot(ABC):
 
     #: registry name, e.g. ``"random"`` or ``"equity"``.
     name: str = ""
+    #: its choice simulates (milliseconds of CPU, e.g. Monte Carlo equity):
+    #: the server thinks it in a worker process, off the event loop
+    #: (:mod:`cardhall.server.thinker`); a cheap strategy is run in place.
+    costly: bool = False
 
     def __init__(self, rng: FairRandom) -> None:
         self.rng = rng

@@ -47,6 +47,7 @@ class HoldemBot(Bot):
     """Equity-and-pot-odds strategy (see the module docstring)."""
 
     name = "equity"
+    costly = True  # Monte Carlo equity: the server thinks it off the event loop
     #: Monte Carlo deals per decision (about a millisecond against one opponent).
     samples = 200
     #: bet or raise when strength exceeds the fair share by this much.

@@ -31,6 +31,7 @@ class LocoBot(Bot):
     """Equity-threshold strategy for Loco Poker (see the module docstring)."""
 
     name = "threshold"
+    costly = True  # Monte Carlo equity: the server thinks it off the event loop
 
     #: Monte Carlo deals per decision (about a millisecond at 200)
     samples = 200

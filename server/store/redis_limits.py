@@ -20,9 +20,12 @@ Cluster's masters.
   are not in their partition's table index any more (a node that died
   between counting and storing, a release that failed while Redis was
   away), once they are older than :data:`GRACE_MS` (a creation being stored).
-* **New players** per address and **chat** per player (:data:`BUCKET`): a
-  token bucket in a hash (``t`` tokens, ``at`` Redis ms), expiring once it
-  would be full again.
+* **New players** per address and **chat** per player and per address
+  (:data:`BUCKET`): a token bucket in a hash (``t`` tokens, ``at`` Redis
+  ms), expiring once it would be full again. A chat message takes its
+  player's token, then (a second script: the two keys are in different hash
+  slots) its address's; one the address refuses has spent its player's token,
+  as in memory (:mod:`cardhall.server.limits`: the slack falls on the sender).
 * **Websockets** per address (:data:`SOCKETS_OPEN`): a hash per address
   (``P:limit:sockets:<address>``) with one field per node process
   (``<node id>|<nonce>``) holding that process's own count, as it knew it at
@@ -53,9 +56,9 @@ from typing import TypeVar
 import orjson
 
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.chat import BURST, RATE
+from cardhall.server.chat import ADDRESS_BURST, ADDRESS_RATE, BURST, RATE
 from cardhall.server.config import Settings
-from cardhall.server.limits import too_many_players, too_many_tables, too_much_chat
+from cardhall.server.limits import too_many_players, too_many_tables, too_much_chat, too_much_chat_from_address
 from cardhall.server.store.keys import partition_of
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_conn import redis_trouble
@@ -195,6 +198,10 @@ class RedisLimits:
     def chat_of(self, player: str) -> str:
         """Hash: the token bucket of ``player``'s chat messages."""
         return f"{self.keys.prefix}:limit:chat:{player}"
+
+    def chat_from(self, address: str) -> str:
+        """Hash: the token bucket of the chat messages from client ``address``."""
+        return f"{self.keys.prefix}:limit:chat-address:{address}"
 
     def sockets_of(self, address: str) -> str:
         """Hash: ``<node id>|<nonce>`` -> websockets from ``address`` open at that node process."""
@@ -347,8 +354,9 @@ class RedisLimits:
             await self._bucket(self.new_players(address), per, per / settings.new_players_window,
                                lambda: too_many_players(settings))
 
-    async def chat(self, player: str) -> None:
+    async def chat(self, player: str, address: str) -> None:
         await self._bucket(self.chat_of(player), BURST, RATE, too_much_chat)
+        await self._bucket(self.chat_from(address), ADDRESS_BURST, ADDRESS_RATE, too_much_chat_from_address)
 
     # -- websockets -----------------------------------------------------------------
     async def open_socket(self, address: str) -> bool:

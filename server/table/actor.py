@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Protocol, cast
 
 from cardhall.protocol.frames import Turn
@@ -46,10 +46,12 @@ from cardhall.server.mailbox import Mailbox
 from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.format import pack_record
 from cardhall.server.table.answers import answer_join, read_older_events
+from cardhall.server.table.bots import Thought
 from cardhall.server.table.core import CLOSED
 from cardhall.server.table.host import RelayedPeer, TableMetrics
 from cardhall.server.table.inputs import (
     REJOIN,
+    BotDue,
     Input,
     Now,
     Rearm,
@@ -122,6 +124,11 @@ class TableHost(Protocol):
     def table_unstalled(self, table: TableActor) -> None:
         """``table`` wrote what it held and takes inputs again."""
 
+    def think(self, table: TableActor, due: BotDue) -> None:
+        """A bot's think time at ``table`` is over: queue its turn with the
+        node's others (:class:`~cardhall.server.thinker.Thinker`), which posts
+        ``due`` back with :meth:`TableActor.post` (and its move, when thought away)."""
+
 
 def now() -> Now:
     """The time of a step: wall and monotonic seconds."""
@@ -171,6 +178,9 @@ class TableActor:
         self._answering: list[tuple[Hashable, Any]] = []
         self._answered = 0
         self._timer: asyncio.Handle | None = None
+        #: what to call once the inputs posted with them are applied, written and delivered
+        self._done: list[Callable[[], None]] = []
+        self._ended_at_once = False
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -202,11 +212,34 @@ class TableActor:
         if self._task is not None and self._task is not asyncio.current_task():
             self._task.cancel()
         self.host.table_unstalled(self)  # it holds nothing to write any more: no longer counted stalled
+        self._finished()
         return self.machine.unanswered(self.mailbox.drain())
 
-    def post(self, inp: Input) -> None:
-        """Put an input in the mailbox (never blocks)."""
+    def post(self, inp: Input, done: Callable[[], None] | None = None) -> None:
+        """Put an input in the mailbox (never blocks). ``done``: called once
+        the step that takes it has been written and delivered (at once when
+        the actor has ended: nothing will take it)."""
         self.mailbox.post(inp)
+        if done is not None:
+            if self._ended_at_once:
+                done()
+            else:
+                self._done.append(done)
+
+    def _finished(self) -> None:
+        """The actor takes no more inputs: whoever waits for one posted is told now."""
+        self._ended_at_once = True
+        done, self._done = self._done, []
+        for call in done:
+            call()
+
+    def attended(self) -> bool:
+        """A person holding a seat at the table is in play (:meth:`TableCore.attended`)."""
+        return self.machine.attended()
+
+    def bot_thought(self, due: BotDue) -> Thought | None:
+        """What a costly bot needs to think ``due``'s move away from the table (:meth:`TableMachine.bot_thought`)."""
+        return self.machine.bot_thought(due)
 
     @property
     def logged_since_whole(self) -> int:
@@ -245,18 +278,25 @@ class TableActor:
     # -- the loop -----------------------------------------------------------------------
     async def _run(self) -> None:
         machine, mailbox = self.machine, self.mailbox
-        while not self.lost:
-            inputs = await mailbox.take()
-            try:
-                self._effects(machine.step(inputs, now()))
-                await self._flush()
-            except Exception as exc:  # not CancelledError: stopping is not a fault
-                await self._contain(exc)
-            if self.lost:
-                return
-            if machine.status == CLOSED:
-                self.host.table_closed(self)
-                return
+        try:
+            while not self.lost:
+                inputs = await mailbox.take()
+                done, self._done = self._done, []
+                try:
+                    self._effects(machine.step(inputs, now()))
+                    await self._flush()
+                except Exception as exc:  # not CancelledError: stopping is not a fault
+                    await self._contain(exc)
+                finally:
+                    for call in done:
+                        call()
+                if self.lost:
+                    return
+                if machine.status == CLOSED:
+                    self.host.table_closed(self)
+                    return
+        finally:
+            self._finished()
 
     async def _contain(self, exc: Exception) -> None:
         """``exc`` escaped a step outside the machine's rules: break the table
@@ -281,6 +321,7 @@ class TableActor:
     def _ended(self, task: asyncio.Task[None]) -> None:
         """The actor's task ended: an exception here is a fault of the loop
         itself (:meth:`_run` contains every other one); say so loudly."""
+        self._finished()
         if not task.cancelled() and task.exception() is not None:
             log.critical("table %s: its actor ended with an exception; the table is out of service",
                          self.id, exc_info=task.exception())
@@ -405,7 +446,10 @@ class TableActor:
 
     def _fire(self, due: Input) -> None:
         self._timer = None
-        self.mailbox.post(due)
+        if isinstance(due, BotDue):
+            self.host.think(self, due)  # queued with the node's other bot turns
+        else:
+            self.mailbox.post(due)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:

@@ -111,19 +111,28 @@ class TableCore:
         """A table option in seconds (``action_clock``, ``pause``, ...)."""
         return float(self.topts[option])
 
-    def bot_think(self) -> float:
-        """The bots' mean think time, seconds: the ``bot_think`` option, raised
-        to :attr:`unattended_think` while no person holding a seat is in play
-        (connected, not sitting out, not left), so a table its people walked
-        away from never makes the server's bots play at full speed
-        (deploy/README.md, ``--bot-think-floor``)."""
-        think = self.seconds("bot_think")
-        if think >= self.unattended_think:
-            return think
+    def attended(self) -> bool:
+        """A person holding a seat is in play: connected, not sitting out, not left."""
         for seat, occ in self.seats.items():
             if occ.human and not occ.sitting_out and not occ.left and self.presence(seat) > 0:
-                return think
+                return True
+        return False
+
+    def paced(self, delay: float) -> float:
+        """``delay`` (seconds) before the table's own next move (a bot's think,
+        a sitting-out seat's timeout action, a dealer step, an automatic
+        rematch), raised to :attr:`unattended_think` while no person holding a
+        seat is in play (:meth:`attended`): a table its people walked away
+        from, or one of bots only, never plays at full speed (RULES G-9,
+        deploy/README.md ``--bot-think-floor``)."""
+        if delay >= self.unattended_think or self.attended():
+            return delay
         return self.unattended_think
+
+    def bot_think(self) -> float:
+        """The bots' mean think time, seconds: the ``bot_think`` option,
+        :meth:`paced`."""
+        return self.paced(self.seconds("bot_think"))
 
     def draw_seed(self) -> bytes:
         """A new server seed (G-2) from :attr:`entropy`, recorded in the step's

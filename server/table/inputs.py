@@ -167,10 +167,14 @@ class ClockDue:
 
 @dataclass(frozen=True, slots=True)
 class BotDue:
-    """A bot's think time for turn ``turn_id`` is over (NL-5)."""
+    """A bot's think time for turn ``turn_id`` is over (NL-5). ``move``: the
+    bot's move when it was thought away from the table
+    (:class:`~cardhall.server.table.bots.Move`, :mod:`cardhall.server.thinker`);
+    None: the table thinks it. Never logged: the log keeps the move itself."""
 
     turn_id: int
     at: float
+    move: Any = None
 
 
 @dataclass(frozen=True, slots=True)

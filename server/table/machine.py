@@ -40,6 +40,7 @@ from cardhall.engine.rng import new_server_seed
 from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info, Snapshot, Turn
 from cardhall.server.table import chat, lifecycle, requests, seating, state, turns, views
+from cardhall.server.table.bots import Thought
 from cardhall.server.table.clock import TurnClock
 from cardhall.server.table.core import (
     BROKEN,
@@ -338,6 +339,12 @@ class TableMachine(TableCore):
             self.deferred.append(inp)
 
     # -- questions -------------------------------------------------------------------
+    def bot_thought(self, due: BotDue) -> Thought | None:
+        """What a costly bot needs to think the move ``due`` asks for away from
+        the table (:func:`.turns.bot_thought`); its move comes back as
+        ``BotDue.move``. None: think it in the step (or ``due`` is stale)."""
+        return turns.bot_thought(self, due)
+
     def snapshot(self, viewer: int | None, re: Any, mono: float, reply: bool = True) -> Snapshot:
         """The ``snapshot`` frame for ``viewer`` at monotonic time ``mono``
         (``reply``: the answer to a join, with ``re``; else sent on its own)."""

@@ -121,4 +121,4 @@ def schedule_rematch(t: TableCore) -> None:
     """A finished bots-only table with ``auto_rematch`` starts the next match
     after its ``pause`` (G-7)."""
     if t.status == FINISHED and t.topts["auto_rematch"] and all(not o.human for o in t.seats.values()):
-        t.arm(RematchDue(t.match, t.after(t.seconds("pause"))))
+        t.arm(RematchDue(t.match, t.after(t.paced(t.seconds("pause")))))

@@ -30,7 +30,7 @@ from typing import Any, cast
 from cardhall.engine.base import Event, IllegalAction
 from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import LegalAction, Turn
-from cardhall.server.table.bots import choose, think_time
+from cardhall.server.table.bots import Thought, choose, think_time, thought
 from cardhall.server.table.clock import PausedClock, TurnClock
 from cardhall.server.table.core import AUTO, BOT, CONTINUE, HUMAN, RUNNING, TableCore
 from cardhall.server.table.inputs import AutoDue, BotDue, ClockDue, StepDue
@@ -75,7 +75,7 @@ def settle(t: TableCore) -> None:
         if solo is not None:
             begin_continue(t, solo)
             return
-        pause = t.seconds("pause")
+        pause = t.paced(t.seconds("pause"))
         if pause > 0:
             t.step_id = t.seq
             t.arm(StepDue(t.seq, t.after(pause)))
@@ -163,9 +163,10 @@ def end_continue(t: TableCore) -> None:
 
 
 def schedule_auto(t: TableCore) -> None:
-    """Play the open turn with the timeout action at once, as its own input (G-3)."""
+    """Play the open turn with the timeout action at once, as its own input
+    (G-3); after the unattended floor when no person is in play (G-9, :meth:`TableCore.paced`)."""
     assert t.turn_id is not None
-    t.arm(AutoDue(t.turn_id, t.now.mono))
+    t.arm(AutoDue(t.turn_id, t.after(t.paced(0.0))))
 
 
 # -- actions ---------------------------------------------------------------------------
@@ -221,14 +222,32 @@ def bot_turn(t: TableCore, due: BotDue) -> None:
     assert engine is not None and seat is not None
     legal = t.turn_legal or legal_now(t)  # the state has not changed since the turn began
     occ = t.seats[seat]
-    action, position = t.recorder.bot_move(lambda: choose(occ, engine, seat, legal), occ.bot_position)
-    if position is not None:  # replaying: the logged move, the bot's generator where it was after it
+    move = due.move
+    if move is not None and occ.brain is not None and move[1] == occ.bot_position():
+        # thought away from the table from this generator state: the same move, and the generator
+        # where thinking left it
+        action, position = t.recorder.bot_move(lambda: move[0], lambda: move[2])
+        position = move[2] if position is None else position
+    else:
+        action, position = t.recorder.bot_move(lambda: choose(occ, engine, seat, legal), occ.bot_position)
+    if position is not None:  # the logged or supplied move: the bot's generator where it was after it
         occ.seek_bot(t.game, position)
     try:
         apply_action(t, seat, action, due.at, voluntary=True)
     except ProtocolError as exc:
         log.warning("table %s: bot at seat %s chose %r: %s", t.id, seat, action, exc.message)
         apply_action(t, seat, engine.timeout_action(seat), due.at, voluntary=True)
+
+
+def bot_thought(t: TableCore, due: BotDue) -> Thought | None:
+    """What the bot whose turn ``due`` ends needs to think its move away from
+    the table (:func:`.bots.thought`), or None: a stale ``due``, a table not
+    running or paused, or a cheap strategy (the table thinks it in place)."""
+    if t.status != RUNNING or t.paused or t.stalled or due.turn_id != t.turn_id or t.turn_kind != BOT:
+        return None
+    seat = t.turn_seat
+    assert t.engine is not None and seat is not None
+    return thought(t.seats[seat], t.engine, seat, t.turn_legal or legal_now(t))
 
 
 def auto_turn(t: TableCore, due: AutoDue) -> None:

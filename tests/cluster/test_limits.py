@@ -9,6 +9,8 @@ node, with the same code:
 * new players per address: the fourth ``hello`` without a token of
   ``--new-players-per-address 3`` is refused (``rate_limited``);
 * chat per player: one player's connections on three nodes share one budget;
+  and per address: its players on three nodes share one address budget
+  (``rate_limited`` "from this address"), another address's players are not affected;
 * websockets per address: the fourth of ``--max-connections-per-ip 3`` is
   refused at its handshake (403), and one closed makes room again.
 
@@ -28,7 +30,7 @@ import pytest_asyncio
 from websockets.exceptions import InvalidStatus
 
 from cardhall.clients.client import Client, ServerError
-from cardhall.server.chat import BURST, RATE
+from cardhall.server.chat import ADDRESS_BURST, ADDRESS_RATE, BURST, RATE
 from cardhall.server.store.redis_limits import HOLD
 from tests.cluster.conftest import require_cluster_tools
 from tests.cluster.harness import Cluster
@@ -149,6 +151,45 @@ async def test_one_players_chat_on_three_nodes_shares_one_budget(cluster: Cluste
         assert BURST <= sent <= BURST + int(elapsed * RATE), (sent, elapsed)  # one bucket: refilled only by time
     finally:
         for c in spread:
+            await c.close()
+
+
+async def test_the_players_of_one_address_on_three_nodes_share_one_chat_budget(cluster: Cluster):
+    """Three players (the address's new-player and websocket allowance), one
+    connection each, use up the address's burst with their own; a fourth
+    player said hello on one of those connections is refused on the address's
+    count; a player from another address is not. The connection that changes
+    players joins no table (``hello`` again needs that): its messages are
+    counted first, then answered ``not_joined`` (SPEC "Chat", the order of the checks)."""
+    address = "127.0.0.15"
+    spread = [await client(cluster, address, name=f"n{i}") for i in range(3)]
+    elsewhere = [await client(cluster, "127.0.0.16", name=f"o{i}") for i in range(2)]
+    try:
+        table = await elsewhere[0].create_table(**WAITING_TABLE)
+        for c in spread[:2] + elsewhere:
+            await c.join(table, role="spectator")
+        started = time.monotonic()
+        codes = [await code_of(spread[i % 3].chat(table, f"line {i}")) for i in range(int(ADDRESS_BURST))]
+        assert [c.partition(":")[0] for c in codes] == ["ok", "ok", "not_joined"] * int(BURST), codes
+        fourth = spread[2]
+        await fourth.hello("fourth", token=elsewhere[1].token)
+        extra = 0
+        while True:
+            try:
+                await fourth.chat(table, f"extra {extra}")
+            except ServerError as exc:
+                if exc.code == "not_joined":
+                    extra += 1
+                    assert extra < BURST, "the address's count never refused"
+                    continue
+                refused = exc
+                break
+        elapsed = time.monotonic() - started
+        assert refused.code == "rate_limited" and "from this address" in refused.message, refused
+        assert extra <= int(elapsed * ADDRESS_RATE), (extra, elapsed)  # one bucket: refilled only by time
+        assert await code_of(elsewhere[0].chat(table, "another address")) == "ok"
+    finally:
+        for c in spread + elsewhere:
             await c.close()
 
 

@@ -25,7 +25,9 @@ REFUSED = [
     ("\u200b", "U+200B"),
     ("\ufeffhi", "U+FEFF"),
     ("   ", "blank"),
-    ("\u3164", "blank"),
+    ("\u2800", "blank"),
+    ("\u3164", "U+3164 (HANGUL FILLER)"),
+    ("a\u17b4b", "U+17B4"),
     ("e" + "\u0301" * 6, "combining marks"),
 ]
 #: (sent, kept): markup and HTML are kept as the characters they are

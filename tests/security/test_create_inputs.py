@@ -9,7 +9,7 @@ import pytest
 
 from cardhall.clients.client import ServerError
 
-TEXTS = ["\x1b[2Jgone", "a\x00b", "\u202eevil", "zero\u200bwidth", "line\u2028break"]
+TEXTS = ["\x1b[2Jgone", "a\x00b", "\u202eevil", "zero\u200bwidth", "line\u2028break", "a\u17b4b"]
 
 
 async def test_option_text_with_control_or_invisible_characters_is_refused(live):

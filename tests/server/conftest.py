@@ -156,7 +156,7 @@ class LiveServer:
 #: so is the per-address connection limit (many tests hold more than its default 64 connections)
 TEST_SETTINGS = Settings(host="127.0.0.1", port=0, log_level="warning", event_buffer=100_000, sweep_interval=0.2,
                          shutdown_grace=1.0, max_tables_per_address=0, new_players_per_address=0,
-                         bot_think_floor=0.0, max_connections_per_ip=0)
+                         bot_think_floor=0.0, max_connections_per_ip=0, bot_workers=0)
 
 
 @contextlib.asynccontextmanager

@@ -3,14 +3,18 @@ message as a ``chat`` event with exactly its documented fields, also after a
 reconnect with ``since``; the refusals (``not_joined``, ``bad_request`` for
 text that is not plain, ``rate_limited`` with its ``re``, ``bad_state`` for a
 spectator the owner silenced, ``not_owner``); the owner's switch kept with
-the table's state; the cluster's wire form of the input."""
+the table's state; the cluster's wire form of the input; the rate per
+player and per client address (each connection of a test from a loopback
+address of its own where it matters: the server counts the socket's peer)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from cardhall.clients.client import ServerError
-from cardhall.server.chat import BURST, MAX_CHARS
+from cardhall.clients.client import Client, ServerError
+from cardhall.server.chat import ADDRESS_BURST, ADDRESS_RATE, BURST, MAX_CHARS, RATE
 from cardhall.server.cluster.wire import pack_input, remote_key, unpack_input
 from cardhall.server.table.inputs import Chat, Now
 from cardhall.server.table.machine import TableMachine
@@ -90,6 +94,56 @@ async def test_refusals_not_joined_text_that_is_not_plain_and_the_rate(live):
         frame = await bob.next_frame()
     assert frame["type"] == "error" and frame["code"] == "rate_limited"
     assert (await ann.chat(table, "still fine"))["type"] == "ok"  # another player has its own budget
+
+
+async def _spectator(live, table: str, address: str, token: str | None = None, name: str = "p") -> Client:
+    """A connection from loopback ``address`` that said hello (``token``: as that player) and watches ``table``."""
+    c = await Client(live.url, record=True, local_addr=(address, 0)).connect()
+    await c.hello(name, token=token)
+    await c.join(table, role="spectator")
+    return c
+
+
+async def _answer(client: Client, table: str, rid: str) -> dict:
+    """Send one chat message with id ``rid``; the frame answering it (``ok`` or ``error``, its ``re``)."""
+    await client.send({"type": "chat", "table": table, "text": f"hello {rid}", "id": rid})
+    frame = await client.next_frame()
+    while frame.get("re") != rid:
+        frame = await client.next_frame()
+    return frame
+
+
+async def test_chat_counts_per_address_over_its_players_and_per_player_over_its_connections(live):
+    """Many players from one address, one connection and one message each: past
+    the address's burst each gets ``rate_limited`` with its ``re``; another
+    address is not affected. One player's 40 connections (from a third
+    address) share the player's burst."""
+    ann = await live.client("ann")
+    table = await ann.create_table("loco_poker", seats=3, bots=1, options=WAITING)
+    crowd = [await _spectator(live, table, "127.0.0.2", name=f"n{i}") for i in range(2 * int(ADDRESS_BURST))]
+    assert len({c.player for c in crowd}) == len(crowd)  # distinct players
+    started = time.monotonic()
+    answers = [await _answer(c, table, f"m{i}") for i, c in enumerate(crowd)]
+    elapsed = time.monotonic() - started
+    ok = [a for a in answers if a["type"] == "ok"]
+    refused = [(i, a) for i, a in enumerate(answers) if a["type"] != "ok"]
+    assert ADDRESS_BURST <= len(ok) <= ADDRESS_BURST + int(elapsed * ADDRESS_RATE), (len(ok), elapsed)
+    assert refused and all(a["type"] == "error" and a["code"] == "rate_limited" and a["re"] == f"m{i}"
+                           and "from this address" in a["message"] for i, a in refused), refused
+    other = await _spectator(live, table, "127.0.0.3", name="elsewhere")
+    assert (await _answer(other, table, "x"))["type"] == "ok"
+    # one player, 40 connections from one more address, one message each: the player's burst
+    first = await _spectator(live, table, "127.0.0.4", name="many")
+    many = [first] + [await _spectator(live, table, "127.0.0.4", token=first.token) for _ in range(39)]
+    started = time.monotonic()
+    answers = [await _answer(c, table, f"c{i}") for i, c in enumerate(many)]
+    elapsed = time.monotonic() - started
+    taken = sum(a["type"] == "ok" for a in answers)
+    assert BURST <= taken <= BURST + int(elapsed * RATE), (taken, elapsed)
+    assert all(a["code"] == "rate_limited" and "from this address" not in a["message"]
+               for a in answers if a["type"] != "ok")
+    for c in crowd + many + [other]:
+        await c.close()
 
 
 async def test_owner_switches_spectators_chat_off_and_on(live):

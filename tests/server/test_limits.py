@@ -2,7 +2,8 @@
 server/store/redis_limits.py; SPEC "Limits").
 
 Both implementations refuse at the same counts with the same codes and
-messages; in Redis two nodes (two :class:`RedisLimits` on one prefix) share
+messages (chat: per player, then per address, a player's refused messages
+spending none of its address's); in Redis two nodes (two :class:`RedisLimits` on one prefix) share
 one count, a count whose table is gone heals once it is full, a refusal is
 held on its node for :data:`~cardhall.server.store.redis_limits.HOLD` at most,
 a dead node's websockets stop counting, and Redis down answers ``unavailable``
@@ -27,7 +28,7 @@ import pytest
 import cardhall.server.limits
 from cardhall.clients.client import Client
 from cardhall.protocol.errors import ProtocolError
-from cardhall.server.chat import BURST
+from cardhall.server.chat import ADDRESS_BURST, BURST
 from cardhall.server.config import Settings
 from cardhall.server.limits import Limits, MemoryLimits
 from cardhall.server.store.base import Checkpoint
@@ -41,6 +42,8 @@ from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 SETTINGS = Settings(max_tables_per_player=2, max_tables_per_address=3, new_players_per_address=3,
                     new_players_window=3600.0, max_connections_per_ip=2)
 WAITING_TABLE = {"game": "loco_poker", "seats": 3}  # nobody plays it
+PLAYER_REFUSAL = ("rate_limited", "too many chat messages: at most 5 per 10 s")
+ADDRESS_REFUSAL = ("rate_limited", "too many chat messages from this address: at most 15 per 10 s")
 
 
 def test_doctests():
@@ -132,13 +135,35 @@ async def test_new_players_chat_and_websockets_at_the_same_counts(one: Limits):
         "rate_limited", "at most 3 new players per 3600 s from one address; say hello with your token, or retry later")
     await one.new_player("b")
     for _ in range(int(BURST)):
-        await one.chat("p1")
-    assert await _refused(one.chat("p1")) == ("rate_limited", "too many chat messages: at most 5 per 10 s")
-    await one.chat("p2")
+        await one.chat("p1", "a")
+    assert await _refused(one.chat("p1", "a")) == ("rate_limited", "too many chat messages: at most 5 per 10 s")
+    await one.chat("p2", "a")
     assert [await one.open_socket("a") for _ in range(3)] == [True, True, False]
     assert await one.open_socket("b")
     one.close_socket("a")
     assert await one.open_socket("a")
+
+
+async def test_chat_counts_against_its_player_and_its_address(one: Limits):
+    """Three players' bursts fill one address; a fourth player there is refused
+    on the address's count, from another address it is not; a player refused
+    on its own count spends none of its address's."""
+    per_address = int(ADDRESS_BURST // BURST)
+    for p in range(per_address):
+        for _ in range(int(BURST)):
+            await one.chat(f"p{p}", "a")
+    assert await _refused(one.chat("p9", "a")) == ADDRESS_REFUSAL
+    assert await _refused(one.chat("p9", "a")) == ADDRESS_REFUSAL
+    assert await _refused(one.chat("p8", "b")) is None  # another address: a budget of its own
+    assert await _refused(one.chat("p0", "b")) == PLAYER_REFUSAL  # the player's count, whichever its address
+    # a flooding player at address c: refused on its own count, c's budget untouched by it
+    for _ in range(int(BURST)):
+        await one.chat("f", "c")
+    for _ in range(int(ADDRESS_BURST)):
+        assert await _refused(one.chat("f", "c")) == PLAYER_REFUSAL
+    for i in range(int(ADDRESS_BURST - BURST)):
+        assert await _refused(one.chat(f"n{i // int(BURST)}", "c")) is None, i
+    assert await _refused(one.chat("n9", "c")) == ADDRESS_REFUSAL
 
 
 async def test_two_nodes_share_one_count(nodes: Nodes):
@@ -154,8 +179,12 @@ async def test_two_nodes_share_one_count(nodes: Nodes):
         await node.new_player("x")
     assert await _refused(n2.new_player("x")) is not None
     for i in range(int(BURST)):
-        await (n1, n2)[i % 2].chat("p1")
-    assert await _refused(n1.chat("p1")) is not None and await _refused(n2.chat("p1")) is not None
+        await (n1, n2)[i % 2].chat("p1", "a")
+    assert await _refused(n1.chat("p1", "a")) is not None and await _refused(n2.chat("p1", "a")) is not None
+    for i in range(int(ADDRESS_BURST - BURST)):  # the address's rest, by other players on both nodes
+        await (n1, n2)[i % 2].chat(f"q{i // int(BURST)}", "a")
+    assert await _refused(n2.chat("q9", "a")) == ADDRESS_REFUSAL
+    assert await _refused(n1.chat("q9", "a")) == ADDRESS_REFUSAL
     # websockets: two at most from one address, whichever node holds them
     assert await n1.open_socket("a") and await n2.open_socket("a")
     assert not await n2.open_socket("a")  # refused, and held on n2 for HOLD
@@ -225,7 +254,7 @@ async def test_redis_down_answers_unavailable_and_websockets_fall_back_to_the_no
         n1 = await made.node("n1", timeout=0.5)
         await n1.take_table("t_1", "p1", "a")
         redis.stop()
-        for call in (n1.take_table("t_2", "p1", "a"), n1.new_player("a"), n1.chat("p1")):
+        for call in (n1.take_table("t_2", "p1", "a"), n1.new_player("a"), n1.chat("p1", "a")):
             refused = await _refused(call)
             assert refused is not None and refused[0] == "unavailable", refused
         await n1.release_table("t_1")  # logged, never raised
@@ -308,8 +337,11 @@ async def test_the_counts_work_on_a_redis_cluster(redis_cluster: Any):
         await n2.take_table("t_9", "p1", "b")  # t_0's room for p1 back; t_1 and t_9 never stored
         assert await _refused(n1.take_table("t_10", "p1", "c")) is None  # full for p1: the two leaks healed
         for i in range(int(BURST)):
-            await (n1, n2)[i % 2].chat("p1")
-        assert await _refused(n1.chat("p1")) is not None
+            await (n1, n2)[i % 2].chat("p1", "a")
+        assert await _refused(n1.chat("p1", "a")) is not None
+        for i in range(int(ADDRESS_BURST - BURST)):
+            await (n1, n2)[i % 2].chat(f"q{i // int(BURST)}", "a")
+        assert await _refused(n1.chat("q9", "a")) == ADDRESS_REFUSAL
         assert await n1.open_socket("a") and await n2.open_socket("a") and not await n1.open_socket("a")
     finally:
         await made.close()

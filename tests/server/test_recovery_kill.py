@@ -134,6 +134,8 @@ class Harness:
              # a full state every few steps (most kills fall between two), each step's state digest logged
              # and compared by the replay at the restart
              "--full-state-every", "9", "--verify-replay",
+             # bots-only tables play at the options' pace (BOT_OPTIONS), not the public floor's
+             "--bot-think-floor", "0.1",
              "--operator-key", OPERATOR_KEY], env=env, stdout=self.log, stderr=self.log)
 
     async def wait_ready(self) -> None:

@@ -1,0 +1,70 @@
+"""Bots' thinking does not stall the node (server/thinker.py): a costly bot's
+move is thought in the worker pool, so while it thinks the node answers a
+person's ``ping`` and ``/healthz``; the move then lands at its table. And a
+move thought in the pool is the one the bot makes at the table."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from cardhall.engine import plugins
+from cardhall.engine.base import test_rng as seeded
+from cardhall.engine.bots.registry import make_bot
+from cardhall.engine.registry import engine_class
+from cardhall.engine.rng import FairRandom
+from cardhall.server.table.bots import choose, think, thought
+from cardhall.server.table.occupant import Occupant
+from tests.conftest import until
+from tests.server.conftest import TEST_SETTINGS, running_server
+
+
+async def test_a_bot_thinking_in_the_pool_leaves_the_node_answering(tmp_path, monkeypatch):
+    monkeypatch.setenv("CARDHALL_TEST_STALL", str(tmp_path))
+    (toy,) = plugins.load_module("tests.toygame")
+    spec = replace(toy, bots={**toy.bots, "stall": "tests.server.stall_bot:StallBot"}, default_bot="stall")
+    with plugins.registered(spec):
+        async with running_server(replace(TEST_SETTINGS, bot_workers=1)) as srv:
+            ann = await srv.client("ann")
+            table = await ann.create_table("high_card", seats=2, bots=2, options={"pause": 0, "bot_think": 0})
+            await ann.join(table, role="spectator")
+            await until(lambda: (tmp_path / "thinking").exists(), timeout=60, what="a bot thinks")
+            assert (await ann.ping())["type"] == "pong"
+            async with httpx.AsyncClient(base_url=srv.http) as http:
+                assert (await http.get("/healthz")).status_code == 200
+            assert not (tmp_path / "done").exists(), "the node answered only once the bot had finished thinking"
+            (tmp_path / "go").touch()
+            while True:  # the bot's move, thought in the pool, is played at its table
+                event = (await ann.next_event(table, timeout=30))["event"]
+                if event["type"] == "action":
+                    assert event["action"] == "fold", event
+                    break
+            assert srv.hall.thinker.pooled >= 1
+            await ann.close()
+
+
+@pytest.mark.parametrize("game", ["no_limit_holdem", "fixed_limit_holdem", "loco_poker", "alamo"])
+def test_a_move_thought_away_is_the_move_made_at_the_table(game):
+    engine = engine_class(game).new([1, 2, 3], {}, seeded(f"thought {game}"))
+    engine.start()
+    checked = 0
+    for n in range(40):
+        seat = engine.to_act
+        if engine.finished:
+            break
+        if seat is None:
+            engine.advance()
+            continue
+        occ = Occupant(seat, None, "bot", bot=None)
+        occ.brain = make_bot(game, None, FairRandom(f"bot {n}".encode()))
+        legal = [a.to_data() for a in engine.legal_actions()]
+        job = thought(occ, engine, seat, legal)
+        assert job is not None, f"{game}'s default bot is costly"
+        action, before, after = think(job)
+        assert before == occ.bot_position()
+        assert action == choose(occ, engine, seat, legal) and after == occ.bot_position()
+        engine.apply(seat, action)
+        checked += 1
+    assert checked >= 5
