@@ -32,6 +32,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -44,8 +48,26 @@ from cardhall.server.table.inputs import BotDue, Input
 
 log = logging.getLogger("cardhall.bots")
 
+#: seconds between a bot worker's checks that its node is still there
+ORPHAN_CHECK = 1.0
 #: bot turns under way at once on one node (each is one table's step between two socket reads at most)
 SLOTS = 64
+
+
+def worker_start(node: int) -> None:
+    """A bot worker process's first step (``node``: the node's pid): it
+    ignores SIGINT (a terminal's Ctrl-C reaches the whole process group; the
+    node stops its workers itself) and exits once the node is gone, however
+    it went (a SIGKILL leaves the pool no time to stop it), checked every
+    :data:`ORPHAN_CHECK` seconds."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == node:
+            time.sleep(ORPHAN_CHECK)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="node watch", daemon=True).start()
 
 
 class BotTable(Protocol):
@@ -141,7 +163,8 @@ class Thinker:
     def _executor(self) -> Executor:
         if self._pool is None:
             # spawn: a fresh interpreter per worker (never a fork of a process running an event loop)
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=worker_start, initargs=(os.getpid(),))
         return self._pool
 
     def _release(self) -> None:

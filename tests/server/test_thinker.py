@@ -5,7 +5,13 @@ move thought in the pool is the one the bot makes at the table."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
@@ -18,7 +24,7 @@ from cardhall.engine.rng import FairRandom
 from cardhall.server.table.bots import choose, think, thought
 from cardhall.server.table.occupant import Occupant
 from tests.conftest import until
-from tests.server.conftest import TEST_SETTINGS, running_server
+from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 
 
 async def test_a_bot_thinking_in_the_pool_leaves_the_node_answering(tmp_path, monkeypatch):
@@ -68,3 +74,63 @@ def test_a_move_thought_away_is_the_move_made_at_the_table(game):
         engine.apply(seat, action)
         checked += 1
     assert checked >= 5
+
+
+def _pool_workers(node: int) -> list[int]:
+    """The pids of ``node``'s bot worker processes (its ``multiprocessing`` spawn children)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            argv = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == node and b"multiprocessing.spawn" in argv:
+            out.append(int(stat.parent.name))
+    return out
+
+
+async def _node_thinking(tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """A ``cardhall serve`` process (its own process group) whose equity bots think in its worker pool."""
+    port = free_port()
+    err = (tmp_path / "serve.err").open("wb")
+    node = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
+                             "--log-level", "warning"], stderr=err, start_new_session=True)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+        async def up() -> bool:
+            try:
+                return (await http.get("/healthz")).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        await until(up, timeout=60, what="the node serves")
+        made = await http.post("/api/tables", json={"game": "no_limit_holdem", "seats": 3, "bots": 3})
+        assert made.status_code == 201, made.text
+    workers: list[int] = []
+
+    def started() -> bool:
+        workers[:] = _pool_workers(node.pid)
+        return bool(workers)
+
+    await until(started, timeout=60, what="a bot worker process")
+    return node, workers
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+async def test_a_killed_nodes_bot_workers_exit(tmp_path):
+    node, workers = await _node_thinking(tmp_path)
+    node.kill()
+    node.wait()
+    await until(lambda: not any(Path(f"/proc/{w}").exists() for w in workers), timeout=30,
+                what="the killed node's bot workers exit")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc (Linux)")
+async def test_ctrl_c_stops_the_node_and_its_bot_workers_quietly(tmp_path):
+    node, workers = await _node_thinking(tmp_path)
+    os.killpg(node.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    assert await asyncio.to_thread(node.wait, 60) == 0
+    err = (tmp_path / "serve.err").read_text()
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    await until(lambda: not any(Path(f"/proc/{w}").exists() for w in workers), timeout=30,
+                what="the node's bot workers exit")
