@@ -20,6 +20,11 @@ An answer that ends a connection early is written, the sending side is shut
 down and what the client still sends is read and dropped for at most
 :data:`LINGER` seconds: closing with unread input would make the kernel reset
 the connection, and the client could lose the answer.
+
+The uvicorn internals this module relies on (the base class, the methods it
+overrides or depends on, the attributes it reads) are pinned by
+``tests/server/test_uvicorn_internals.py`` and by the uvicorn bound in
+pyproject.toml.
 """
 
 from __future__ import annotations

@@ -80,6 +80,8 @@ class Players:
         self._admit = admit
         self.expiry = expiry
         self._next_sweep = 0.0
+        #: sweeps that ran (not skipped for being too soon after the last)
+        self.sweeps = 0
 
     def __len__(self) -> int:
         """Players this node holds in memory."""
@@ -140,6 +142,7 @@ class Players:
         if now < self._next_sweep:
             return 0
         self._next_sweep = now + min(SWEEP_EVERY, self.expiry / 4)
+        self.sweeps += 1
         for pid in live:
             player = self._by_id.get(pid)
             if player is not None:

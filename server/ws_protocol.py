@@ -1,8 +1,11 @@
-"""uvicorn's ``websockets-sansio`` websocket protocol, plus two ASGI extensions.
+"""uvicorn's ``websockets-sansio`` websocket protocol, plus three ASGI extensions.
 
 Why this implementation: measured in ``deploy/README.md`` ("Choosing the
 websocket layer"); it was the fastest of uvicorn's three on this workload and
-keeps ~24 KB per idle connection.
+keeps ~24 KB per idle connection. The uvicorn internals this module relies on
+(the base class, the methods it overrides or depends on, the attributes it
+reads and writes) are pinned by ``tests/server/test_uvicorn_internals.py`` and
+by the uvicorn bound in pyproject.toml.
 
 The extensions (callables in ``scope["extensions"]``):
 

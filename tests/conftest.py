@@ -5,6 +5,11 @@
 * A test that skips because a real dependency is missing (``redis-server``,
   Chromium) calls :func:`require` with the reason; under ``CI=true`` that skip
   becomes a failure, since CI must run those tests.
+* A test waits on an event, a reply, a ``seq``, a state or a process's exit,
+  with a generous deadline, never on elapsed time: :func:`until` is the one
+  "wait until" helper.
+* Every run ends with its :data:`SLOWEST` slowest tests (setup, call and
+  teardown summed per test).
 """
 
 from __future__ import annotations
@@ -25,6 +30,24 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
     parser.addoption("--soak", action="store_true", default=False, help="run the soaks (tests/soak, ~25 minutes)")
+
+
+#: how many of the slowest tests the end of every run lists
+SLOWEST = 15
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The :data:`SLOWEST` slowest tests of the run, each test's setup, call and teardown summed."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                seconds[report.nodeid] = seconds.get(report.nodeid, 0.0) + report.duration
+    if not seconds:
+        return
+    terminalreporter.write_sep("=", f"{min(SLOWEST, len(seconds))} slowest tests (setup + call + teardown)")
+    for nodeid, took in sorted(seconds.items(), key=lambda item: -item[1])[:SLOWEST]:
+        terminalreporter.write_line(f"{took:8.2f}s  {nodeid}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

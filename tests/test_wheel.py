@@ -12,6 +12,7 @@ runs there with the working directory outside the repository and no
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -19,7 +20,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from cardhall.clients.load.probe import free_port
-from tests.conftest import require
+from tests.conftest import require, until
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -253,19 +253,21 @@ def _serve(installed: Installed, name: str, *args: str) -> Served:
         proc = subprocess.Popen([str(installed.bin / "cardhall"), "serve", "--port", str(port), *args], cwd=installed.work,
                                 env=installed.env(), stdout=out, stderr=subprocess.STDOUT)
     served = Served(proc, port, log)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"cardhall serve exited {proc.returncode}:\n{log.read_text()}"
+
+    def healthy() -> bool:
+        assert proc.poll() is None, f"cardhall serve exited {proc.returncode}"
         try:
             status, _, body = _get(served.http + "/healthz", 1)
-        except OSError:
-            time.sleep(0.1)
-            continue
-        if status == 200 and json.loads(body)["status"] == "ok":
-            return served
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail(f"cardhall serve did not answer /healthz within 30 s:\n{log.read_text()}")
+        except OSError:  # not listening yet
+            return False
+        return status == 200 and json.loads(body)["status"] == "ok"
+
+    try:
+        asyncio.run(until(healthy, 120, "cardhall serve answering /healthz with ok"))
+    except AssertionError as exc:
+        proc.kill()
+        pytest.fail(f"{exc}:\n{log.read_text()}")
+    return served
 
 
 @pytest.fixture(scope="module")

@@ -77,6 +77,11 @@ class Listener:
         #: closed (the node stops): no subscription changes any more
         self._closed = False
 
+    @property
+    def changing(self) -> bool:
+        """A change of the subscriptions is under way (one holds the lock that orders them)."""
+        return self._lock.locked()
+
     async def open(self) -> None:
         """Subscribe the inbox (once; raises RedisError or OSError)."""
         async with self._lock:

@@ -247,6 +247,11 @@ class TableActor:
         return self._since_full
 
     @property
+    def timer_armed(self) -> bool:
+        """The table's timer (its clock, a bot's think, a dealer step) is armed."""
+        return self._timer is not None
+
+    @property
     def quiet(self) -> bool:
         """Nothing waits in the mailbox or for a commit."""
         return self.mailbox.empty() and not self.machine.pending.needs_commit

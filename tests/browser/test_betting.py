@@ -9,14 +9,13 @@ waits for a click, so nothing depends on timing.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import Tab, create_table, new_tab
+from tests.conftest import until
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -31,23 +30,23 @@ def acts(tab: Tab) -> list[dict[str, Any]]:
     return [m for m in tab.sent if m.get("type") == "act"]
 
 
-async def until(tab: Tab, cond: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
-    """Wait until ``cond()`` (the frames a page sent or received) holds."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, what
-        await tab.page.wait_for_timeout(20)
+#: seconds for a page to show or send what a step leads to (a busy machine is slow)
+DEADLINE = 60
 
 
 async def to_act(a: Tab, b: Tab) -> tuple[Tab, Tab]:
     """(the tab whose turn it is, the other one), once one has its action buttons."""
-    deadline = time.monotonic() + 10
-    while True:
+    found: list[tuple[Tab, Tab]] = []
+
+    async def someone() -> bool:
         for me, other in ((a, b), (b, a)):
             if await me.page.locator(MINE).count():
-                return me, other
-        assert time.monotonic() < deadline, "nobody's turn"
-        await a.page.wait_for_timeout(20)
+                found.append((me, other))
+                return True
+        return False
+
+    await until(someone, DEADLINE, "somebody's turn")
+    return found[-1]
 
 
 async def labels(tab: Tab, selector: str) -> list[str]:
@@ -97,7 +96,7 @@ async def test_presets_keys_all_in_and_preactions(server: LiveServer, browser: A
     await bb.page.screenshot(path=screenshot_path("betting-preactions"))
     await sb.page.screenshot(path=screenshot_path("betting-presets"))
     await panel.locator("#amount-raise").press("Enter")
-    await until(sb, lambda: bool(acts(sb)), "Enter sent nothing")
+    await until(lambda: bool(acts(sb)), DEADLINE, "Enter sent nothing")
     assert acts(sb)[-1]["action"] == {"type": "raise", "amount": 75}
 
     # the raise changed the call: the big blind's "Check" is dropped, its own turn shows the buttons
@@ -108,7 +107,7 @@ async def test_presets_keys_all_in_and_preactions(server: LiveServer, browser: A
     await bb_panel.locator(".preset[data-preset=half]").click()
     assert await bb_panel.locator("#amount-raise").input_value() == "150"
     await bb.page.keyboard.press("r")
-    await until(bb, lambda: bool(acts(bb)), "R sent nothing")
+    await until(lambda: bool(acts(bb)), DEADLINE, "R sent nothing")
     assert [m["action"] for m in acts(bb)] == [{"type": "raise", "amount": 150}]  # no pre-action went first
 
     # the small blind moves all in (A); calling 850 of an 850 stack is one button, not two
@@ -129,7 +128,7 @@ async def test_presets_keys_all_in_and_preactions(server: LiveServer, browser: A
     assert not await bb.page.is_checked("[data-preaction=check]")
     sent = len(acts(bb))
     await sb.page.locator(".action-panel.mine .preset[data-preset=min]").press("Enter")  # Enter on a preset bets it
-    await until(bb, lambda: len(acts(bb)) > sent, "Call any was not sent on the turn")
+    await until(lambda: len(acts(bb)) > sent, DEADLINE, "Call any was not sent on the turn")
     assert acts(bb)[-1]["action"] == {"type": "call"} and "call" in offered(bb, acts(bb)[-1])
     assert acts(sb)[-1]["action"] == {"type": "raise", "amount": 40}
 
@@ -139,7 +138,7 @@ async def test_presets_keys_all_in_and_preactions(server: LiveServer, browser: A
     await sb.page.check("[data-preaction=check]")
     sent = len(acts(sb))
     await bb.page.keyboard.press("c")
-    await until(sb, lambda: len(acts(sb)) > sent, "Check was not sent on the turn")
+    await until(lambda: len(acts(sb)) > sent, DEADLINE, "Check was not sent on the turn")
     assert acts(sb)[-1]["action"] == {"type": "check"} and "check" in offered(sb, acts(sb)[-1])
 
     # the turn card: "Check/fold" facing a bet folds
@@ -149,7 +148,7 @@ async def test_presets_keys_all_in_and_preactions(server: LiveServer, browser: A
     sent = len(acts(sb))
     await bb.page.locator(".action-panel.mine .preset[data-preset=pot]").click()
     await bb.page.keyboard.press("r")
-    await until(sb, lambda: len(acts(sb)) > sent, "Check/fold was not sent on the turn")
+    await until(lambda: len(acts(sb)) > sent, DEADLINE, "Check/fold was not sent on the turn")
     assert acts(sb)[-1]["action"] == {"type": "fold"} and "bet" not in offered(sb, acts(sb)[-1])
     assert acts(bb)[-1]["action"] == {"type": "bet", "amount": 80}  # the pot: 40 + 40
 

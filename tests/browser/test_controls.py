@@ -15,6 +15,7 @@ import pytest
 
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import create_table, new_tab
+from tests.conftest import until
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -50,13 +51,13 @@ async def test_clock_pause_timeout_and_keyboard(server: LiveServer, browser: Any
     await page.click("[data-control=pause]")
     await page.wait_for_selector(".pill[data-status=paused]")
     frozen = await page.locator(".seat.me .clock-text").inner_text()
-    await page.wait_for_timeout(1200)
+    await page.wait_for_timeout(1200)  # more than a second of the clock's: it must not change (a slow machine only waits longer)
     assert await page.locator(".seat.me .clock-text").inner_text() == frozen
     await page.click("[data-control=resume]")
     await page.wait_for_selector(".pill[data-status=running]")
 
     # no decision: the clock and the bank run out, the server checks for us (G-3)
-    await page.wait_for_selector(".log li.ev-timeout", timeout=8000)
+    await page.wait_for_selector(".log li.ev-timeout", timeout=60_000)
     assert "ran out of time: check" in await page.locator(".log li.ev-timeout").first.inner_text()
 
     # keyboard only: A goes all-in on our next decision (C calls a bot's all-in), Space continues
@@ -73,7 +74,8 @@ async def test_clock_pause_timeout_and_keyboard(server: LiveServer, browser: Any
         elif await page.locator(".action-panel [data-action=call]").count():
             await page.keyboard.press("c")
         await page.wait_for_timeout(60)
-    await page.wait_for_timeout(300)
+    await until(lambda: {"all_in", "call"} & set(acts(tab.sent)[before:]) and "continue" in acts(tab.sent)[before:],
+                60, "the page sends the actions the keys took")
     by_keys = acts(tab.sent)[before:]
     assert {"all_in", "call"} & set(by_keys) and "continue" in by_keys, by_keys
     await page.screenshot(path=screenshot_path("controls-loco"))

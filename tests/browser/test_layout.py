@@ -66,7 +66,7 @@ async def test_six_seats_do_not_overlap_while_a_side_seat_acts(server: LiveServe
     mine = ".action-panel [data-action=continue], .action-panel [data-action=check], .action-panel [data-action=call]"
     for _ in range(40):
         handle = await page.wait_for_function(f"() => ({SIDE_SEAT_ACTS})() || (document.querySelector({mine!r}) && 'mine')",
-                                              timeout=15000)
+                                              timeout=60_000)
         found = await handle.json_value()
         if found != "mine":
             break

@@ -28,7 +28,7 @@ async def test_the_page_resumes_after_a_server_restart(browser: Any) -> None:
         await decide(tab, 3)
     await tab.page.wait_for_selector("#conn-status[data-state=reconnecting]")
     async with running_server(TEST_SETTINGS, store, port):
-        await tab.page.wait_for_selector("#conn-status[data-state=online]", timeout=15000)
+        await tab.page.wait_for_selector("#conn-status[data-state=online]", timeout=60_000)
         # the only console errors allowed: Chromium's own report of each reconnect attempt refused while no
         # server listened (the page retries, as it should); any other error still fails the test
         refused = (f"WebSocket connection to 'ws://127.0.0.1:{port}/ws' failed: "

@@ -19,11 +19,14 @@ from cardhall.engine.ranking import hand_value
 from tests.browser.clicking import click_first, press_until
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import Tab, create_table, new_tab
+from tests.conftest import until
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 FAST = {"bot_think": 0, "pause": 0}
+#: seconds for the page to receive what a step leads to (a busy machine is slow)
+DEADLINE = 60
 #: the server's hand categories (eval7) as the page's hand names begin
 CATEGORY = {"High Card": "High card", "Pair": "Pair", "Two Pair": "Two pair", "Trips": "Three of a kind",
             "Straight": "Straight", "Flush": "Flush", "Full House": "Full house", "Quads": "Four of a kind",
@@ -57,8 +60,7 @@ async def test_side_pot_showdown(server: LiveServer, browser: Any) -> None:
     await page.wait_for_selector(".action-panel [data-action=call]")
     assert await click_first(page, ("call",))
     await press_until(page, ".center .hand-result", ("continue",))  # Continue through the streets
-    while not game_events(tab, table, "hand_end"):  # the hand is over
-        await page.wait_for_timeout(20)
+    await until(lambda: game_events(tab, table, "hand_end"), DEADLINE, "the hand is over")
     awards = game_events(tab, table, "award")
     assert [a["pot"] for a in awards] == [0, 1] and [a["amount"] for a in awards] == [30, 20], awards
     names = {o["seat"]: o["name"] for f in tab.frames if f.get("type") == "snapshot" for o in f["info"]["occupants"]}
@@ -108,8 +110,8 @@ async def test_loco_points_and_knockouts(server: LiveServer, browser: Any) -> No
     table = await create_table(tab, "loco_poker", 2, 1, {"points_to_win": 1}, FAST)
     # all in at once; call a bot's all-in; Continue between streets
     await press_until(page, ".center .hand-result[data-result]:not([data-result=push])", ("all_in", "call", "continue", "check"))
-    while not [e for e in game_events(tab, table, "hand_end") if e["result"] != "push"]:
-        await page.wait_for_timeout(20)
+    await until(lambda: [e for e in game_events(tab, table, "hand_end") if e["result"] != "push"], DEADLINE,
+                "a hand that is not a push is over")
     end = [e for e in game_events(tab, table, "hand_end") if e["result"] != "push"][-1]
     result = page.locator(".center .hand-result")
     text = await result.inner_text()

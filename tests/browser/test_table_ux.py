@@ -57,7 +57,7 @@ async def test_turn_alerts_pause_breadcrumb_four_colours_and_alamo_log(server: L
     await expect(page.locator(DECISION).first).to_be_visible()
 
     # the clock runs low: the title and icon say so
-    await expect(page).to_have_title(re.compile(r"^⏳ Time running out – "), timeout=6000)
+    await expect(page).to_have_title(re.compile(r"^⏳ Time running out – "), timeout=60_000)
     await expect(page.locator("body")).to_have_attribute("data-turn-alert", "low")
     low_icon = await icon.get_attribute("href")
     assert low_icon.startswith("data:image/svg+xml") and "e5484d" in low_icon
@@ -110,7 +110,7 @@ async def test_lobby_rows_and_a_busted_solo_player_watches(server: LiveServer, b
     await page.fill("#seats", "5")  # typed in the form: the list's refreshes keep it
     full = await _post_table(tab, {"game": "loco_poker", "seats": 2, "bots": ["random", "random"],
                                    "options": {"points_to_win": 1, "bot_think": 0}})
-    await expect(page.locator(f".table-row[data-table={full}]")).to_be_visible(timeout=6000)  # no reload
+    await expect(page.locator(f".table-row[data-table={full}]")).to_be_visible(timeout=60_000)  # no reload
     # a busted solo player (RULES G-4): a tiny stack, all in at every decision
     options = {"starting_stacks": [10, 600, 600], "pause": 0, "bot_think": 0}
     for attempt in range(3):
@@ -158,7 +158,7 @@ async def _play_until_busted(tab: Tab, table: str) -> bool:
     # from now on the page must never offer Continue (nor any action) to the busted player
     await page.evaluate("""() => { window.offered = 0; new MutationObserver(() => {
         if (document.querySelector('.action-panel [data-action]')) window.offered++; }).observe(document.body, { childList: true, subtree: true }); }""")
-    await page.wait_for_selector(".result-banner", timeout=20000)
+    await page.wait_for_selector(".result-banner", timeout=60_000)
     assert await page.evaluate("window.offered") == 0
     events = tab.events(table)
     bust = next(i for i, f in enumerate(events) if f["event"]["type"] == "bust" and 1 in f["event"]["seats"])

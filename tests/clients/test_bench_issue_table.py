@@ -8,10 +8,10 @@ import doctest
 import os
 import subprocess
 import sys
-import time
 
 from cardhall.clients.bench import issue_table, where
 from cardhall.clients.bench.server import baseline_definition
+from tests.conftest import until
 
 
 def test_doctests() -> None:
@@ -46,13 +46,19 @@ def test_figures_are_medians_of_the_rounds_ratios_and_the_table_says_what_is_met
     assert "at least 0.85 (met)" in lines[2] and "at least 1 (met)" in lines[3] and "at most 20 ms (met)" in lines[4]
 
 
-def test_where_sees_a_busy_child_process_and_its_cpu() -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 1.5: pass"])
+async def test_where_sees_a_busy_child_process_and_its_cpu() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # busy until killed
+
+    def sampled(pid: int) -> bool:  # seen by the sampler over half a second at least
+        spent = w.spent.get(pid)
+        return spent is not None and spent[2] - spent[0] >= 0.5
+
     try:
         with where.Where({os.getpid(): "this test"}, every=0.05) as w:
-            time.sleep(1.0)
+            await until(lambda: sampled(child.pid) and sampled(os.getpid()), 60, "samples of the busy child")
     finally:
-        child.wait(10)
+        child.kill()
+        child.wait(60)
     report = {r["pid"]: r for r in w.report()}
     assert child.pid in report and report[os.getpid()]["role"] == "this test"
     assert abs(sum(report[child.pid]["cpus"].values()) - 1.0) < 0.05

@@ -13,6 +13,7 @@ import pytest
 from cardhall.clients.bots import BotPlayer
 from cardhall.clients.client import Client
 from cardhall.server.connection import CLOSE_GOING_AWAY, CLOSE_RESUBSCRIBE, CLOSE_SLOW_CONSUMER
+from tests.conftest import until
 from tests.server.conftest import running_server
 
 
@@ -36,16 +37,14 @@ async def test_reconnect_after_the_server_drops_resumes_gap_free(live, codec):
     playing = asyncio.get_running_loop().create_task(player.play(timeout=60))
     drops = 0
     for _ in range(3):  # drop the socket three times mid-match, from the server's side
-        await asyncio.sleep(0.1)
+        held = ann.seqs.get(table, 0)  # mid-match: once the client has received a few more events
+        await until(lambda held=held: ann.seqs.get(table, 0) >= held + 3 or playing.done(), 60, "events of the match")
         if playing.done():
             break
         for conn in _server_side(live, ann):
             conn.drop(CLOSE_SLOW_CONSUMER, "test drop")
             drops += 1
-        for _ in range(200):
-            if ann.reconnects >= drops or playing.done():
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda drops=drops: ann.reconnects >= drops or playing.done(), 60, "the client reconnects")
     results = await playing
     assert drops >= 1 and ann.reconnects >= 1
     assert results and results[0]["winners"]
@@ -106,11 +105,14 @@ async def test_events_iterator_ends_on_close_and_requests_fail_after(live):
     await c.hello("ann")
     assert (await c.ping())["type"] == "pong"
 
+    started = asyncio.Event()
+
     async def read_all():
+        started.set()  # from here it runs, without yielding, until the iterator waits for a frame
         return [f async for f in c.events()]
 
     reading = asyncio.get_running_loop().create_task(read_all())
-    await asyncio.sleep(0.05)
+    await started.wait()  # the iterator is waiting when the client closes
     await c.close()
     assert await asyncio.wait_for(reading, 5) == []
     with pytest.raises(ConnectionError):

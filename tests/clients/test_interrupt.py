@@ -2,22 +2,33 @@
 
 Each command runs as a real process in a session of its own, and SIGINT goes
 to its whole process group, as a terminal's Ctrl-C does (the load generator's
-worker processes get it too).
+worker processes get it too). The signal is sent once the command shows it is
+under way (a line it printed, a server event, its own server's connections),
+in a state where it cannot finish before the signal arrives; the deadlines are
+generous, since a busy machine is slow.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from cardhall.clients.load.probe import metric
+from tests.conftest import until
 from tests.server.conftest import running_server
 
 CLI = [sys.executable, "-m", "cardhall.clients.cli"]
+
+#: seconds: for a command to show it is under way, and to end once interrupted
+DEADLINE = 120
 
 #: one whole no-limit hand in PHH: dealt, then a fold
 HEADS_UP_HAND = """variant = "NT"
@@ -36,14 +47,32 @@ async def live():
         yield srv
 
 
+@contextlib.contextmanager
+def _ctrl_c_reachable() -> Iterator[None]:
+    """A command started in this block starts with SIGINT's default action, as a terminal's
+    foreground command does, even when this test process ignores SIGINT (started in the
+    background by a non-interactive shell: the commands would inherit the ignored signal, and
+    no Ctrl-C would reach them). exec resets a caught signal, not an ignored one."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 async def _start(*args: str, cwd: Path) -> asyncio.subprocess.Process:
     """``cardhall ARGS`` in a new session (its own process group), output unbuffered."""
-    return await asyncio.create_subprocess_exec(*CLI, *args, cwd=cwd, start_new_session=True,
-                                                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    with _ctrl_c_reachable():
+        return await asyncio.create_subprocess_exec(*CLI, *args, cwd=cwd, start_new_session=True,
+                                                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 
-async def _wait_for_line(stream: asyncio.StreamReader, text: str, timeout: float = 60) -> bytes:
+async def _wait_for_line(stream: asyncio.StreamReader, text: str, timeout: float = DEADLINE) -> bytes:
     """Read ``stream`` until a line containing ``text``; returns what was read."""
     seen = b""
     async with asyncio.timeout(timeout):
@@ -56,25 +85,28 @@ async def _wait_for_line(stream: asyncio.StreamReader, text: str, timeout: float
                 return seen
 
 
-async def _interrupt(proc: asyncio.subprocess.Process, timeout: float = 30) -> tuple[int, str, str]:
-    """SIGINT to the process group; returns ``(exit status, stdout, stderr)``."""
+async def _interrupt(proc: asyncio.subprocess.Process, timeout: float = DEADLINE) -> tuple[int, str, str]:
+    """SIGINT to the process group; returns ``(exit status, stdout, stderr)`` once the command has
+    exited and every process holding its output has too."""
     os.killpg(proc.pid, signal.SIGINT)
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
 
-async def _group_gone(pgid: int, timeout: float = 10) -> bool:
-    """True once no process of group ``pgid`` is left."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        await asyncio.sleep(0.05)
-    return False
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is left."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _interrupted(code: int, err: str, command: str) -> None:
+    """The command ended as Ctrl-C should end it: 130 and its one line, no traceback."""
+    assert code == 130, f"exit status {code}:\n{err}"
+    assert err.strip().splitlines()[-1] == f"{command}: interrupted" and "Traceback" not in err, err
 
 
 async def test_simulate_interrupted(tmp_path):
@@ -82,21 +114,18 @@ async def test_simulate_interrupted(tmp_path):
     assert proc.stdout is not None
     await _wait_for_line(proc.stdout, "match    1:")
     code, _, err = await _interrupt(proc)
-    assert code == 130
-    assert err.strip().splitlines()[-1] == "cardhall simulate: interrupted" and "Traceback" not in err, err
+    _interrupted(code, err, "cardhall simulate")
 
 
 async def test_loadtest_interrupted_ends_its_workers(live, tmp_path):
     proc = await _start("loadtest", "--server", live.url, "--tables", "2", "--seats", "2", "--players", "1",
                         "--spectators", "1", "--workers", "2", "--think", "0.05", "--warmup", "0",
-                        "--duration", "120", cwd=tmp_path)
+                        "--duration", "300", cwd=tmp_path)
     assert proc.stderr is not None
-    before = await _wait_for_line(proc.stderr, "connections open")
+    before = await _wait_for_line(proc.stderr, "connections open")  # its workers are up: the load is under way
     code, _, err = await _interrupt(proc)
-    err = before.decode() + err
-    assert code == 130
-    assert err.strip().splitlines()[-1] == "cardhall loadtest: interrupted" and "Traceback" not in err, err
-    assert await _group_gone(proc.pid), "load worker processes outlived the interrupted command"
+    _interrupted(code, before.decode() + err, "cardhall loadtest")
+    await until(lambda: not _group_alive(proc.pid), DEADLINE, "the load worker processes end with the command")
 
 
 async def test_bot_interrupted(live, tmp_path):
@@ -104,11 +133,10 @@ async def test_bot_interrupted(live, tmp_path):
     table = await owner.create_table("loco_poker", seats=2, bots=1, options={"pause": 0, "bot_think": 30})
     await owner.join(table, role="spectator")
     proc = await _start("bot", "--server", live.url, "--table", table, "--seat", "1", cwd=tmp_path)
-    await owner.next_event(table, timeout=30, where=lambda f: f["event"]["type"] == "seated"
+    await owner.next_event(table, timeout=DEADLINE, where=lambda f: f["event"]["type"] == "seated"
                            and f["event"].get("seat") == 1)
     code, _, err = await _interrupt(proc)
-    assert code == 130
-    assert err.strip().splitlines()[-1] == "cardhall bot: interrupted" and "Traceback" not in err, err
+    _interrupted(code, err, "cardhall bot")
     await owner.close()
 
 
@@ -125,31 +153,37 @@ async def test_serve_interrupted_shuts_down_gracefully(tmp_path):
     assert "Finished server process" in err and "Traceback" not in err, err
 
 
+#: hands in the replayed folder: their lines (~100 bytes each under pytest's tmp_path) are about
+#: 1 MB, more than twice what the pipe (64 KiB) and this process's reader (it pauses the pipe past
+#: 128 KiB, after a read of up to 256 KiB) hold, so the replay cannot finish while nobody reads
+PHH_HANDS = 10_000
+
+
 async def test_phh_replay_interrupted(tmp_path):
-    """A folder of 2,000 hands: the replay fills the stdout pipe, which this test stops reading after
-    the first line, so it is still at work when the signal comes."""
+    """The replay's output fills the stdout pipe, which this test stops reading after the first
+    line: from then on the command is blocked mid-way, whatever the machine's speed, until the
+    signal comes (:data:`PHH_HANDS`)."""
     hand = tmp_path / "one.phh"
     hand.write_text(HEADS_UP_HAND)
     folder = tmp_path / "hands"
     folder.mkdir()
-    for i in range(2000):
+    for i in range(PHH_HANDS):
         (folder / f"h{i}.phh").symlink_to(hand)
     proc = await _start("phh", "replay", str(folder), cwd=tmp_path)
     assert proc.stdout is not None
     await _wait_for_line(proc.stdout, str(folder))
-    code, _, err = await _interrupt(proc)
-    assert code == 130
-    assert err.strip().splitlines()[-1] == "cardhall phh replay: interrupted" and "Traceback" not in err, err
+    code, out, err = await _interrupt(proc)
+    _interrupted(code, err, "cardhall phh replay")
+    assert f"{PHH_HANDS} hands" not in out  # it was stopped mid-way: no summary line
 
 
 async def test_bench_engine_interrupted(tmp_path):
     proc = await _start("bench", "engine", "--games", "no_limit_holdem", "--hands", "10000000", "--no-pokerkit",
                         cwd=tmp_path)
     assert proc.stdout is not None
-    await _wait_for_line(proc.stdout, "ours h/s")
+    await _wait_for_line(proc.stdout, "ours h/s")  # the table's header: its first row takes 10,000,000 hands
     code, _, err = await _interrupt(proc)
-    assert code == 130
-    assert err.strip().splitlines()[-1] == "cardhall bench engine: interrupted" and "Traceback" not in err, err
+    _interrupted(code, err, "cardhall bench engine")
 
 
 def _children(pid: int) -> list[int]:
@@ -165,31 +199,48 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-async def _served_port(parent: int, timeout: float = 60) -> int:
-    """The ``--port`` of ``parent``'s ``cardhall serve`` child, once that port accepts connections."""
-    async with asyncio.timeout(timeout):
-        while True:
-            for child in _children(parent):
-                try:
-                    argv = Path(f"/proc/{child}/cmdline").read_bytes().decode().split("\0")
-                except OSError:
-                    continue
-                if "serve" in argv and "--port" in argv:
-                    port = int(argv[argv.index("--port") + 1])
-                    try:
-                        _, writer = await asyncio.open_connection("127.0.0.1", port)
-                    except OSError:
-                        continue
-                    writer.close()
-                    return port
-            await asyncio.sleep(0.1)
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:  # gone meanwhile
+        return []
+
+
+def _served_port(parent: int) -> int | None:
+    """The ``--port`` of ``parent``'s ``cardhall serve`` child, once there is one."""
+    for child in _children(parent):
+        argv = _argv(child)
+        if "serve" in argv and "--port" in argv:
+            return int(argv[argv.index("--port") + 1])
+    return None
 
 
 async def test_bench_server_interrupted_stops_its_server(tmp_path):
+    """Interrupted in its measured phase: its server is up and serves the spectators of its load
+    process (``--tables 2 --spectators 1``: two connections), which it started and waits on. (Its
+    server merely answering is not enough: the command may be ending on its own then, and a SIGINT
+    that comes while Python exits kills it: status -2, not 130.)"""
     proc = await _start("bench", "server", "--tables", "2", "--spectators", "1", "--seats", "2", "--warmup", "0",
                         "--duration", "300", cwd=tmp_path)
-    await _served_port(proc.pid)  # its server is up: the benchmark is under way
+    port: int | None = None
+
+    async def measuring() -> bool:
+        nonlocal port
+        if proc.returncode is not None:
+            assert proc.stderr is not None
+            raise AssertionError(f"cardhall bench server ended by itself ({proc.returncode}):\n"
+                                 f"{(await proc.stderr.read()).decode()}")
+        port = port or _served_port(proc.pid)
+        if port is None or not any("--multiprocessing-fork" in _argv(c) for c in _children(proc.pid)):
+            return False
+        try:
+            async with httpx.AsyncClient() as http:
+                text = (await http.get(f"http://127.0.0.1:{port}/metrics", timeout=10)).text
+        except httpx.TransportError:  # not listening yet
+            return False
+        return metric(text, "cardhall_connections") >= 2
+
+    await until(measuring, DEADLINE, "cardhall bench server measures: its load process's spectators are connected")
     code, _, err = await _interrupt(proc)
-    assert code == 130
-    assert err.strip().splitlines()[-1] == "cardhall bench server: interrupted" and "Traceback" not in err, err
-    assert await _group_gone(proc.pid), "the benchmark's server outlived the interrupted command"
+    _interrupted(code, err, "cardhall bench server")
+    await until(lambda: not _group_alive(proc.pid), DEADLINE, "the benchmark's server ends with the command")

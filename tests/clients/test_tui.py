@@ -7,7 +7,11 @@ from __future__ import annotations
 import pytest
 
 from cardhall.clients.tui.app import CardhallApp, Lobby, TableView, parse_create, parse_play
+from tests.conftest import until
 from tests.server.conftest import running_server
+
+#: seconds for the screen to show what a step leads to (a busy machine is slow)
+DEADLINE = 60
 
 GAMES = {
     "fixed_limit_holdem": "fixed_limit_holdem 2 1 pause=0 bot_think=0 starting_stacks=100",
@@ -42,13 +46,16 @@ def _text(widget) -> str:
     return str(widget.render())
 
 
-async def _lobby_lists(app, pilot, entry: str) -> None:
+async def _lobby_lists(app, entry: str) -> None:
     """Wait until the lobby's help line (built from GET /api/games) shows ``entry``."""
-    for _ in range(100):
-        if isinstance(app.screen, Lobby) and entry in _text(app.screen.query_one("#help")):
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(_text(app.screen.query_one("#help")))
+    await until(lambda: isinstance(app.screen, Lobby) and entry in _text(app.screen.query_one("#help")), DEADLINE,
+                f"the lobby lists {entry}")
+
+
+async def _table_view(app) -> TableView:
+    """The table screen, once it has the table's snapshot."""
+    await until(lambda: isinstance(app.screen, TableView) and app.screen.snap is not None, DEADLINE, "the table")
+    return app.screen
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
@@ -56,17 +63,13 @@ async def test_play_a_hand_by_keys(game):
     async with running_server() as live:
         app = CardhallApp(live.url, "ann", codec="json")
         async with app.run_test(size=(120, 50)) as pilot:
-            await _lobby_lists(app, pilot, "avalanche 2-8")
+            await _lobby_lists(app, "avalanche 2-8")
             assert "no_limit_holdem 2-9 (starting_stacks" in _text(app.screen.query_one("#help"))  # GET /api/games
             await pilot.click("#create")
             await pilot.press(*GAMES[game])
             await pilot.press("enter")
-            for _ in range(200):
-                if isinstance(app.screen, TableView) and app.screen.snap is not None:
-                    break
-                await pilot.pause(0.02)
-            view = app.screen
-            assert isinstance(view, TableView) and view.snap["you"] == 1
+            view = await _table_view(app)
+            assert view.snap["you"] == 1
             assert game in _text(view.query_one("#info"))
             saw_my_turn = snowed = False
             over = HAND_OVER.get(game, "hand 1 over")
@@ -99,8 +102,7 @@ async def test_play_a_hand_by_keys(game):
             if game != "avalanche":  # (a whole Avalanche game is longer than the log keeps)
                 assert started and ("button" in started[0] or "dealer" in started[0]), started  # match_started.options
             await pilot.press("escape")
-            await pilot.pause(0.1)
-            assert isinstance(app.screen, Lobby)
+            await until(lambda: isinstance(app.screen, Lobby), DEADLINE, "back in the lobby")
 
 
 async def test_a_game_without_a_terminal_renderer_is_played_as_data():
@@ -114,16 +116,12 @@ async def test_a_game_without_a_terminal_renderer_is_played_as_data():
         async with running_server() as live:
             app = CardhallApp(live.url, "ann", codec="json")
             async with app.run_test(size=(120, 50)) as pilot:
-                await _lobby_lists(app, pilot, "high_card 2-6 (hands max_bet)")
+                await _lobby_lists(app, "high_card 2-6 (hands max_bet)")
                 await pilot.click("#create")
                 await pilot.press(*"high_card 2 1 pause=0 bot_think=0 hands=2 max_bet=4")
                 await pilot.press("enter")
-                for _ in range(200):
-                    if isinstance(app.screen, TableView) and app.screen.snap is not None:
-                        break
-                    await pilot.pause(0.02)
-                view = app.screen
-                assert isinstance(view, TableView) and view.snap["you"] == 1 and view.generic
+                view = await _table_view(app)
+                assert view.snap["you"] == 1 and view.generic
                 log = view.query_one("#log")
                 bets = 0
                 for _ in range(3000):
@@ -141,7 +139,9 @@ async def test_a_game_without_a_terminal_renderer_is_played_as_data():
                                 view.query_one("#log").focus()
                             await pilot.press("1")
                             bets += 1
-                            await pilot.pause(0.1)
+                            # the bet answered: the turn moves on (its id is the seq that began it), the input cleared
+                            await until(lambda t=turn: (not view.turn or view.turn["id"] != t["id"])
+                                        and view.query_one("#amount").value == "", DEADLINE, "the table takes the bet")
                     await pilot.pause(0.02)
                 else:
                     raise AssertionError("the match did not end")

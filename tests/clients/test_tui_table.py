@@ -16,10 +16,14 @@ from cardhall.clients.client import Client
 from cardhall.clients.tui.app import CardhallApp, Lobby, TableView
 from cardhall.clients.tui.games import OUTCOME_TEXT, outcome
 from cardhall.clients.tui.presets import presets
+from tests.conftest import until
 from tests.server.conftest import running_server
 
 #: what a Python value looks like on screen: None, a list or a dict literal
 PYTHON_VALUE = re.compile(r"\bNone\b|\[\d|\{'|\bTrue\b|\bFalse\b")
+
+#: seconds for the screen to show what a step leads to (a busy machine is slow)
+DEADLINE = 60
 
 
 def _text(widget) -> str:
@@ -31,22 +35,14 @@ def _footer(app) -> dict[str, str]:
     return {k.key: k.description for k in app.screen.query(FooterKey) if not k.disabled}
 
 
-async def _until(pilot, condition, what: str, tries: int = 400) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"never: {what}")
-
-
 async def _footer_showing(pilot, app, key: str, description: str) -> dict[str, str]:
     """The footer once it shows ``key`` as ``description`` (it is drawn after the focus moves)."""
-    await _until(pilot, lambda: _footer(app).get(key) == description, f"the footer shows {key}: {description}")
+    await until(lambda: _footer(app).get(key) == description, DEADLINE, f"the footer shows {key}: {description}")
     return _footer(app)
 
 
 async def _table(app, pilot) -> TableView:
-    await _until(pilot, lambda: isinstance(app.screen, TableView), "the table screen")
+    await until(lambda: isinstance(app.screen, TableView), DEADLINE, "the table screen")
     return app.screen
 
 
@@ -62,8 +58,8 @@ async def test_lobby_focus_keys_refresh_and_a_full_table_is_a_message():
         await bob.join(full)
         app = CardhallApp(live.url, "ann", codec="json", lobby_refresh=0.1)
         async with app.run_test(size=(160, 40)) as pilot:
-            await _until(pilot, lambda: isinstance(app.screen, Lobby)
-                         and app.screen.query_one("#tables", DataTable).row_count == 1, "the lobby lists the table")
+            await until(lambda: isinstance(app.screen, Lobby)
+                        and app.screen.query_one("#tables", DataTable).row_count == 1, DEADLINE, "the lobby lists the table")
             lobby = app.screen
             grid = lobby.query_one("#tables", DataTable)
             assert isinstance(app.focused, Input) and app.focused.id == "create"
@@ -75,17 +71,17 @@ async def test_lobby_focus_keys_refresh_and_a_full_table_is_a_message():
             keys = await _footer_showing(pilot, app, "enter", "join")
             assert keys.get("enter") == "join" and keys.get("w") == "watch" and keys.get("r") == "refresh", keys
             other = await bob.create_table("alamo", 2, {"pause": 0}, 0)  # joinable: listed first
-            await _until(pilot, lambda: grid.row_count == 2, "the lobby refreshes by itself")
+            await until(lambda: grid.row_count == 2, DEADLINE, "the lobby refreshes by itself")
             await pilot.press("down")  # select the full table (joinable tables come first)
             selected = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
             assert selected == full and str(grid.get_row(full)[3]) == "2/2"
             await bob.create_table("loco_poker", 2, {"pause": 0}, 0)
-            await _until(pilot, lambda: grid.row_count == 3, "a third table appears")
+            await until(lambda: grid.row_count == 3, DEADLINE, "a third table appears")
             assert grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value == full  # selection kept
             await pilot.press("enter")
             status = lobby.query_one("#status")
             # the server's refusal (here match_running; table_full at a finished full table) as a message
-            await _until(pilot, lambda: f"cannot join {full}: match_running: " in _text(status), "the refusal is said")
+            await until(lambda: f"cannot join {full}: match_running: " in _text(status), DEADLINE, "the refusal is said")
             assert app.is_running and app.screen is lobby and other in [str(k.value) for k in grid.rows]
             await pilot.press("tab")
             assert lobby.query_one("#create", Input).value == "no_limit_holdem 3 2"  # kept across refreshes
@@ -102,11 +98,11 @@ async def test_no_limit_presets_names_errors_and_wrapping():
     async with running_server() as live:
         app = CardhallApp(live.url, "ann", codec="json")
         async with app.run_test(size=(100, 50)) as pilot:
-            await _until(pilot, lambda: isinstance(app.screen, Lobby), "the lobby")
+            await until(lambda: isinstance(app.screen, Lobby), DEADLINE, "the lobby")
             await pilot.press(*"no_limit_holdem 2 1 pause=0 bot_think=0 starting_stacks=400 button=1", "enter")
             view = await _table(app, pilot)
-            await _until(pilot, lambda: view.turn and view.turn["seat"] == 1
-                         and any(a["type"] == "raise" for a in view.legal), "my turn to raise")
+            await until(lambda: view.turn and view.turn["seat"] == 1
+                        and any(a["type"] == "raise" for a in view.legal), DEADLINE, "my turn to raise")
             state = view.snap["state"]
             sizes = presets(view.legal, state, 1)
             raise_ = next(a for a in view.legal if a["type"] == "raise")
@@ -125,7 +121,7 @@ async def test_no_limit_presets_names_errors_and_wrapping():
             assert "f" not in await _footer_showing(pilot, app, "enter", "send")
             await pilot.press("escape", "b")
             status = view.query_one("#status")
-            await _until(pilot, lambda: _text(status).startswith("illegal_action: the smallest raise"), "the refusal is said")
+            await until(lambda: _text(status).startswith("illegal_action: the smallest raise"), DEADLINE, "the refusal is said")
             assert app.is_running and app.screen is view
             # a dropped connection while acting: a message too
             real_act = app.client.act
@@ -135,13 +131,13 @@ async def test_no_limit_presets_names_errors_and_wrapping():
 
             app.client.act = dropped
             await pilot.press("c")
-            await _until(pilot, lambda: "connection closed" in _text(status), "the drop is said")
+            await until(lambda: "connection closed" in _text(status), DEADLINE, "the drop is said")
             app.client.act = real_act
             await pilot.press("4")  # the pot preset fills the amount
             assert view.query_one("#amount", Input).value == str(sizes[3].amount)
             await pilot.press("b")
             log = view.query_one("#log")
-            await _until(pilot, lambda: f"ann raises to {sizes[3].amount}" in log.written, "the raise is logged")
+            await until(lambda: f"ann raises to {sizes[3].amount}" in log.written, DEADLINE, "the raise is logged")
             assert f"you: raise to {sizes[3].amount}" in _text(status)
             for _ in range(500):  # play the hand out: fold (check when free), continue between streets
                 if any(line.startswith("— hand 1 over") for line in log.written):
@@ -157,7 +153,7 @@ async def test_no_limit_presets_names_errors_and_wrapping():
             # a long line wraps to the log's width instead of running off it
             before = len(log.lines)
             log.write("ann says " + "word " * 60)
-            await _until(pilot, lambda: len(log.lines) - before >= 3, "the long line is in the log")
+            await until(lambda: len(log.lines) - before >= 3, DEADLINE, "the long line is in the log")
             assert all(strip.cell_length <= log.size.width for strip in log.lines)
 
 
@@ -167,13 +163,14 @@ async def test_avalanche_shows_what_a_play_would_do():
     async with running_server() as live:
         app = CardhallApp(live.url, "ann", codec="json")
         async with app.run_test(size=(120, 50)) as pilot:
-            await _until(pilot, lambda: isinstance(app.screen, Lobby), "the lobby")
+            await until(lambda: isinstance(app.screen, Lobby), DEADLINE, "the lobby")
             await pilot.press(*"avalanche 2 1 pause=0 bot_think=0", "enter")
             view = await _table(app, pilot)
             preview = view.query_one("#preview")
             seen: set[str] = set()
             for _ in range(200):  # turns until a play that is not a start (how soon depends on the deal)
-                await _until(pilot, lambda: view.turn and view.turn["seat"] == 1 and view.legal, "my turn", tries=1000)
+                await until(lambda: view.turn and view.turn["seat"] == 1 and view.legal, DEADLINE, "my turn")
+                acted = view.turn["id"]
                 play = next((a for a in view.legal if a["type"] == "play"), None)
                 pile = view.snap["state"]["avalanche"]
                 snowfall = any(a["type"] == "snowfall" for a in view.legal)
@@ -185,20 +182,20 @@ async def test_avalanche_shows_what_a_play_would_do():
                     rank, held = max(play["groups"].items(), key=lambda kv: kv[1])
                     await pilot.press("tab", *f"{rank} {held}")
                     expected = OUTCOME_TEXT[outcome(pile, held, rank)]
-                    await _until(pilot, lambda said=expected: _text(preview).endswith(said), f"the preview says {expected}")
+                    await until(lambda said=expected: _text(preview).endswith(said), DEADLINE, f"the preview says {expected}")
                     seen.add(outcome(pile, held, rank))
                     assert f"play {held} × " in _text(preview)
                     missing = next((r for r in "23456789TJQKA" if r not in play["groups"]), None)
                     if missing is not None:
                         view.query_one("#amount", Input).value = missing
-                        await _until(pilot, lambda: "in your hand" in _text(preview), "a rank not held")
+                        await until(lambda: "in your hand" in _text(preview), DEADLINE, "a rank not held")
                     view.query_one("#amount", Input).value = f"{rank} {held}"
                     await pilot.press("enter")
                 if seen - {"start"}:
                     break
-                await _until(pilot, lambda: not (view.turn and view.turn["seat"] == 1) or not view.legal
-                             or view.query_one("#amount", Input).value == "", "the play is sent")
-                await pilot.pause(0.05)
+                # the server's answer: the turn moves on (its id is the seq that began it), the input is cleared
+                await until(lambda acted=acted: (not view.turn or view.turn["id"] != acted)
+                            and view.query_one("#amount", Input).value == "", DEADLINE, "the table takes the play")
             assert seen - {"start"}, seen
     browser = (Path(__file__).resolve().parents[2] / "clients/web/js/games/avalanche.js").read_text()
     assert all(f'"{said}"' in browser for said in OUTCOME_TEXT.values())  # the browser's words

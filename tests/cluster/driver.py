@@ -46,6 +46,7 @@ from cardhall.engine.rng import FairRandom
 from cardhall.server.cluster.leases import token_node
 from cardhall.server.store.keys import Keys
 from tests.cluster.harness import Cluster, Node
+from tests.conftest import until
 from tests.server.play import QUICK
 from tests.server.test_recovery_kill import _diff, _without_clocks, check_history, stored_history
 
@@ -119,6 +120,7 @@ class Member:
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # saw match_ended
     task: asyncio.Task[None] | None = None
     acting: bool = True
+    in_flight: int = 0  # requests of :meth:`Driver.request` sent and not answered yet
 
     @property
     def events(self) -> list[Frame]:
@@ -247,15 +249,22 @@ class Driver:
                 out[n.node_id] = (await self.http.get(f"{n.http}/healthz")).json()["connections"]
         return out
 
-    async def landed(self, before: dict[str, int]) -> str:
-        """The node whose connection count went up by one since ``before``."""
-        for _ in range(100):
-            now = await self.connections()
-            up = [n for n, c in now.items() if c == before.get(n, 0) + 1]
-            if len(up) == 1 and sum(now.values()) == sum(before.values()) + 1:
-                return up[0]
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"cannot tell where a connection landed: {before} -> {now}")
+    async def landed(self, before: dict[str, int], timeout: float = 30.0) -> str:
+        """The node whose connection count went up by one since ``before``
+        (once the nodes' counts show it, up to ``timeout``)."""
+        now: dict[str, int] = {}
+
+        async def one_up() -> bool:
+            now.clear()
+            now.update(await self.connections())
+            return sum(now.values()) == sum(before.values()) + 1 and sum(
+                1 for n, c in now.items() if c == before.get(n, 0) + 1) == 1
+
+        try:
+            await until(one_up, timeout, "one node's connection count up by one")
+        except AssertionError:
+            raise AssertionError(f"cannot tell where a connection landed: {before} -> {now}") from None
+        return next(n for n, c in now.items() if c == before.get(n, 0) + 1)
 
     # -- playing ---------------------------------------------------------------------
     async def _follow(self, m: Member, snapshot: Frame) -> None:
@@ -314,6 +323,13 @@ class Driver:
     async def request(self, m: Member, action: Frame, turn: int | None) -> None:
         """``act``, sent again after ``unavailable`` or a dropped connection;
         an acknowledged turn is recorded in ``m.acks``."""
+        m.in_flight += 1
+        try:
+            await self._request(m, action, turn)
+        finally:
+            m.in_flight -= 1
+
+    async def _request(self, m: Member, action: Frame, turn: int | None) -> None:
         client = m.client
         deadline = time.monotonic() + 30.0
         attempt = -1
@@ -350,9 +366,16 @@ class Driver:
         m.failures.append(f"{m.name}: act on turn {turn} still unavailable after 30 s")
 
     def hold(self) -> None:
-        """Seated members stop acting (their tables go quiet on a human's turn)."""
+        """Seated members stop acting (their tables go quiet on a human's turn):
+        no new request; those sent are answered (:meth:`answered`)."""
         for m in self.members:
             m.acting = False
+
+    async def answered(self, timeout: float = 60.0) -> None:
+        """Wait until no member has a request in flight: every act sent has
+        its reply (and its acknowledgement is in ``m.acks``), or was given up."""
+        await until(lambda: not any(m.in_flight for m in self.members), timeout,
+                    "every request of the members answered")
 
     async def close(self) -> None:
         self.stopping = True
@@ -577,15 +600,16 @@ class Driver:
         await self.db.aclose()
         self.db = aioredis.Redis.from_url(self.cluster.redis.url)
 
-    async def check_live_states(self, owners: dict[str, str], tries: int = 40) -> int:
+    async def check_live_states(self, owners: dict[str, str], timeout: float = 30.0) -> int:
         """Each table's state on its owner (``GET /api/ops/tables/{id}`` there)
         equals its last checkpoint, clocks and a re-armed bot's generator aside
         (:func:`_without_clocks`). A table that moves on between the two reads
-        is read again (up to ``tries`` times). Returns the number compared."""
+        is read again (for up to ``timeout`` per table). Returns the number compared."""
         compared = 0
         for table, owner in owners.items():
             node = self.cluster.node(owner)
-            for _ in range(tries):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
                 reply = await self.http.get(f"{node.http}/api/ops/tables/{table}", headers=self.ops)
                 assert reply.status_code == 200, reply.text
                 body = reply.json()
@@ -598,7 +622,7 @@ class Driver:
                     break
                 await asyncio.sleep(0.03)
             else:
-                raise AssertionError(f"{table}: live and stored seq never met in {tries} reads")
+                raise AssertionError(f"{table}: live and stored seq never met in {timeout:g} s")
         return compared
 
     async def check_lobbies(self) -> None:
@@ -711,13 +735,14 @@ class Driver:
         and every problem listed in one AssertionError: every client resumed
         (:meth:`reconnected`), one owner per table (with ``live`` nodes),
         :meth:`flowing` and :meth:`presence` (while the players play; then
-        they hold), and :meth:`check_all` (member failures, streams judged
+        they hold, and every request sent is answered: :meth:`answered`), and
+        :meth:`check_all` (member failures, streams judged
         against what the store holds, histories and acknowledgements
         (``stored_only``: what the rewritten streams hold), the lobby, the
         live states). ``timeout``: each wait's deadline (default ten lease
-        TTLs); ``found``: problems the test found before, listed first.
+        TTLs, at least 30 s); ``found``: problems the test found before, listed first.
         Returns the owners."""
-        timeout = timeout if timeout is not None else 10 * self.cluster.lease_ttl
+        timeout = timeout if timeout is not None else max(30.0, 10 * self.cluster.lease_ttl)
         problems: list[str] = list(found)
         try:
             await self.reconnected(timeout)
@@ -730,7 +755,10 @@ class Driver:
         moving, shown = await asyncio.gather(self.flowing(timeout), self.presence(timeout))
         problems += moving + shown
         self.hold()
-        await asyncio.sleep(0.5)
+        try:
+            await self.answered(max(60.0, timeout))
+        except AssertionError as exc:
+            problems.append(f"requests: {exc}")
         print(f"after the fault: {self.stream_summary()}")
         owners: dict[str, str] = {}
         try:

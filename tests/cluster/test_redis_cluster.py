@@ -208,7 +208,6 @@ async def test_a_node_on_a_cluster_serves_tables(rig: Rig) -> None:
         assert await direct.exists(Keys(cluster.prefix).state(table)) == 1, "the table's state on its slot's master"
     finally:
         await direct.aclose()
-    assert played < 5.0, f"a node on a cluster took {played:.2f} s to serve a table"
     d.hold()
     await d.check_all(live=1, live_states=True)
 

@@ -34,7 +34,7 @@ import pytest
 
 from tests.cluster.harness import port_open
 from tests.cluster.redis_cluster import RedisClusterProcs, RedisProc
-from tests.conftest import require
+from tests.conftest import require, until
 from tests.server.conftest import REDIS_SERVER, RedisServer, free_port
 
 pytestmark = pytest.mark.redis
@@ -112,14 +112,6 @@ def workdir() -> Iterator[Path]:
         yield Path(d)
 
 
-async def until(what: str, check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.02)
-
-
 async def tcp_server(answer: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
                      ) -> tuple[asyncio.Server, int]:
     """A loopback TCP server on a free port running ``answer`` per connection."""
@@ -133,7 +125,7 @@ async def test_a_cluster_node_holding_half_the_slots(redis_binary: str, workdir:
     node = RedisProc(redis_binary, workdir, 1000)
     node.start()
     try:
-        await until("the cluster-enabled redis-server answers", lambda: port_open(node.port))
+        await until(lambda: port_open(node.port), 30, "the cluster-enabled redis-server answers")
         assert node.call("CLUSTER", "ADDSLOTSRANGE", 0, 8191) in ("OK", True)
         refused(await serve(f"redis://127.0.0.1:{node.port}/0"), "8192 of 16384", "slots")
     finally:
@@ -157,7 +149,7 @@ async def test_a_whole_cluster_with_slots_deleted(redis_cluster: RedisClusterPro
                 p.call("CLUSTER", "DELSLOTS", *left)
         return done
 
-    await until("100 slots unassigned on every node", deleted)
+    await until(deleted, 30, "100 slots unassigned on every node")
     refused(await serve(redis_cluster.url_of(redis_cluster.replicas()[0].port)), "16284 of 16384")
 
 
@@ -169,7 +161,7 @@ async def test_a_wrong_password(redis_binary: str, workdir: Path, auth: str) -> 
                              "--appendonly", "no", "--dir", str(workdir), "--requirepass", "s3cret"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     try:
-        await until("redis-server --requirepass listens", lambda: port_open(port))
+        await until(lambda: port_open(port), 30, "redis-server --requirepass listens")
         line = refused(await serve(f"{auth}127.0.0.1:{port}/0"), "credentials")
         assert "wrong-password" not in line, "the password is not shown"
     finally:

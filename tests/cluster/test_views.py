@@ -30,8 +30,6 @@ actions (tests/cluster/driver.py).
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -42,6 +40,7 @@ from cardhall.engine.base import Event
 from tests.cluster.conftest import require_cluster_tools
 from tests.cluster.driver import NODE_ARGS, Driver, Member, TimedClient
 from tests.cluster.harness import Cluster
+from tests.conftest import until
 from tests.server.play import QUICK
 from tests.server.test_recovery_kill import as_json, stored_history
 
@@ -70,15 +69,6 @@ async def two_nodes(request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
         if request.session.testsfailed > failed:
             print(cluster.log_tails())
         await cluster.stop()
-
-
-async def wait_for(what: str, condition: Any, timeout: float = DEADLINE) -> None:
-    """Poll ``condition()`` until it is true; AssertionError naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout:.0f} s: {what}")
-        await asyncio.sleep(0.02)
 
 
 def events_of(client: TimedClient, table: str, since: int) -> dict[int, dict[str, Any]]:
@@ -136,14 +126,15 @@ async def test_no_view_of_a_seat_left_from_another_connection(two_nodes: Cluster
         y = await d.seat(table, 2, node=away)
         assert y.client.player != x_first.player
         third = await d.seat(table, 1, node=owner)  # the last seat: the match starts, the first hand is dealt
-        await wait_for(f"Y (seat 2) sees its private cards after seq {freed}",
-                       lambda: private_seq(y, 2, freed) is not None)
+        await until(lambda: private_seq(y, 2, freed) is not None, DEADLINE,
+                    f"Y (seat 2) sees its private cards after seq {freed}")
         dealt = private_seq(y, 2, freed)
         assert dealt is not None
-        await wait_for(f"the spectator gets {MORE} events past seq {dealt}", lambda: watcher.last_seq >= dealt + MORE)
-        await wait_for(f"X's first connection (on {away.node_id}, a spectator since seq {freed}) gets {MORE} events "
-                       f"past seq {dealt} (it has {x_first.seqs.get(table)})",
-                       lambda: x_first.seqs.get(table, 0) >= dealt + MORE)
+        await until(lambda: watcher.last_seq >= dealt + MORE, DEADLINE,
+                    f"the spectator gets {MORE} events past seq {dealt}")
+        await until(lambda: x_first.seqs.get(table, 0) >= dealt + MORE, DEADLINE,
+                    f"X's first connection (on {away.node_id}, a spectator since seq {freed}) gets {MORE} events "
+                    f"past seq {dealt} (it has {x_first.seqs.get(table)})")
         _, stored = await stored_history(d.db, cluster.prefix, table)
         history = {seq: Event.from_data(data) for seq, data in stored}
         mine = events_of(x_first, table, freed)

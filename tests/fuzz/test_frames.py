@@ -24,6 +24,7 @@ Default: 600 messages and 300 raw payloads per subprotocol (~20 s);
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -36,6 +37,7 @@ from websockets.exceptions import ConnectionClosed
 
 from cardhall.protocol.errors import CODES
 from cardhall.protocol.schemas import FrameValidator
+from tests.conftest import until
 from tests.fuzz.conftest import EXAMPLES, ServerThread, SyncClient
 from tests.fuzz.strategies import Context, messages, raw_payloads
 from tests.security.leaks import TableRecord, check_frames
@@ -215,11 +217,9 @@ def test_a_frame_over_the_websocket_limit_closes_only_that_connection(arena: Are
             victim.send_raw(b"\x00" * (limit + 1) if codec == "msgpack" else "x" * (limit + 1))
             while True:
                 victim.next_frame(10)
-        for _ in range(100):  # the close frame may still be on its way after a broken pipe
-            if victim.ws.protocol.close_rcvd is not None:
-                break
-            time.sleep(0.05)
-        assert victim.ws.protocol.close_rcvd is not None and victim.ws.protocol.close_rcvd.code == 1009
+        # the close frame may still be on its way after a broken pipe
+        asyncio.run(until(lambda v=victim: v.ws.protocol.close_rcvd is not None, 60, "the server's close frame"))
+        assert victim.ws.protocol.close_rcvd.code == 1009
     for client in arena.clients.values():
         assert client.request({"type": "ping"})["type"] == "pong"
 
@@ -247,12 +247,12 @@ def test_the_server_never_crashed_nothing_leaked_and_tables_still_play(arena: Ar
             "records": {t.id: TableRecord(t) for t in live.hall.tables.values()},
         }
 
-    time.sleep(0.5)
+    asyncio.run(until(lambda: arena.seq(arena.bots_table) > arena.started_seq + 10, 60,
+                      "the bot table goes on playing"))
     for client in arena.clients.values():  # read what is still on its way
         client.request({"type": "ping"})
     state = arena.server.call(inspect)
     assert state["internal"] == 0 and state["broken"] == 0
-    assert arena.seq(arena.bots_table) > arena.started_seq + 10, "the bot table stopped playing"
     for client in arena.clients.values():
         problems: list[str] = []
         for player, frames in by_identity(client.frames):
@@ -269,7 +269,7 @@ def test_the_server_never_crashed_nothing_leaked_and_tables_still_play(arena: Ar
     seen = first  # frames are read by request() too: every frame since the join is looked at once
     frame: dict[str, Any] = {}
     continued: set[Any] = set()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while "legal" not in frame and time.monotonic() < deadline:
         if seen == len(newcomer.frames):
             newcomer.next_frame(10)

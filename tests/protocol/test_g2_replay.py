@@ -29,6 +29,7 @@ import httpx
 import pytest
 
 from cardhall.clients.bots import BotPlayer
+from tests.conftest import until
 from tests.server.conftest import running_server
 
 
@@ -126,7 +127,8 @@ async def _match(live, game):
     players = [BotPlayer(bob, table, "random", seat=2, seed="bob's seed", bot_seed=b"b", rematches=MATCHES - 1),
                BotPlayer(ann, table, "random", seat=1, seed="ann's seed", bot_seed=b"a", rematches=MATCHES - 1)]
     bob_task = asyncio.get_running_loop().create_task(players[0].play(timeout=240))
-    await asyncio.sleep(0.05)  # bob sits down first
+    # bob sits down first: ann joins once bob's join is answered (his seat is known)
+    await until(lambda: players[0].seat is not None or bob_task.done(), 60, "bob's join answered")
     await asyncio.gather(bob_task, players[1].play(timeout=240))
     await eve.next_event(table, timeout=60, where=lambda f: f["event"]["type"] == "match_ended"
                          and f["event"]["match"] == MATCHES)

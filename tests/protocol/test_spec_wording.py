@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import until
 from tests.server.conftest import running_server
 
 SPEC = (Path(__file__).resolve().parents[2] / "protocol" / "SPEC.md").read_text()
@@ -51,7 +51,8 @@ QUICK = {
 async def test_a_bots_only_match_is_seen_from_its_start_with_since_0(live, game):
     owner = await live.client("owner", codec="json")
     table = await owner.create_table(game, seats=3, bots=3, options={"bot_think": 0.02, "pause": 0, **QUICK[game]})
-    await asyncio.sleep(0.2)  # the match is under way before anyone joins
+    # the match is under way before anyone joins: past its match_started (seq 1) and a few more events
+    await until(lambda: (live.hall.latest_seq(table) or 0) >= 5, 60, "the bots' match under way")
     late = await live.client("late")
     snapshot = await late.join(table, role="spectator")
     assert snapshot["info"]["status"] in ("running", "finished") and snapshot["seq"] >= 1

@@ -26,6 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from cardhall.protocol.codec import JSON
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 
 UPGRADE = (b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -53,10 +54,20 @@ async def _ws(url: str, local: str = "127.0.0.1") -> ClientConnection:
     return await connect(url, subprotocols=[JSON], local_addr=(local, 0), open_timeout=5)
 
 
-async def _until(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    async with asyncio.timeout(timeout):
-        while not check():
-            await asyncio.sleep(0.01)
+async def _admitted(url: str, local: str = "127.0.0.1", timeout: float = 30.0) -> ClientConnection:
+    """A websocket from ``local``, opened once the server admits one: it refuses
+    (InvalidStatus) until it has heard of the connections that went away."""
+    opened: list[ClientConnection] = []
+
+    async def admitted() -> bool:
+        try:
+            opened.append(await _ws(url, local))
+        except InvalidStatus:
+            return False
+        return True
+
+    await until(admitted, timeout, f"a websocket from {local} admitted")
+    return opened[0]
 
 
 def _port(url: str) -> int:
@@ -131,14 +142,7 @@ async def test_half_open_connections_count_against_the_per_address_limit():
         other = await _ws(live.url, local="127.0.0.2")  # another address is not affected
         for _, writer in idle:
             writer.close()
-        for _ in range(100):  # the server hears of the closes
-            try:
-                again = await _ws(live.url)
-                break
-            except InvalidStatus:
-                await asyncio.sleep(0.02)
-        else:
-            raise AssertionError("the address stayed over its limit after its connections closed")
+        again = await _admitted(live.url)  # once the server hears of the closes: the address is under its limit
         await again.send(json.dumps({"type": "ping", "id": 1}))
         assert json.loads(await asyncio.wait_for(again.recv(), 5))["type"] == "pong"
         await again.close()
@@ -164,23 +168,19 @@ async def test_past_the_total_cap_a_new_connection_gets_503_and_existing_ones_ke
             await ws.send(json.dumps({"type": "ping", "id": i}))
             assert json.loads(await asyncio.wait_for(ws.recv(), 5)) == {"type": "pong", "re": i}
         idle[0][1].close()  # one leaves: a new connection is admitted
-        for _ in range(100):
-            try:
-                again = await _ws(live.url, local="127.0.0.5")
-                break
-            except InvalidStatus:
-                await asyncio.sleep(0.02)
-        else:
-            raise AssertionError("no connection was admitted after one closed")
+        again = await _admitted(live.url, local="127.0.0.5")
         for ws in [*held, again]:
             await ws.close()
         idle[1][1].close()
         async with httpx.AsyncClient(base_url=live.http, timeout=5) as http:  # the operator sees the refusals
-            for _ in range(100):
-                r = await http.get("/metrics")
-                if r.status_code == 200:
-                    break
-                await asyncio.sleep(0.02)
+            scraped: list[httpx.Response] = []
+
+            async def scrape() -> bool:  # answered 503 until the server hears of the closes
+                scraped.append(await http.get("/metrics"))
+                return scraped[-1].status_code == 200
+
+            await until(scrape, 30, "/metrics answered once the connections closed")
+            r = scraped[-1]
             refused = re.search(r'^cardhall_connections_refused_total\{status="503"\} (\S+)$', r.text, re.M)
             assert refused and float(refused.group(1)) >= 3  # the three above, and any retry of the loops
             assert "cardhall_tcp_connections " in r.text
@@ -213,15 +213,18 @@ def test_cardhall_serve_flags_set_the_limits():
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     async def check() -> None:
-        for _ in range(300):
+        first: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+        async def listening() -> bool:
             try:
-                reader, writer = await _raw(port)
-                break
+                first.append(await _raw(port))
             except OSError:
                 assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-                await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("cardhall serve did not listen")
+                return False
+            return True
+
+        await until(listening, 60, "cardhall serve listening")
+        reader, writer = first[0]
         held = await _raw(port)
         third = await _raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         assert (await _answer(third[0])).startswith(b"HTTP/1.1 503 ")  # past --max-connections 2
@@ -229,14 +232,17 @@ def test_cardhall_serve_flags_set_the_limits():
         for r, w in (held, (reader, writer)):  # after --handshake-timeout 1 each is answered 408
             assert (await _answer(r)).startswith(b"HTTP/1.1 408 ")
             w.close()
-        for _ in range(100):  # once the server has seen them close: a head over 4096 bytes gets 431
+        answers: list[bytes] = []
+
+        async def admitted() -> bool:  # answered 503 until the server has seen them close
             r, w = await _raw(port, b"GET / HTTP/1.1\r\nX: " + b"a" * 5000)
-            answer = await _answer(r)
+            answers.append(await _answer(r))
             w.close()
-            if not answer.startswith(b"HTTP/1.1 503 "):
-                break
-            await asyncio.sleep(0.02)
-        assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+            return not answers[-1].startswith(b"HTTP/1.1 503 ")
+
+        await until(admitted, 30, "a connection admitted once the others closed")
+        answer = answers[-1]
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]  # a head over 4096 bytes
 
     try:
         asyncio.run(check())
@@ -254,9 +260,8 @@ def test_the_total_cap_is_lowered_to_fit_the_open_file_limit():
                              "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             preexec_fn=low_limit, text=True)
     try:
-        for _ in range(300):  # the warning is logged before the server listens
-            if proc.poll() is not None:
-                break
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:  # the warning is logged before it listens
             try:
                 socket.create_connection(("127.0.0.1", port), 1).close()
                 break

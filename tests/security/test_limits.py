@@ -13,10 +13,8 @@ Redis is down, an aborted POST logged in one line, a POST body bounded.
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +23,7 @@ import pytest
 
 from cardhall.clients.client import Client, ServerError
 from cardhall.server.config import Settings
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, RedisServer, free_port, running_server
 
 #: the service's own defaults for every limit this file checks (TEST_SETTINGS lifts them)
@@ -126,13 +125,6 @@ async def test_new_players_per_address_are_limited_but_a_token_always_comes_back
         await c.close()
 
 
-async def _until(condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
-
-
 async def test_an_idle_player_is_forgotten_but_a_seated_one_is_not():
     settings = replace(TEST_SETTINGS, player_expiry=0.5)
     async with running_server(settings) as live:
@@ -144,13 +136,26 @@ async def test_an_idle_player_is_forgotten_but_a_seated_one_is_not():
         await seated.join(table, seat=1)
         await owner.create_table(**WAITING_TABLE)
         idle_token, seated_token, seated_id, idle_id = idle.token, seated.token, seated.player, idle.player
+        players = live.hall.players
+        sweeps: list[bool] = []  # each sweep that ran: whether the idle player was gone after it
+        sweep = players.sweep
+
+        async def counted(*args: Any, **kw: Any) -> int:
+            before = players.sweeps
+            forgotten = await sweep(*args, **kw)
+            if players.sweeps != before:
+                sweeps.append(players.get(idle_id) is None)
+            return forgotten
+
+        players.sweep = counted  # type: ignore[method-assign]
         for c in (idle, seated, owner):
             await c.close()  # disconnected; the seat is kept (G-5), the table stays open
 
         # past the expiry and a sweep (every 0.2 s here): the idle player is forgotten; then two sweeps
-        # more, which would forget the others too had they no seat or table; a hello now would renew them
-        await _until(lambda: live.hall.players.get(idle_id) is None)
-        await asyncio.sleep(0.5)
+        # more, which would forget the others too had they no seat or table (they went idle with it);
+        # a hello now would renew them
+        await until(lambda: True in sweeps and len(sweeps) - sweeps.index(True) >= 3, 30,
+                    "the sweep that forgets the idle player, and two more")
         back = await Client(live.url).connect()
         assert await _code(back.hello("back", token=idle_token)) == "unknown_token"
         assert (await back.hello("back", token=owner.token))["player"] == owner.player
@@ -172,21 +177,31 @@ async def test_an_idle_players_redis_keys_expire_but_a_seated_players_do_not(red
     async with running_server(settings) as live:
         async with httpx.AsyncClient(base_url=live.http) as http:
             table = (await http.post("/api/tables", json=WAITING_TABLE)).json()["table"]
-        idle = await live.client("idle")
-        seated = await live.client("seated")
-        await seated.join(table, seat=1)
-        tokens = (idle.token, seated.token)
-        seated_id = seated.player
-        await idle.close()
-        await seated.close()
-        # past the expiry: the idle player's keys have expired in Redis; then a while more, in which
-        # the seated player's keys, written with them, would have expired too had no sweep renewed them
         db = redis.Redis.from_url(redis_server.url)
+
+        def redis_ms() -> int:
+            seconds, micro = db.time()
+            return seconds * 1000 + micro // 1000
+
         try:
-            await _until(lambda: not db.exists(Keys("limits").player(token_hash(tokens[0]))))
+            idle = await live.client("idle")
+            seated = await live.client("seated")
+            await seated.join(table, seat=1)
+            tokens = (idle.token, seated.token)
+            keys = [Keys("limits").player(token_hash(t)) for t in tokens]
+            seated_id = seated.player
+            await idle.close()
+            await seated.close()
+            # when the seated player's keys expire unless a sweep renews them (Redis's clock, ms)
+            first_expiry = int(db.execute_command("PEXPIRETIME", keys[1]))
+            assert first_expiry > 0, first_expiry
+            # past the expiry: the idle player's keys have expired in Redis; then past the time at which
+            # the seated player's keys, written with them, would have expired too had no sweep renewed them
+            await until(lambda: not db.exists(keys[0]), 30, "the idle player's keys expired in Redis")
+            await until(lambda: redis_ms() > first_expiry, 30, "Redis's clock past the seated player's expiry")
+            assert db.exists(keys[1]), "the seated player's keys, renewed by the sweeps, are there"
         finally:
             db.close()
-        await asyncio.sleep(0.5)
     async with running_server(settings) as live:  # a new process: nothing in memory, only Redis
         c = await Client(live.url).connect()
         assert await _code(c.hello("back", token=tokens[0])) == "unknown_token"
@@ -225,30 +240,39 @@ async def test_create_table_while_redis_is_stopped_is_refused(redis_server: Redi
         await c.close()
 
 
-def test_an_aborted_post_logs_one_line_and_no_traceback(tmp_path):
+async def test_an_aborted_post_logs_one_line_and_no_traceback(tmp_path):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
-                             "--log-level", "info"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
+                                 "--log-level", "info"], stdout=subprocess.DEVNULL, stderr=err, cwd=tmp_path)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "the server did not start"
-            time.sleep(0.1)
-        with socket.create_connection(("127.0.0.1", port), 5) as sock:
-            sock.sendall(b"POST /api/tables HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: 4000\r\n\r\n{\"game\": \"loco")
-            time.sleep(0.2)  # the head is read, the body is awaited
-        time.sleep(0.3)
-        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200  # still serving
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+            async def healthy() -> bool:
+                assert proc.poll() is None, f"the server exited:\n{log.read_text(errors='replace')}"
+                try:
+                    return (await http.get("/healthz")).status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            await until(healthy, 60, "the server answering /healthz")
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            # Expect: 100-continue: the server says when it has read the head and awaits the body
+            writer.write(b"POST /api/tables HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 4000\r\nExpect: 100-continue\r\n\r\n")
+            await writer.drain()
+            assert (await asyncio.wait_for(reader.readline(), 30)).startswith(b"HTTP/1.1 100 ")
+            writer.write(b'{"game": "loco')  # a part of the body, then the client goes away
+            await writer.drain()
+            writer.close()
+            await writer.wait_closed()
+            await until(lambda: "disconnected before its body" in log.read_text(errors="replace"), 30,
+                        "the aborted POST logged")
+            assert (await http.get("/healthz")).status_code == 200  # still serving
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=20)
-    text = err.decode(errors="replace")
+        proc.wait(20)
+    text = log.read_text(errors="replace")
     assert "Traceback" not in text, text
     assert "disconnected before its body" in text, text
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import time
 from dataclasses import replace
 
 import httpx
@@ -34,7 +35,7 @@ from websockets.exceptions import InvalidStatus
 
 from cardhall.clients.client import Client, ServerError
 from cardhall.engine.rng import FairRandom
-from tests.conftest import require
+from tests.conftest import require, until
 from tests.security.leaks import TableRecord, check_frames
 from tests.server.conftest import REDIS_SERVER, TEST_SETTINGS, RedisServer, running_server
 from tests.server.play import QUICK, cards_in, play, remember_seat
@@ -140,10 +141,7 @@ async def test_nobody_acts_for_another_seat_or_where_not_joined(live):
     await ann.join(table, role="player", seat=1)
     await bob.join(table, role="player", seat=2)  # full: the match starts
     t = live.hall.tables[table].machine
-    for _ in range(200):
-        if t.turn_seat is not None:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: t.turn_seat is not None, 30, "a seat's turn")
     seats = {1: ann, 2: bob}
     mover_seat = t.turn_seat
     mover, waiter = seats[mover_seat], seats[3 - mover_seat]
@@ -307,10 +305,8 @@ async def test_connections_per_address_limit_and_other_addresses():
         for c in held + other:
             assert (await c.ping())["type"] == "pong"
         await held.pop().close()
-        for _ in range(100):  # the server hears of the close
-            if sum(1 for c in live.hall.connections if c.address == "127.0.0.1") < 3:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: sum(1 for c in live.hall.connections if c.address == "127.0.0.1") < 3, 30,
+                    "the server hearing of the close")
         again = await Client(live.url).connect()
         assert (await again.ping())["type"] == "pong"
         for c in held + other + [again]:
@@ -344,8 +340,14 @@ async def test_limits_are_configurable_and_answered_with_their_codes():
         await ann.close()
 
 
+def _holds_a_token(bucket) -> bool:  # type: ignore[no-untyped-def]
+    """A connection's frame bucket (server/ratelimit.py) would let a frame through now."""
+    return bucket.tokens + (time.monotonic() - bucket.stamp) * bucket.rate >= 1.0
+
+
 async def test_rate_limit_answers_rate_limited_on_both_subprotocols():
-    settings = replace(TEST_SETTINGS, rate=10, burst=10, rate_strikes=1000)
+    # a burst of 10, refilled at 2 a second: 30 pings read within 2.5 s get 15 to 20 refusals
+    settings = replace(TEST_SETTINGS, rate=2, burst=10, rate_strikes=1000)
     async with running_server(settings) as live:
         for codec in ("msgpack", "json"):
             c = await Client(live.url, codec=codec).connect()
@@ -355,6 +357,7 @@ async def test_rate_limit_answers_rate_limited_on_both_subprotocols():
             refused = [f for f in frames if f["type"] == "error"]
             assert 15 <= len(refused) <= 20 and {f["code"] for f in refused} == {"rate_limited"}, codec
             assert all(f["type"] == "pong" for f in frames if f["type"] != "error")
-            await asyncio.sleep(0.5)
+            await until(lambda: all(_holds_a_token(conn.bucket) for conn in live.hall.connections), 30,
+                        "the connection's bucket holding a token again")
             assert (await c.ping())["type"] == "pong"  # the bucket refills: the connection goes on
             await c.close()

@@ -28,6 +28,7 @@ from cardhall.server.store.format import pack_state, unpack_state
 from cardhall.server.store.keys import Keys
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.store.redis import RedisStore
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 from tests.server.play import QUICK, play
 
@@ -88,11 +89,12 @@ async def _finished_bot_match(srv: LiveServer, game: str) -> str:
         spec = {"game": game, "seats": seats, "bots": seats,
                 "options": {"pause": 0, "bot_think": 0, **QUICK[game]}}
         table = (await http.post("/api/tables", json=spec)).json()["table"]
-        for _ in range(500):
-            if (await http.get(f"/api/tables/{table}")).json()["status"] == "finished":
-                return table
-            await asyncio.sleep(0.02)
-    raise AssertionError(f"the {game} match did not end")
+
+        async def finished() -> bool:
+            return (await http.get(f"/api/tables/{table}")).json()["status"] == "finished"
+
+        await until(finished, 60, f"the end of the {game} match")
+    return table
 
 
 async def _store_long_history(kind: str, store: Store, table: str, records: list[dict]) -> None:
@@ -157,8 +159,8 @@ async def _two_hands_then_stop(srv: LiveServer) -> list[str]:
         await ann.join(table, role="player", seat=1)
         await bob.join(table, role="player", seat=2)
         for _ in range(2):
-            await asyncio.gather(play(ann, table, "a", until="hand_end", timeout=10),
-                                 play(bob, table, "b", until="hand_end", timeout=10))
+            await asyncio.gather(play(ann, table, "a", until="hand_end", timeout=60),
+                                 play(bob, table, "b", until="hand_end", timeout=60))
         tables.append(table)
         clients += [ann, bob]
     for c in clients:

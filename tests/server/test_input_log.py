@@ -5,22 +5,13 @@ of breaking the table."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable
 from dataclasses import replace
 
 from cardhall.server.store.memory import MemoryStore
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, running_server
 
 SETTINGS = replace(TEST_SETTINGS, full_state_every=1000)  # whole states only at hands' ends here
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.01)
 
 
 async def _two_players(srv):
@@ -36,15 +27,15 @@ async def test_steps_are_logged_between_whole_states_and_replay_to_the_table():
     async with running_server(SETTINGS, store) as srv:
         ann, bob, table, t = await _two_players(srv)
         players = {1: ann, 2: bob}
-        await _until(lambda: t.machine.turn_kind == "human")
+        await until(lambda: t.machine.turn_kind == "human", 30)
         acted = 0
         while acted < 2:  # two calls/checks: no hand ends (heads-up preflop call, then a check)
-            await _until(lambda: t.machine.turn_kind == "human" and t.quiet)
+            await until(lambda: t.machine.turn_kind == "human" and t.quiet, 30)
             legal = {a["type"] for a in t.machine.turn_legal}
             kind = "check" if "check" in legal else "call"
             assert (await players[t.machine.turn_seat].act(table, {"type": kind}, turn=t.machine.turn_id))["type"] == "ok"
             acted += 1
-        await _until(lambda: t.quiet)
+        await until(lambda: t.quiet, 30)
         assert store.log_length(table) >= 2, "the actions went to the log, not as whole states"
         live = t.to_data()
         stored = store.state(table)  # the last whole state with the log replayed
@@ -62,18 +53,18 @@ async def test_an_input_the_log_cannot_hold_is_written_as_a_whole_state():
     store = MemoryStore(keep_states=True)
     async with running_server(SETTINGS, store) as srv:
         ann, bob, table, t = await _two_players(srv)
-        await _until(lambda: t.machine.turn_kind == "human" and t.quiet)
+        await until(lambda: t.machine.turn_kind == "human" and t.quiet, 30)
         if t.machine.turn_seat != 1:  # the JSON client (seat 1) is to be the one acting: bob calls first
             legal = {a["type"] for a in t.machine.turn_legal}
             await bob.act(table, {"type": "call" if "call" in legal else "check"}, turn=t.machine.turn_id)
-            await _until(lambda: t.machine.turn_kind == "human" and t.machine.turn_seat == 1 and t.quiet)
+            await until(lambda: t.machine.turn_kind == "human" and t.machine.turn_seat == 1 and t.quiet, 30)
         legal = {a["type"] for a in t.machine.turn_legal}
         kind = "check" if "check" in legal else "call"
         turn, depth = t.machine.turn_id, 1020  # the JSON decoder takes 1,024 levels; the log entry adds 5
         await ann.send_raw(f'{{"type": "act", "id": 77, "table": "{table}", "turn": {turn}, '
                            f'"action": {{"type": "{kind}", "note": {"[" * depth}{"]" * depth}}}}}')
-        await _until(lambda: t.machine.turn_id != turn)  # applied
-        await _until(lambda: t.quiet)
+        await until(lambda: t.machine.turn_id != turn, 30)  # applied
+        await until(lambda: t.quiet, 30)
         assert t.machine.status == "running" and not t.unwritable
         assert store.log_length(table) == 0, "the step that could not be logged was written as a whole state"
         assert store.state(table)["seq"] == t.machine.seq

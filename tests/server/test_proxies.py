@@ -7,7 +7,6 @@ trusting 127.0.0.1, would let any local client claim any address).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 
 import httpx
@@ -17,6 +16,7 @@ from websockets.exceptions import InvalidStatus
 
 from cardhall.protocol.codec import JSON
 from cardhall.server.config import Settings
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 
 ONE_PER_ADDRESS = replace(TEST_SETTINGS, max_connections_per_ip=1)
@@ -42,12 +42,8 @@ async def _refused(live: LiveServer, forwarded: str | None, local: str = "127.0.
 
 async def _addresses(live: LiveServer, count: int) -> list[str]:
     """The client addresses of the server's connections, once it holds ``count`` of them."""
-    for _ in range(200):
-        found = sorted(c.address for c in live.hall.connections)
-        if len(found) == count:
-            return found
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"the server holds {sorted(c.address for c in live.hall.connections)}")
+    await until(lambda: len(live.hall.connections) == count, 30, f"{count} connections held by the server")
+    return sorted(c.address for c in live.hall.connections)
 
 
 async def test_without_trusted_proxies_forwarded_for_is_ignored():

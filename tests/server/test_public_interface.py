@@ -7,7 +7,6 @@ match's events (gap-free, no repeat), and the server's own page passes the
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +19,7 @@ from cardhall.engine.bots.registry import BOTS, DEFAULT
 from cardhall.engine.registry import GAMES, engine_class
 from cardhall.protocol.schemas import FrameValidator
 from cardhall.server.options import TABLE_OPTIONS
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import check_gap_free
 
@@ -137,12 +137,8 @@ async def test_join_that_fills_the_last_seat_gets_snapshot_then_the_match(live, 
     # let the table settle on a person's turn (the bot, if first, acts at once) and the frames arrive
     actor = live.hall.tables[table]
     t = actor.machine
-    for _ in range(500):
-        if (actor.mailbox.empty() and t.turn_kind == "human" and bob.seqs.get(table) == t.seq
-                and ann.seqs.get(table) == t.seq):
-            break
-        await asyncio.sleep(0.01)
-    assert t.turn_kind == "human"
+    await until(lambda: (actor.mailbox.empty() and t.turn_kind == "human" and bob.seqs.get(table) == t.seq
+                         and ann.seqs.get(table) == t.seq), 30, "a person's turn, its frames received")
     frames = [f for f in bob.frames if f.get("table") == table]
     assert frames[0] is snap or frames[0] == snap  # the join's reply comes first
     events = [f for f in frames[1:] if f["type"] == "event"]

@@ -36,6 +36,7 @@ from cardhall.server.store.memory import MemoryStore
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.table.inputs import Now
 from cardhall.server.table.machine import TableMachine
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import QUICK, check_gap_free, event_frames, play, remember_seat
 
@@ -74,25 +75,15 @@ def _without_clock(state: dict) -> dict:
     return out
 
 
-async def _until(condition: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-
-
 async def _act_until(table, clients: dict[int, Client], acks: int) -> None:
     """The humans play ``acks`` actions (check or call, else the first legal action)."""
-    done = 0
-    while done < acks:
+    for _ in range(acks):
+        await until(lambda: table.machine.turn_id is not None and table.machine.turn_kind == "human", 30,
+                    "a person's turn")
         seat, turn = table.machine.turn_seat, table.machine.turn_id
-        if turn is None or table.machine.turn_kind != "human":
-            await asyncio.sleep(0.01)
-            continue
         legal = {a["type"]: a for a in table.machine.turn_legal}
         action = {"type": "check"} if "check" in legal else {"type": "call"} if "call" in legal else legal[next(iter(legal))]
         await clients[seat].act(table.id, {"type": action["type"], **({"amount": action["min"]} if "min" in action and action["type"] in ("bet", "raise") else {})}, turn=turn)
-        done += 1
 
 
 async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
@@ -109,12 +100,12 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
         await late.join(bots, role="spectator")
         t = srv.hall.tables[table]
         await _act_until(t, {1: ann, 2: bob}, acks=5)
-        await _until(lambda: bots in early.seqs)
+        await until(lambda: bots in early.seqs, 30)
         early_seq = early.seqs[bots]
         await early.close()  # gone before the restart; the bots play on
-        await _until(lambda: late.seqs.get(bots, 0) > early_seq)
+        await until(lambda: late.seqs.get(bots, 0) > early_seq, 30)
         # the human to act thinks: a second of its clock runs
-        await _until(lambda: t.machine.turn_kind == "human" and t.turn_public()["clock"] < 29.0)
+        await until(lambda: t.machine.turn_kind == "human" and t.turn_public()["clock"] < 29.0, 30)
         to_act, turn_id = t.machine.turn_seat, t.machine.turn_id
         clock_before = t.turn_public()
         assert to_act in (1, 2) and clock_before["clock"] < 29.5
@@ -157,8 +148,7 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
         for old, new in zip([f for f in seen_by_late if f["seq"] > early_seq], missed):
             assert old == new
         # the bots play on, and the humans finish their match
-        await asyncio.sleep(0.2)
-        assert srv.hall.tables[bots].machine.seq > missed[-1]["seq"] - 1
+        await until(lambda: srv.hall.tables[bots].machine.seq > missed[-1]["seq"], 30, "the bots playing on")
         results = await asyncio.gather(
             play(back[to_act], table, "a", until="match_ended"),  # its inbox holds the replayed turn
             play(back[other], table, "b", until="match_ended", snapshot=snap))
@@ -172,7 +162,9 @@ async def test_unreadable_checkpoints_are_quarantined_and_the_rest_loads(stores,
         owner = await srv.client("owner")
         spec = {"pause": 0, "bot_think": 5, **QUICK["loco_poker"]}
         tables = [await owner.create_table("loco_poker", seats=2, bots=2, options=spec) for _ in range(4)]
-        await asyncio.sleep(0.2)
+        # every match started (its engine's state is what the test spoils below) and is written
+        await until(lambda: all(srv.hall.tables[t].machine.engine is not None and srv.hall.tables[t].quiet
+                                for t in tables), 30, "the matches started and written")
         await owner.close()
     good, garbage, newer, broken = tables
     store = stores()
@@ -249,7 +241,7 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
         owner = await srv.client("owner")
         table = await owner.create_table("loco_poker", seats=2, bots=2, options={
             "pause": 0, "bot_think": 0.01, "auto_rematch": True, **QUICK["loco_poker"]})
-        await _until(lambda: srv.hall.tables[table].machine.last_hand_digest is not None)  # a hand recorded
+        await until(lambda: srv.hall.tables[table].machine.last_hand_digest is not None, 30)  # a hand recorded
         await owner.close()
     store = stores()
     state = await _stored_state(stores(), table)
@@ -265,7 +257,7 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
     async with running_server(SETTINGS, stores()) as srv:
         t = srv.hall.tables[table]
         # it plays on: new hands are recorded, the old one not again
-        await _until(lambda: t.machine.last_hand_digest != restored.last_hand_digest)
+        await until(lambda: t.machine.last_hand_digest != restored.last_hand_digest, 30)
         assert t.machine.seq > state["seq"]
     hands = await _hands(stores(), table)
     assert len(hands) > len(hands_before)
@@ -281,7 +273,7 @@ async def test_a_format_2_checkpoint_is_migrated_resumes_and_is_written_back_who
         owner = await srv.client("owner")
         table = await owner.create_table("no_limit_holdem", seats=2, bots=2, options={
             "pause": 0, "bot_think": 0.01, "auto_rematch": True})
-        await _until(lambda: srv.hall.tables[table].machine.seq > 30)
+        await until(lambda: srv.hall.tables[table].machine.seq > 30, 30)
         await owner.close()
     state = await _stored_state(stores(), table)
     v2 = {k: v for k, v in state.items() if k not in ("log", "replay")} | {"v": 2}
@@ -290,7 +282,7 @@ async def test_a_format_2_checkpoint_is_migrated_resumes_and_is_written_back_who
     assert restored.seq == state["seq"] and restored.logged == 0
     async with running_server(SETTINGS, stores()) as srv:
         t = srv.hall.tables[table]
-        await _until(lambda: t.machine.seq > state["seq"] + 20)
+        await until(lambda: t.machine.seq > state["seq"] + 20, 30)
     raw = await _raw(stores(), table)
     assert raw is not None and unpack_state(raw)["v"] == FORMAT_VERSION == 3
     now = await _stored_state(stores(), table)

@@ -3,7 +3,8 @@
 A real ``cardhall serve --redis`` process plays tables of every game against
 a real ``redis-server`` of the test's own (append-only file). Human tables are
 played by websocket clients choosing random legal actions with a random think
-time; bot tables are watched by a spectator. At random points the server is
+time; bot tables are watched by a spectator. At random points of the play
+(once every table moved on by a random number of events) the server is
 killed with SIGKILL (some during its start-up and recovery), then started
 again, and each time:
 
@@ -36,7 +37,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ from cardhall.server.store.format import unpack_event
 from cardhall.server.store.keys import Keys
 from cardhall.server.store.redis_index import stored_table
 from cardhall.server.stored import current
+from tests.conftest import until
 from tests.server.conftest import RedisServer, free_port
 from tests.server.play import QUICK
 
@@ -93,6 +94,7 @@ class Observer:
     player: str | None = None
     client: Client | None = None
     last_seq: int = 0
+    joined_seq: int = 0  # the seq its last join was answered at (the events it missed came before)
     events: list[Frame] = field(default_factory=list)  # this cycle's event frames
     acks: list[tuple[int, int]] = field(default_factory=list)  # (turn id, last seq before the ok)
     turn_frame: Frame | None = None  # the last frame that put this seat to act
@@ -139,18 +141,18 @@ class Harness:
              "--operator-key", OPERATOR_KEY], env=env, stdout=self.log, stderr=self.log)
 
     async def wait_ready(self) -> None:
-        assert self.proc is not None
-        deadline = time.monotonic() + 30
+        proc = self.proc
+        assert proc is not None
         async with httpx.AsyncClient() as http:
-            while time.monotonic() < deadline:
-                assert self.proc.poll() is None, "the server exited; see server.log"
+
+            async def answers() -> bool:
+                assert proc.poll() is None, "the server exited; see server.log"
                 try:
-                    if (await http.get(self.http + "/healthz", timeout=1)).status_code == 200:
-                        return
+                    return (await http.get(self.http + "/healthz", timeout=1)).status_code == 200
                 except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.02)
-        raise AssertionError("the server did not start")
+                    return False
+
+            await until(answers, 60, "the server answering /healthz")
 
     async def kill(self) -> None:
         assert self.proc is not None
@@ -202,13 +204,14 @@ class Harness:
         if ob.last_seq == 0:
             reply = await client.join(ob.table, role=role, seat=ob.seat, seed=ob.name)
             assert reply["type"] == "snapshot"
-            ob.last_seq = reply["seq"]
+            ob.last_seq = ob.joined_seq = reply["seq"]
             if ob.seat is not None and reply.get("legal"):
                 ob.turn_frame = reply
         else:
             reply = await client.join(ob.table, role=role, since=ob.last_seq)
             # the missed events came from the Redis stream, then ok: no snapshot needed
             assert reply["type"] == "ok", reply
+            ob.joined_seq = reply["seq"]
             missed = [f for f in client.frames if f.get("type") == "event" and f["seq"] <= reply["seq"]]
             self.stats["replayed"] += len(missed)
         self.tasks.append(asyncio.get_running_loop().create_task(self.follow(ob)))
@@ -314,6 +317,20 @@ class Harness:
                 self.stats["compared"] += 1
 
     # -- one kill point -----------------------------------------------------
+    async def play_on(self) -> None:
+        """Play until every table moved on past the join by a random number of
+        events (a human table 21 to 80, a paced bots table 2 or 3): a kill point
+        is a point of the play, however long it took to get there."""
+        wanted = {t: 21 + self.rng.randbelow(60) if kind == "human" else 2 + self.rng.randbelow(2)
+                  for t, kind in self.tables.items()}
+
+        def moved_on() -> bool:
+            assert not self.failures, self.failures
+            return all(max(ob.last_seq - ob.joined_seq for ob in self.observers if ob.table == t) >= n
+                       for t, n in wanted.items())
+
+        await until(moved_on, 60, f"every table moving on by {wanted}")
+
     async def kill_and_check(self) -> None:
         """SIGKILL, then checks 1 and 2; remembers the stored states and the
         turns acknowledged, for check 3 after the restart."""
@@ -342,7 +359,7 @@ class Harness:
         await self.check_restored(states, acked)
         for ob in self.observers:
             await self.connect(ob)
-        await asyncio.sleep(0.05 + self.rng.randbelow(1200) / 1000)
+        await self.play_on()
         await self.kill_and_check()
 
     async def close(self) -> None:
@@ -436,7 +453,7 @@ async def test_sigkill_at_random_points_resumes_every_table_exactly(redis_server
         harness.spawn()
         await harness.wait_ready()
         await harness.create_tables()
-        await asyncio.sleep(0.3)
+        await harness.play_on()
         await harness.kill_and_check()
         while harness.stats["kills"] < points:
             await harness.cycle()

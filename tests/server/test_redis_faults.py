@@ -21,7 +21,6 @@ import asyncio
 import logging
 import re
 import signal
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +32,7 @@ from cardhall.clients.client import Client, ServerError
 from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.rng import FairRandom
 from cardhall.server.table.clock import PausedClock
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
 from tests.server.play import QUICK
 from tests.server.test_recovery_kill import check_history
@@ -123,16 +123,9 @@ async def _tables(srv: LiveServer) -> tuple[str, str, list[Player]]:
     return human, bots, players
 
 
-async def _until(condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-
-
 async def _playing(players: list[Player], after: dict[int | None, int] | None = None) -> None:
     """Until every player received an event (past its ``after`` count of them, by seat)."""
-    await _until(lambda: all(len(p.events) > (after or {}).get(p.seat, 0) for p in players))
+    await until(lambda: all(len(p.events) > (after or {}).get(p.seat, 0) for p in players), 30)
 
 
 async def _health(srv: LiveServer) -> tuple[int, dict[str, Any], str]:
@@ -150,7 +143,10 @@ async def _check_store_matches(srv: LiveServer, redis: RedisServer, players: lis
     table's stored state is its state in memory."""
     for p in players:
         await p.stop()
-    await asyncio.sleep(0.3)
+    tables = [srv.hall.tables[t] for t in {p.table for p in players}]
+    # what the players' last requests started is applied and written (the bots' table plays on: it is
+    # quiet between two of its steps)
+    await until(lambda: all(t.quiet for t in tables), 30, "the tables quiet")
     db = aioredis.Redis.from_url(redis.url)
     try:
         for table in {p.table for p in players}:
@@ -164,6 +160,23 @@ async def _check_store_matches(srv: LiveServer, redis: RedisServer, players: lis
     for p in players:
         assert p.client.gaps == 0
         await p.client.close()
+
+
+async def _standing_still(srv: LiveServer, players: list[Player]) -> dict[int | None, int]:
+    """Once both tables stalled: nothing can move them on while the store is away, and nothing
+    reached anyone since. Each has no timer armed (no clock, bot or dealer step: inputs alone
+    could move it), a request to each is refused ``unavailable`` by the table itself, and no
+    event came before those answers (a table's frames to a connection leave in order).
+    Returns each player's count of events."""
+    await until(lambda: all(srv.hall.tables[p.table] in srv.hall.stalled for p in players), 30, "both tables stalled")
+    frozen = {p.seat: len(p.events) for p in players}
+    for p in players:
+        assert not srv.hall.tables[p.table].timer_armed
+        with pytest.raises(ServerError) as err:
+            await p.client.act(p.table, {"type": "check"})
+        assert err.value.code == "unavailable"
+    assert {p.seat: len(p.events) for p in players} == frozen
+    return frozen
 
 
 def _no_clock(state: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +203,8 @@ async def test_redis_stopped_mid_game_tables_stall_then_resume(redis_server, cap
         await _playing(players)
         before = {p.seat: len(p.events) for p in players}
         redis_server.stop()  # a clean stop: the append-only file keeps everything
-        await _until(lambda: srv.hall.tables[bots] in srv.hall.stalled and srv.hall.tables[human] in srv.hall.stalled)
+        await until(lambda: srv.hall.tables[bots] in srv.hall.stalled and srv.hall.tables[human] in srv.hall.stalled, 30,
+                    "both tables stalled")
         t = srv.hall.tables[human]
         clock_at_stall = t.turn_public()
         status, health, metrics = await _health(srv)
@@ -198,18 +212,13 @@ async def test_redis_stopped_mid_game_tables_stall_then_resume(redis_server, cap
         assert health["store"]["up"] is False and health["store"]["stalled_tables"] == 2 and health["store"]["error"]
         assert _metric(metrics, "cardhall_store_up") == 0 and _metric(metrics, "cardhall_tables_stalled") == 2
         # nothing moves while Redis is away: no event reaches anyone, actions are refused
-        frozen = {p.seat: len(p.events) for p in players}
-        with pytest.raises(ServerError) as err:
-            await players[0].client.act(human, {"type": "check"})
-        assert err.value.code == "unavailable"
-        await asyncio.sleep(2.0)
-        assert {p.seat: len(p.events) for p in players} == frozen
+        frozen = await _standing_still(srv, players)
         assert all(before[s] > 0 for s in before)  # they were playing
         # the clock of the player to act stood still: the outage costs nobody time (G-3)
         assert t.machine.turn_kind != "human" or (isinstance(t.machine.clock, PausedClock)
                                                   and t.turn_public() == clock_at_stall)
         redis_server.start()
-        await _until(lambda: srv.hall.store_up and not srv.hall.stalled)
+        await until(lambda: srv.hall.store_up and not srv.hall.stalled, 30)
         await _playing(players, after=frozen)  # and play goes on
         assert all(len(p.events) > frozen[p.seat] for p in players)
         status, health, metrics = await _health(srv)
@@ -227,9 +236,9 @@ async def test_redis_back_empty_gets_every_table_again(redis_server, caplog):
         ann = players[0].client
         await _playing(players)
         redis_server.stop()
-        await _until(lambda: len(srv.hall.stalled) == 2)
+        await until(lambda: len(srv.hall.stalled) == 2, 30)
         redis_server.start(fresh=True)  # no data at all: as if it had no persistence
-        await _until(lambda: srv.hall.store_up and not srv.hall.stalled)
+        await until(lambda: srv.hall.store_up and not srv.hall.stalled, 30)
         assert any("lost its data" in r.getMessage() for r in caplog.records)
         _, _, metrics = await _health(srv)
         assert _metric(metrics, "cardhall_store_rewrites_total") == 1
@@ -251,13 +260,11 @@ async def test_a_hung_redis_counts_as_unavailable(redis_server):
         assert redis_server.proc is not None
         redis_server.proc.send_signal(signal.SIGSTOP)  # the socket stays open, nothing answers
         try:
-            await _until(lambda: not srv.hall.store_up, timeout=10)
-            frozen = {p.seat: len(p.events) for p in players}
-            await asyncio.sleep(1.0)
-            assert {p.seat: len(p.events) for p in players} == frozen
+            await until(lambda: not srv.hall.store_up, 30, "the store counted down")
+            frozen = await _standing_still(srv, players)
         finally:
             redis_server.proc.send_signal(signal.SIGCONT)
-        await _until(lambda: srv.hall.store_up and not srv.hall.stalled, timeout=15)
+        await until(lambda: srv.hall.store_up and not srv.hall.stalled, 30, "the store back, no table stalled")
         await _playing(players, after=frozen)
         assert all(len(p.events) > frozen[p.seat] for p in players)
         await _check_store_matches(srv, redis_server, players)

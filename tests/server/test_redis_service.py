@@ -5,7 +5,6 @@ call), the command line (``--redis`` and ``CARDHALL_REDIS_URL``), and what
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
@@ -17,6 +16,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 from tests.server.play import QUICK
 
@@ -35,9 +35,13 @@ async def test_tables_acting_together_share_one_commit(redis_server):
         for _ in range(20):
             await owner.create_table("loco_poker", seats=3, bots=3, options={
                 "pause": 0, "bot_think": 0, "auto_rematch": True, **QUICK["loco_poker"]})
-        await asyncio.sleep(1.0)
-        scripts = int((await db.info("commandstats"))["cmdstat_evalsha"]["calls"])
         async with httpx.AsyncClient(base_url=srv.http) as http:
+
+            async def played(enough: float) -> bool:
+                return _metric((await http.get("/metrics")).text, "cardhall_actions_total") > enough
+
+            await until(lambda: played(300), 60, "300 actions played")
+            scripts = int((await db.info("commandstats"))["cmdstat_evalsha"]["calls"])
             metrics = (await http.get("/metrics")).text
             health = (await http.get("/healthz")).json()
         await owner.close()
@@ -61,7 +65,7 @@ def test_serve_takes_redis_from_the_environment(redis_server):
     proc = subprocess.Popen([sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port),
                              "--log-level", "warning", "--redis-prefix", "envtest"], env=env)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             assert proc.poll() is None and time.monotonic() < deadline
             try:

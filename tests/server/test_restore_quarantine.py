@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import redis.asyncio as aioredis
 from cardhall.server.store.format import pack_state
 from cardhall.server.store.keys import PARTITIONS, Keys
 from cardhall.server.store.redis import RedisStore
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, RedisServer, free_port, running_server
 
 pytestmark = pytest.mark.redis
@@ -77,17 +77,16 @@ async def test_a_table_that_breaks_after_its_restore_is_quarantined_once(redis_s
     await _rewrite_state(redis_server, "loop", doomed, past_64_bits)
 
     async with running_server(settings) as srv:
-        for _ in range(300):  # the bots play on; their first event cannot be written
-            table = srv.hall.tables.get(doomed)
-            if table is None or table.machine.status == "broken":
-                break
-            await asyncio.sleep(0.02)
+        # the bots play on; their first event cannot be written
+        await until(lambda: doomed not in srv.hall.tables or srv.hall.tables[doomed].machine.status == "broken",
+                    60, "the doomed table breaking")
         assert srv.hall.tables[doomed].machine.status == "broken"
-        for _ in range(100):
-            members, quarantine = await _index(redis_server, "loop")
-            if doomed.encode() in quarantine:
-                break
-            await asyncio.sleep(0.02)
+
+        async def quarantined() -> bool:
+            return doomed.encode() in (await _index(redis_server, "loop"))[1]
+
+        await until(quarantined, 30, "the doomed table in the quarantine")
+        members, quarantine = await _index(redis_server, "loop")
         assert doomed.encode() in quarantine and doomed.encode() not in members
         note = quarantine[doomed.encode()]
         assert b"cannot be written" in note
@@ -98,14 +97,15 @@ async def test_a_table_that_breaks_after_its_restore_is_quarantined_once(redis_s
         assert lobby[doomed] == "broken" and lobby[healthy] == "waiting"
 
     async with running_server(settings) as srv:  # restarted again: not restored, set aside as it was
-        await asyncio.sleep(0.3)
+        # the recovery is over before the server serves (the app's start-up)
+        assert srv.hall.recovery["tables"] == 1
         assert doomed not in srv.hall.tables and healthy in srv.hall.tables
         members, quarantine = await _index(redis_server, "loop")
         assert quarantine == {doomed.encode(): note} and doomed.encode() not in members
 
 
 def _wait_healthy(port: int, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while True:
         assert proc.poll() is None, f"cardhall serve exited with {proc.returncode}"
         assert time.monotonic() < deadline, "cardhall serve did not answer /healthz"

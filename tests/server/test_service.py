@@ -20,6 +20,7 @@ from cardhall.clients.client import Client, ServerError
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.table.actor import now
 from cardhall.server.table.machine import TableMachine
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, free_port, running_server
 
 
@@ -38,10 +39,7 @@ async def test_lobby_hands_health_metrics_and_operator_endpoints():
             assert (await http.post("/api/tables", json={"game": "loco_poker"},
                                     headers={"Authorization": "Bearer wrong"})).status_code == 401
             await ann.join(table, role="spectator")
-            for _ in range(600):
-                if live.hall.tables[table].machine.status == "finished":
-                    break
-                await asyncio.sleep(0.05)
+            await until(lambda: live.hall.tables[table].machine.status == "finished", 60, "the bots' match ending")
             lobby = (await http.get("/api/tables")).json()
             entry = next(e for e in lobby if e["id"] == table)
             assert entry["game"] == "loco_poker" and entry["seats"] == 3 and entry["taken"] == 3
@@ -65,8 +63,7 @@ async def test_lobby_hands_health_metrics_and_operator_endpoints():
             assert r.status_code == 202
             ev = await ann.next_event(table, where=lambda f: f["event"]["type"] == "closed")
             assert ev["event"]["reason"] == "operator"
-            await asyncio.sleep(0.05)
-            assert table not in live.hall.tables
+            await until(lambda: table not in live.hall.tables, 30, "the hall forgetting the closed table")
             assert (await http.get(f"/api/tables/{table}")).status_code == 404
             assert (await http.get(f"/api/tables/{table}/hands")).status_code == 200  # G-9: still exportable
             with pytest.raises(ServerError) as err:
@@ -80,16 +77,10 @@ async def test_idle_finished_table_closes_G9(live):
     table = await ann.create_table("loco_poker", seats=2, bots=2,
                                    options={"pause": 0, "bot_think": 0, "points_to_win": 1, "close_after": 1})
     await ann.join(table, role="spectator")
-    for _ in range(600):  # the bots may finish before the join is answered
-        if live.hall.tables[table].machine.status == "finished":
-            break
-        await asyncio.sleep(0.05)
+    # the bots may finish before the join is answered
+    await until(lambda: live.hall.tables[table].machine.status == "finished", 60, "the bots' match ending")
     await ann.leave(table)
-    for _ in range(100):
-        if table not in live.hall.tables:
-            break
-        await asyncio.sleep(0.05)
-    assert table not in live.hall.tables
+    await until(lambda: table not in live.hall.tables, 30, "the idle finished table closing")
     await ann.close()
 
 
@@ -122,8 +113,8 @@ async def test_no_event_leaves_before_its_checkpoint():
     server = build_server(replace(TEST_SETTINGS, port=port), store)
     server.capture_signals = __import__("contextlib").nullcontext  # type: ignore[method-assign]
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
+    await until(lambda: server.started or task.done(), 30, "the server started")
+    assert server.started, task.result()
     try:
         received: dict[int, float] = {}
         c = Client(f"ws://127.0.0.1:{port}/ws", on_frame=lambda f: f.get("type") == "event" and
@@ -132,8 +123,7 @@ async def test_no_event_leaves_before_its_checkpoint():
         await c.hello("ann")
         table = await c.create_table("loco_poker", seats=2, bots=2, options={"pause": 0, "bot_think": 0})
         await c.join(table, role="spectator")
-        await asyncio.sleep(1.0)
-        assert len(received) > 5
+        await until(lambda: len(received) > 5, 60, "events received")
         for seq, at in received.items():
             assert seq in store.written and store.written[seq] <= at, seq
         await c.close()
@@ -148,8 +138,9 @@ async def test_table_state_round_trips_and_restores(live):
     table = await ann.create_table("loco_poker", seats=2, options={"pause": 0})
     await ann.join(table, role="player", seat=1, seed="x")
     await bob.join(table, role="player", seat=2)
-    await asyncio.sleep(0.1)
     t = live.hall.tables[table]
+    # the match started and the table is quiet: nothing in its mailbox, nothing left to write
+    await until(lambda: t.machine.turn_id is not None and t.quiet, 30, "the match started and written")
     data = t.to_data()
     stored = live.hall.store.state(table)
     assert stored["seq"] == t.machine.seq and stored["engine"] == data["engine"]
@@ -171,7 +162,8 @@ async def test_a_fault_breaks_one_table_only(live):
     for table in (sick, well):
         await ann.join(table, role="player", seat=1)
         await bob.join(table, role="player", seat=2)
-    await asyncio.sleep(0.1)
+    await until(lambda: all(live.hall.tables[table].machine.turn_id is not None and live.hall.tables[table].quiet
+                            for table in (sick, well)), 30, "both matches waiting for a player")
     t = live.hall.tables[sick]
 
     def boom(seat, action):
@@ -201,22 +193,26 @@ async def test_sigterm_closes_sockets_with_1001():
                              "--log-level", "warning"], cwd=os.path.dirname(os.path.dirname(os.path.dirname(
                                  os.path.abspath(__file__)))))
     try:
-        c = None
-        for _ in range(100):
+        connected: list[Client] = []
+
+        async def connects() -> bool:
+            assert proc.poll() is None, f"the server exited with {proc.returncode}"
             try:
-                c = await Client(f"ws://127.0.0.1:{port}/ws").connect()
-                break
+                connected.append(await Client(f"ws://127.0.0.1:{port}/ws").connect())
             except OSError:
-                await asyncio.sleep(0.1)
-        assert c is not None, "server did not start"
+                return False
+            return True
+
+        await until(connects, 60, "the server accepting a websocket")
+        c = connected[0]
         await c.hello("ann")
         table = await c.create_table("loco_poker", seats=2, bots=2, options={"bot_think": 0.05})
         await c.join(table, role="spectator")
-        await c.next_event(table, timeout=5)
+        await c.next_event(table, timeout=30)
         proc.send_signal(signal.SIGTERM)
-        code, _ = await asyncio.wait_for(c.closed, 10)
+        code, _ = await asyncio.wait_for(c.closed, 30)
         assert code == 1001
-        assert proc.wait(10) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it has shut down
+        assert proc.wait(30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it has shut down
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -4,11 +4,19 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 from dataclasses import replace
 
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosedError
 
 from cardhall.clients.client import Client, ServerError
+from cardhall.server.app import serving
+from cardhall.server.store.memory import MemoryStore
+from cardhall.server.table.clock import PausedClock
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.server.play import check_gap_free, event_frames, play, remember_seat
 
@@ -30,13 +38,9 @@ def _wire(client, obj):
 
 async def _turn(clients, table):
     """The current turn (from the server), once the table has settled on one."""
-    t = None
-    for _ in range(200):
-        t = clients.hall.tables[table]
-        if t.machine.turn_id is not None and t.mailbox.empty():
-            return t.machine
-        await asyncio.sleep(0.01)
-    raise AssertionError("no turn")
+    actor = clients.hall.tables[table]
+    await until(lambda: actor.machine.turn_id is not None and actor.mailbox.empty(), 30, "a turn open at the table")
+    return actor.machine
 
 
 async def test_token_restores_seat_and_private_view_G5(live):
@@ -145,15 +149,15 @@ async def test_timeouts_check_then_fold_then_sit_out_G3(live):
     other = 3 - first
     watcher = clients[other]
     # first to act lets the clock run: checking is free, so the timeout checks
-    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "timeout", timeout=5)
+    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "timeout", timeout=30)
     assert ev["event"] == {"type": "timeout", "seat": first, "action": {"type": "check"}}
     t = await _turn(live, table)
     assert t.turn_seat == other
     await clients[other].act(table, {"type": "all_in"}, turn=t.turn_id)
     # facing an all-in, checking is not legal: the timeout folds, never checks
-    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "timeout", timeout=5)
+    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "timeout", timeout=30)
     assert ev["event"] == {"type": "timeout", "seat": first, "action": {"type": "fold"}}
-    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "sat_out", timeout=5)
+    ev = await watcher.next_event(table, where=lambda f: f["event"]["type"] == "sat_out", timeout=30)
     assert ev["event"] == {"type": "sat_out", "seat": first, "reason": "timeouts"}
     assert live.hall.tables[table].machine.seats[first].sitting_out
     # sitting out, the player's turns are played at once; sit_in brings them back
@@ -217,13 +221,14 @@ async def _solo_waiting_for_continue(live, name):
     await ann.join(table, role="player", seat=1)
     actor = live.hall.tables[table]
     t = actor.machine
-    for _ in range(500):
-        if t.turn_kind == "continue":
-            return ann, table, actor
+
+    async def waits_for_continue() -> bool:  # folding every hand of ann's on the way
         if t.turn_kind == "human" and t.turn_seat == 1:
             await ann.act(table, {"type": "fold"}, turn=t.turn_id)
-        await asyncio.sleep(0.01)
-    raise AssertionError("the solo table never waited for continue")
+        return t.turn_kind == "continue"
+
+    await until(waits_for_continue, 60, "the solo table waiting for continue")
+    return ann, table, actor
 
 
 async def test_a_solo_table_still_waits_when_the_shutdown_closed_the_connection_G4(live):
@@ -236,12 +241,11 @@ async def test_a_solo_table_still_waits_when_the_shutdown_closed_the_connection_
     seq, turn = t.seq, t.turn_id
     live.hall.stop_accepting()  # what Hall.shutdown does before it closes every connection
     await ann.close()
-    for _ in range(100):
-        if live.hall.tables[table].machine.presence(1) == 0 and actor.mailbox.empty():
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.3)
+    await until(lambda: t.presence(1) == 0 and actor.quiet, 30, "the table taking the disconnect")
+    # the step that took the disconnect is the one that would have stopped the wait (turns.stop_waiting_for);
+    # no timer is armed, so nothing but an input can move the table on from here
     assert t.turn_kind == "continue" and t.turn_id == turn and t.seq == seq + 1  # only the presence event
+    assert not actor.timer_armed
 
 
 @pytest.mark.parametrize("how", ["disconnect", "leave", "sit_out"])
@@ -258,10 +262,7 @@ async def test_a_solo_table_goes_on_when_its_player_is_gone_G4_G5(live, how):
         await ann.leave(table)
     else:
         await ann.act(table, {"type": "sit_out"})
-    for _ in range(1000):
-        if t.status != "running":
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: t.status != "running", 60, "the match's end")
     assert t.seq > seq + 5, "the table stopped when its solo player went away"
     assert t.status == "finished" and t.engine.finished
     if how != "disconnect":
@@ -269,7 +270,7 @@ async def test_a_solo_table_goes_on_when_its_player_is_gone_G4_G5(live, how):
 
 
 async def test_owner_pause_and_resume_G8_and_rematch_G7(live):
-    ann, bob, table, _ = await _two_players(live, {"action_clock": 0.3, "time_bank": 0, "points_to_win": 1})
+    ann, bob, table, _ = await _two_players(live, {"action_clock": 2.0, "time_bank": 0, "points_to_win": 1})
     t = await _turn(live, table)
     with pytest.raises(ServerError) as err:
         await bob.act(table, {"type": "pause"})
@@ -279,12 +280,22 @@ async def test_owner_pause_and_resume_G8_and_rematch_G7(live):
     with pytest.raises(ServerError) as err:
         await clients[t.turn_seat].act(table, {"type": "check"})
     assert err.value.code == "paused"
-    await asyncio.sleep(0.5)  # longer than the action clock: a paused clock does not run
-    assert not [f for f in event_frames(ann, table) if f["event"]["type"] == "timeout"]
+    # a paused clock does not run: it holds the time it had left, and no timer is armed for it
+    actor = live.hall.tables[table]
+    assert isinstance(t.clock, PausedClock) and 0 < t.clock.remaining <= 2.0 and not actor.timer_armed
+    # nor does it run out: once the running clock would have, a request the table answers after
+    # anything it did by then (its mailbox is in order) finds it still paused, and no timeout was sent
+    clock_ends = time.monotonic() + t.clock.remaining
+    await until(lambda: time.monotonic() > clock_ends, 30, "the moment the clock would have run out")
+    to_act = clients[t.turn_seat]
+    with pytest.raises(ServerError) as err:
+        await to_act.act(table, {"type": "check"})
+    assert err.value.code == "paused"
+    assert not [f for c in (ann, to_act) for f in event_frames(c, table) if f["event"]["type"] == "timeout"]
     await ann.act(table, {"type": "resume"})
     resumed = await ann.next_event(table, where=lambda f: f["event"]["type"] == "resumed")
     assert resumed["turn"]["id"] == t.turn_id and resumed["turn"]["seat"] == t.turn_seat
-    assert 0 < resumed["turn"]["clock"] <= 0.3
+    assert 0 < resumed["turn"]["clock"] <= 2.0
     assert ("legal" in resumed) == (t.turn_seat == 1)  # only the seat to act gets its legal actions
     # play the match out, then the rematch: same seats, the next match's commitment as published
     remember_seat(ann, table, 1)
@@ -328,7 +339,7 @@ async def test_rate_limited_then_closed():
         c = await Client(live.url).connect()
         for i in range(12):
             await c.send({"type": "ping", "id": i})
-        code, _ = await asyncio.wait_for(c.closed, 5)
+        code, _ = await asyncio.wait_for(c.closed, 30)
         assert code == 4008
         codes = [f.get("code") for f in [c.inbox.get_nowait() for _ in range(c.inbox.qsize())]]
         assert "rate_limited" in codes
@@ -341,41 +352,47 @@ async def test_rate_limited_then_closed():
 
 
 async def test_slow_consumer_is_dropped_table_goes_on():
-    import socket
-
-    settings = replace(TEST_SETTINGS, send_queue=100)
-    async with running_server(settings) as live:
-        boss = await live.client("boss")
+    """A client that stops reading is dropped once more than ``send_queue`` frames wait for
+    it (its transport aborted): the frames it does not read drop it, however long they take
+    to come; the tables it watched forget it and never waited for it."""
+    settings = replace(TEST_SETTINGS, send_queue=20)
+    async with serving(settings, MemoryStore(settings.event_buffer, keep_states=True)) as (server, port):
+        # small kernel buffers on the server's side (an accepted socket has its listening socket's):
+        # the pipe to a client that does not read is full after some hundred frames, not megabytes
+        for listening in server.servers:
+            for sock in listening.sockets:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        url = f"ws://127.0.0.1:{port}/ws"
+        hall = server.hall
+        dropped = hall.metrics.dropped.labels("slow_consumer")
+        boss = await Client(url).connect()
+        await boss.hello("boss")
         tables = [await boss.create_table("loco_poker", seats=4, bots=4,
                                           options={**FAST, "auto_rematch": True, "points_to_win": 5})
                   for _ in range(3)]
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.connect(("127.0.0.1", int(live.url.rsplit(":", 1)[1].split("/")[0])))
-        from websockets.asyncio.client import connect
-
-        ws = await connect(live.url, sock=sock, subprotocols=["cardhall.v1.json"], max_queue=1)
-        slow = Client(live.url, codec="json")
-        slow.ws = ws
-        for i, t in enumerate(tables):
-            await ws.send(slow.codec.encode({"type": "hello", "name": "slow"} if i == 0 else {"type": "ping"}))
-            await ws.send(slow.codec.encode({"type": "join", "table": t, "role": "spectator"}))
-        # never read again
-        for _ in range(300):
-            if live.hall.metrics.dropped.labels("slow_consumer")._value.get():
-                break
-            await asyncio.sleep(0.05)
-        assert live.hall.metrics.dropped.labels("slow_consumer")._value.get() == 1
-        for _ in range(100):  # the tables hear of it through their mailboxes
-            if all(live.hall.tables[t].machine.subscribers.count == 0 for t in tables):
-                break
-            await asyncio.sleep(0.02)
-        assert all(live.hall.tables[t].machine.subscribers.count == 0 for t in tables)
-        before = live.hall.tables[tables[0]].machine.seq
-        await asyncio.sleep(0.2)
-        assert live.hall.tables[tables[0]].machine.seq > before  # the table never waited
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.connect(("127.0.0.1", port))
+        ws = await connect(url, sock=raw, subprotocols=["cardhall.v1.json"], max_queue=1)
+        ws.transport.pause_reading()  # never reads again: every frame for it stays in the pipe, then the queue
+        codec = Client(url, codec="json").codec
+        await ws.send(codec.encode({"type": "hello", "name": "slow"}))
+        for t in tables:
+            await ws.send(codec.encode({"type": "join", "table": t, "role": "spectator"}))
+        await until(lambda: dropped._value.get(), 60, "the slow consumer dropped")
+        assert dropped._value.get() == 1
+        # the tables hear of it through their mailboxes
+        await until(lambda: all(hall.tables[t].machine.subscribers.count == 0 for t in tables), 30,
+                    "the tables forgetting the slow consumer")
+        before = hall.tables[tables[0]].machine.seq
+        await until(lambda: hall.tables[tables[0]].machine.seq > before, 30, "the table playing on")  # never waited
+        # the server aborted the connection: reading again, the client finds it ended without a close frame
+        ws.transport.resume_reading()
+        with pytest.raises(ConnectionClosedError) as closed:
+            while True:
+                await asyncio.wait_for(ws.recv(), 30)
+        assert closed.value.rcvd is None and ws.close_code == 1006, closed.value
         await boss.close()
-        ws.transport.abort()
 
 
 async def test_origin_restriction():

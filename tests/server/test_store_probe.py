@@ -4,8 +4,8 @@ trouble"), with real ``cardhall serve --redis`` processes and a real
 
 The only table waits on a person's 120 s clock, so no table commits anything;
 the Redis is emptied (``FLUSHALL``: what a restart without persistence does).
-Leases are renewed rarely (``--lease-renew 10``), so only the store probe can
-notice.
+Leases are renewed rarely (``--lease-renew 60``, longer than any wait here), so
+only the store probe can notice.
 
 * The probe timer (``--store-probe``) notices within its interval, ``/healthz``
   counts the rewrite, and the tables and players held in memory are written
@@ -17,12 +17,10 @@ notice.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -31,6 +29,7 @@ import redis.asyncio as aioredis
 
 from cardhall.clients.client import Client
 from cardhall.server.store.keys import PARTITIONS, Keys
+from tests.conftest import until
 from tests.server.conftest import RedisServer, free_port
 
 pytestmark = pytest.mark.redis
@@ -56,19 +55,19 @@ class Node:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(self.port),
              "--log-level", "warning", "--redis", self.redis.url, "--redis-prefix", PREFIX,
-             "--node-id", "probe-node", "--lease-ttl", "30", "--lease-renew", "10",
+             "--node-id", "probe-node", "--lease-ttl", "180", "--lease-renew", "60",
              "--store-probe", str(self.probe)], env=env, stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 20
+        proc = self.proc
         async with httpx.AsyncClient() as http:
-            while time.monotonic() < deadline:
-                assert self.proc.poll() is None, "the server exited; see server.log"
+
+            async def answers() -> bool:
+                assert proc.poll() is None, "the server exited; see server.log"
                 try:
-                    if (await http.get(f"{self.http}/healthz")).status_code == 200:
-                        return
+                    return (await http.get(f"{self.http}/healthz")).status_code == 200
                 except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.05)
-        raise AssertionError("the server did not start")
+                    return False
+
+            await until(answers, 60, "the server answering /healthz")
 
     def stop(self, sig: int) -> None:
         assert self.proc is not None
@@ -92,7 +91,7 @@ async def _waiting_table(node: Node) -> tuple[Client, str]:
     snapshot = await ann.join(table, role="player", seat=1)
     frame = snapshot
     while not (frame.get("legal") and frame.get("turn", {}).get("seat") == 1):
-        frame = await ann.next_event(table, timeout=10)
+        frame = await ann.next_event(table, timeout=30)
     return ann, table
 
 
@@ -137,10 +136,8 @@ async def test_lost_data_is_noticed_by_the_probe_and_survives_a_kill(redis_serve
         ann, table = await _waiting_table(node)
         assert await _stored(db, table)
         await db.flushall()
-        deadline = time.monotonic() + 5
-        while not await _stored(db, table):  # the probe finds the marker gone and writes everything back
-            assert time.monotonic() < deadline, "the lost data was not noticed and written back"
-            await asyncio.sleep(0.05)
+        # the probe finds the marker gone and writes everything back (within 30 s: before any lease renewal)
+        await until(lambda: _stored(db, table), 30, "the lost data noticed and written back")
         async with httpx.AsyncClient(base_url=node.http) as http:
             health = (await http.get("/healthz")).json()
             assert health["store"]["rewrites"] == 1 and health["store"]["up"] is True

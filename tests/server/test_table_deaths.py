@@ -26,6 +26,7 @@ from cardhall.clients.client import Client, ServerError
 from cardhall.engine import plugins
 from cardhall.engine.base import Event
 from cardhall.server.store.memory import MemoryStore
+from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, running_server
 from tests.toygame.engine import HighCard
 
@@ -56,7 +57,7 @@ def poisoned() -> Iterator[None]:
 
 async def _until_turn(client: Client, table: str, seat: int) -> dict[str, Any]:
     while True:
-        frame = await client.next_event(table, timeout=5)
+        frame = await client.next_event(table, timeout=30)
         turn = frame.get("turn")
         if "legal" in frame and turn and turn["seat"] == seat:
             return turn
@@ -64,14 +65,14 @@ async def _until_turn(client: Client, table: str, seat: int) -> dict[str, Any]:
 
 async def _until_event(client: Client, table: str, kind: str) -> dict[str, Any]:
     while True:
-        frame = await client.next_event(table, timeout=3)
+        frame = await client.next_event(table, timeout=30)
         if frame["event"]["type"] == kind:
             return frame
 
 
 async def _error_code(request: Any) -> str:
     try:
-        await asyncio.wait_for(request, 3)
+        await asyncio.wait_for(request, 30)
     except ServerError as exc:
         return exc.code
     return "ok"
@@ -108,11 +109,11 @@ async def test_a_fault_outside_the_machine_breaks_the_table_in_the_open(poisoned
             assert closing.status_code == 202
             closed = await _until_event(cy, table, "closed")
             assert closed["event"]["reason"] == "operator"
-            for _ in range(100):  # the hall forgets it once its ``closed`` is out
-                if (await http.get(f"/api/tables/{table}")).status_code == 404:
-                    break
-                await asyncio.sleep(0.02)
-            assert (await http.get(f"/api/tables/{table}")).status_code == 404
+
+            async def forgotten() -> bool:  # the hall forgets it once its ``closed`` is out
+                return (await http.get(f"/api/tables/{table}")).status_code == 404
+
+            await until(forgotten, 30, "the closed table gone from the lobby")
             assert (await http.get("/healthz")).json()["broken_tables"] == 0
         for c in (ann, bob, cy):
             await c.close()

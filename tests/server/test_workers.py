@@ -28,12 +28,14 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cardhall.clients.client import Client
+from tests.conftest import until
 from tests.server.conftest import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +62,7 @@ class Served:
     def text(self) -> str:
         return self.log.read_text(errors="replace")
 
-    def wait_for(self, pattern: str, count: int = 1, timeout: float = 15.0) -> list[re.Match[str]]:
+    def wait_for(self, pattern: str, count: int = 1, timeout: float = 60.0) -> list[re.Match[str]]:
         """The first ``count`` matches of ``pattern`` in the log, once there are that many."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -71,6 +73,13 @@ class Served:
                 break
             time.sleep(0.05)
         pytest.fail(f"no {count} x {pattern!r} in the log (status {self.proc.poll()}):\n{self.text()}")
+
+    async def until(self, condition: Callable[[], Any], what: str) -> None:
+        """:func:`tests.conftest.until` with a minute's deadline, failing with the log."""
+        try:
+            await until(condition, 60, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}:\n{self.text()}") from None
 
     def children(self) -> set[int]:
         return children(self.proc.pid)
@@ -195,14 +204,13 @@ async def test_two_nodes_share_the_port_restart_and_stop(redis_server: RedisServ
     # a node killed: started again (a new pid, the same id), and the port answers meanwhile
     victim = min(kids)
     os.kill(victim, signal.SIGKILL)
-    deadline = time.monotonic() + 15
-    while True:
+
+    async def replaced() -> bool:  # the port answering all along
         await _healthy(s.port, 1)
         now = s.children()
-        if len(now) == 2 and victim not in now and len(re.findall(r"node t-w\d ready", s.text())) == 3:
-            break
-        assert time.monotonic() < deadline, s.text()
-        await asyncio.sleep(0.05)
+        return len(now) == 2 and victim not in now and len(re.findall(r"node t-w\d ready", s.text())) == 3
+
+    await s.until(replaced, "the killed node started again")
     assert re.search(rf"node t-w\d \(pid {victim}\) was killed by SIGKILL", s.text()), s.text()
     await _healthy(s.port, 3)
     await _websockets(s.port, 2)
@@ -228,11 +236,8 @@ async def test_nodes_stop_when_the_supervisor_is_killed(redis_server: RedisServe
     kids = s.children()
     assert len(kids) == 2
     s.proc.kill()
-    s.proc.wait(5)
-    deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in kids):
-        assert time.monotonic() < deadline, f"nodes still running without their supervisor:\n{s.text()}"
-        await asyncio.sleep(0.05)
+    s.proc.wait(30)
+    await s.until(lambda: not any(_alive(pid) for pid in kids), "the nodes stopping without their supervisor")
     assert s.text().count("is gone: stopping") == 2, s.text()
 
 
@@ -336,7 +341,7 @@ def test_one_node_on_an_inherited_socket(tmp_path: Path) -> None:
                                      "--node-id", "solo"], cwd=ROOT, env=_env(), stdout=out, stderr=subprocess.STDOUT,
                                     pass_fds=(sock.fileno(),))
     try:
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60
         while True:
             try:
                 status, body = _get(f"http://127.0.0.1:{port}/healthz", 1)
@@ -346,7 +351,7 @@ def test_one_node_on_an_inherited_socket(tmp_path: Path) -> None:
                 time.sleep(0.05)
         assert status == 200 and body["status"] == "ok"
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) in (0, -signal.SIGTERM)  # as a node on its own port: uvicorn raises the signal again
+        assert proc.wait(30) in (0, -signal.SIGTERM)  # as a node on its own port: uvicorn raises the signal again
         assert "[solo]" in log.read_text() and "Traceback" not in log.read_text(), log.read_text()
     finally:
         if proc.poll() is None:

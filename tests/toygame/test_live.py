@@ -24,6 +24,7 @@ from cardhall.clients.client import Client
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.rng import FairRandom
 from cardhall.protocol.schemas import FrameValidator, game_document
+from tests.conftest import until
 from tests.server.conftest import free_port, running_server
 from tests.toygame.conftest import play_matches
 
@@ -71,7 +72,9 @@ async def test_a_person_plays_the_toy_against_its_bot_while_someone_watches(toy,
                 seen = await eve.next_event(table, timeout=30, where=lambda f, m=match: f["event"]["type"] == "match_ended"
                                             and f["event"]["match"] == m["match"])
                 assert seen["event"]["result"] == match["result"]
-            await asyncio.sleep(0.1)
+            # both hold every event the table has sent (what is checked below is all there)
+            await until(lambda: ann.seqs.get(table) == eve.seqs.get(table) == live.hall.latest_seq(table), 60,
+                        "ann and eve have every event of the table")
         finally:
             await ann.close()
             await eve.close()
@@ -164,17 +167,18 @@ async def test_a_separate_serve_process_finds_the_toy_through_the_environment(to
                                                     cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             base = f"http://127.0.0.1:{port}"
+            answers: list[httpx.Response] = []
             async with httpx.AsyncClient(base_url=base) as http:
-                for _ in range(300):
+                async def answered() -> bool:
                     try:
-                        r = await http.get("/api/games")
-                        break
-                    except httpx.TransportError:
+                        answers.append(await http.get("/api/games"))
+                    except httpx.TransportError:  # not listening yet
                         assert proc.returncode is None, log_path.read_text()
-                        await asyncio.sleep(0.05)
-                else:
-                    raise AssertionError("cardhall serve did not answer")
-            names = [g["name"] for g in r.json()["games"]]
+                        return False
+                    return True
+
+                await until(answered, 120, "cardhall serve answering GET /api/games")
+            names = [g["name"] for g in answers[-1].json()["games"]]
             assert names[-1] == "high_card" and len(names) == 6, names
             ann = await Client(f"ws://127.0.0.1:{port}/ws", codec="msgpack").connect()
             try:

@@ -8,8 +8,6 @@ moves the epoch on; a token from before lost Redis data never matches again.
 
 from __future__ import annotations
 
-import asyncio
-
 import msgpack
 import orjson
 import pytest
@@ -21,6 +19,7 @@ from cardhall.server.store.format import FORMAT_VERSION, pack_event
 from cardhall.server.store.keys import Keys, partition_of
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_conn import RedisConn
+from tests.conftest import until
 
 pytestmark = pytest.mark.redis
 
@@ -47,6 +46,14 @@ def _leases(store: RedisStore, node: str, nonce: str) -> Leases:
     return Leases(store.client, store.keys, node, nonce, 800)
 
 
+async def _expired(store: RedisStore, table: str) -> None:
+    """Once Redis has let ``table``'s lease (0.8 s, unrenewed) expire."""
+    async def gone() -> bool:
+        return not await store.client.exists(store.keys.lease(table))
+
+    await until(gone, 30, f"the lease of {table} expired")
+
+
 async def test_a_claim_takes_only_a_free_lease_and_moves_the_epoch_on(store):
     a, b = _leases(store, "a", "n1"), _leases(store, "b", "n2")
     assert await a.claim("t_1") is None  # not stored: no claim (a new table uses NEW)
@@ -66,7 +73,7 @@ async def test_a_stale_owner_writes_nothing_after_its_lease_is_taken(store):
     a, b = _leases(store, "a", "n1"), _leases(store, "b", "n2")
     old = await a.claim("t_1", NEW)
     await store.commit([_checkpoint("t_1", 1, old)])
-    await asyncio.sleep(1.0)  # the lease (0.8 s) expires: a was paused
+    await _expired(store, "t_1")  # a was paused
     assert await a.renew([("t_1", old)]) == [0]  # its renewal finds it gone
     assert await b.orphans() == ["t_1"]
     new = await b.claim("t_1")
@@ -91,7 +98,7 @@ async def test_an_expired_lease_nobody_took_is_claimed_again_only_at_its_epoch(s
     a, b = _leases(store, "a", "n1"), _leases(store, "b", "n2")
     token = await a.claim("t_1", NEW)
     await store.commit([_checkpoint("t_1", 1, token)])
-    await asyncio.sleep(1.0)
+    await _expired(store, "t_1")
     again = await a.claim("t_1", expected_epoch=token_epoch(token))  # nobody owned it since
     assert again is not None and token_epoch(again) == 2
     await store.client.delete(store.keys.lease("t_1"))

@@ -13,8 +13,9 @@ of them when the inbox was among them)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from cardhall.server.cluster.listener import Listener
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.store.keys import Keys, partition_of, slot
 from cardhall.server.store.redis_conn import RedisConn
+from tests.conftest import until
 
 pytestmark = pytest.mark.redis
 
@@ -78,28 +80,30 @@ class Subscribed:
         await self.conn.close()
 
 
-async def until(check: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
-
-
 async def delivered_after_trouble(s: Subscribed, tables: list[str], first: int) -> int:
-    """Publish a numbered message on the inbox and every table channel each
-    0.1 s from ``first`` until all of them come; the number of the first such round."""
-    n = first
-    deadline = time.monotonic() + 30
-    while True:
-        s.inbox.clear()
-        s.router.got.clear()
-        s.publish(tables, n)
-        await s.outbox.flushed()
-        await asyncio.sleep(0.1)
-        if [["x", n]] == s.inbox and all(s.router.got.get(t) == [["e", n]] for t in tables):
-            return n
+    """Publish rounds of numbered messages (the inbox and every table channel, a round each
+    0.1 s: one may be lost while subscriptions are made again) from ``first`` until one round
+    came whole, each of its messages once; the number of the first such round."""
+    s.inbox.clear()
+    s.router.got.clear()
+    sent = first
+
+    def whole() -> int | None:
+        for n in range(first, sent):
+            if s.inbox.count(["x", n]) == 1 and all(s.router.got.get(t, []).count(["e", n]) == 1 for t in tables):
+                return n
+        return None
+
+    deadline = time.monotonic() + 60
+    while whole() is None:
         assert time.monotonic() < deadline, (s.inbox, s.router.got)
-        n += 1
+        s.publish(tables, sent)
+        sent += 1
+        await s.outbox.flushed()
+        await asyncio.sleep(0.1)  # the pace of the rounds, not a wait for them: a late round counts too
+    n = whole()
+    assert n is not None
+    return n
 
 
 @pytest.fixture
@@ -127,7 +131,7 @@ async def test_every_channel_in_order_then_an_unsubscribed_one_no_more(standalon
     await s.start(TABLES)
     for n in range(50):
         s.publish(TABLES, n)
-    await until(lambda: len(s.inbox) == 50 and all(len(s.router.got.get(t, ())) == 50 for t in TABLES))
+    await until(lambda: len(s.inbox) == 50 and all(len(s.router.got.get(t, ())) == 50 for t in TABLES), 30)
     assert s.inbox == [["x", n] for n in range(50)]
     assert all(s.router.got[t] == [["e", n] for n in range(50)] for t in TABLES)
     await s.listener.unsubscribe(s.keys.channel("t_1"))
@@ -137,20 +141,25 @@ async def test_every_channel_in_order_then_an_unsubscribed_one_no_more(standalon
     s.publish(TABLES, 50)
     s.publish(["t_1"], 51)  # after t_2's, from the same Redis: once it is in, t_2's would have been too
     await until(lambda: s.router.got.get("t_1") == [["e", 50], ["e", 51]]
-                and all(s.router.got.get(t) == [["e", 50]] for t in TABLES if t not in ("t_1", "t_2")))
+                and all(s.router.got.get(t) == [["e", 50]] for t in TABLES if t not in ("t_1", "t_2")), 30)
     assert "t_2" not in s.router.got and s.router.resyncs == []
     assert set(s.listener.channels()) == {s.keys.inbox(NODE), *[s.keys.channel(t) for t in TABLES if t != "t_2"]}
 
 
-async def test_redis_restarted_every_channel_is_subscribed_again_and_everything_resyncs(standalone, redis_server):
+async def test_redis_restarted_every_channel_is_subscribed_again_and_everything_resyncs(standalone, redis_server,
+                                                                                     caplog):
     s = standalone
+    caplog.set_level(logging.WARNING, logger="cardhall.cluster")
     await s.start(TABLES[:3])
     s.publish(TABLES[:3], 0)
-    await until(lambda: len(s.inbox) == 1)
+    await until(lambda: len(s.inbox) == 1, 30)
     redis_server.stop()
-    await until(lambda: s.keys.inbox(NODE) not in s.listener.channels())  # the broken subscription noticed
+    await until(lambda: s.keys.inbox(NODE) not in s.listener.channels(), 30)  # the broken subscription noticed
     subscribing = asyncio.get_running_loop().create_task(s.listener.subscribe(s.keys.channel("t_4")))
-    await asyncio.sleep(1.0)
+    # a subscription asked for while Redis is away: the listener tried making them again and failed
+    # (logged), and the request either failed too (left to that retry) or waits behind it
+    await until(lambda: any("subscribing again" in r.getMessage() for r in caplog.records)
+                and (subscribing.done() or s.listener.changing), 30, "a failed attempt to subscribe again")
     redis_server.start()
     await subscribing  # subscribed on the new subscription
     await delivered_after_trouble(s, TABLES[:4], 1)
@@ -165,7 +174,7 @@ async def test_on_a_cluster_each_channel_is_read_from_its_master(clustered, redi
     assert all(where[c] == s.conn.node_of(c) for c in where)
     for n in range(30):
         s.publish(TABLES, n)
-    await until(lambda: len(s.inbox) == 30 and all(len(s.router.got.get(t, ())) == 30 for t in TABLES))
+    await until(lambda: len(s.inbox) == 30 and all(len(s.router.got.get(t, ())) == 30 for t in TABLES), 30)
     assert s.inbox == [["x", n] for n in range(30)]
     assert all(s.router.got[t] == [["e", n] for n in range(30)] for t in TABLES)
 
@@ -177,7 +186,7 @@ async def test_on_a_cluster_a_moved_slot_is_subscribed_where_it_went_and_its_tab
     source = s.conn.node_of(channel)
     target = next(m for m in s.conn.masters() if m != source and m != s.conn.node_of(s.keys.inbox(NODE)))
     await asyncio.to_thread(redis_cluster.move_slot, slot(channel), source[1], target[1])
-    await until(lambda: s.listener.channels().get(channel) == target)
+    await until(lambda: s.listener.channels().get(channel) == target, 30)
     await delivered_after_trouble(s, TABLES, 1)
     assert s.router.resyncs == [["t_1"]]  # that table only
 
@@ -190,7 +199,8 @@ async def test_on_a_cluster_a_killed_master_started_again_is_subscribed_again(cl
     on_it = sorted(s.keys.table_of_channel(c) for c, m in s.listener.channels().items() if m == victim)
     assert on_it
     redis_cluster.kill(victim[1])
-    await asyncio.sleep(1.0)
+    # the listener noticed: nothing is subscribed on the killed master any more
+    await until(lambda: victim not in s.listener.channels().values(), 30, "the killed master's channels lost")
     await asyncio.to_thread(redis_cluster.start, victim[1])
     await asyncio.to_thread(redis_cluster.wait_ok)
     await delivered_after_trouble(s, TABLES, 1)

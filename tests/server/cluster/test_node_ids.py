@@ -24,7 +24,7 @@ def _serve(redis_url: str, port: int, log) -> subprocess.Popen[bytes]:
          "0.5"], stdout=log, stderr=subprocess.STDOUT)
 
 
-def _ready(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> bool:
+def _ready(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -47,7 +47,7 @@ def test_a_second_process_with_a_running_nodes_id_is_refused(redis_server, tmp_p
         first_port = first.args[first.args.index("--port") + 1]
         assert _ready(int(first_port), first), (tmp_path / "nodes.log").read_text()
         second = _serve(redis_server.url, free_port(), log)
-        assert second.wait(timeout=20) != 0  # refused at start
+        assert second.wait(timeout=60) != 0  # refused at start
         text = (tmp_path / "nodes.log").read_text()
         assert "node id 'same' is in use by a running node" in text, text[-2000:]
         assert first.poll() is None  # the first one serves on
