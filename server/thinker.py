@@ -134,7 +134,11 @@ class Thinker:
             self._waiting(self.queued)
 
     def _start(self, table: BotTable, due: BotDue) -> None:
-        job = table.bot_thought(due) if self.workers > 0 and not self._closed else None
+        try:
+            job = table.bot_thought(due) if self.workers > 0 and not self._closed else None
+        except Exception:  # the table's own step meets the fault and contains it
+            log.exception("reading a bot's turn to think it away failed; the table thinks it")
+            job = None
         if job is None:
             self.in_place += 1
             table.post(due, self._release)

@@ -134,3 +134,42 @@ async def test_ctrl_c_stops_the_node_and_its_bot_workers_quietly(tmp_path):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     await until(lambda: not any(Path(f"/proc/{w}").exists() for w in workers), timeout=30,
                 what="the node's bot workers exit")
+
+
+class _Table:
+    """A table as the thinker sees it: whether a person is in play, and the inputs posted to it."""
+
+    def __init__(self, name: str, attended: bool, log: list[str]) -> None:
+        self.name, self._attended, self.log, self.done = name, attended, log, []
+
+    def attended(self) -> bool:
+        return self._attended
+
+    def bot_thought(self, due):
+        return None  # a cheap strategy: thought at the table
+
+    def post(self, inp, done=None):
+        self.log.append(self.name)
+        self.done.append(done)
+
+
+async def test_bot_turns_are_taken_in_line_a_few_at_a_time_people_first():
+    from cardhall.server.table.inputs import BotDue
+    from cardhall.server.thinker import Thinker
+
+    log: list[str] = []
+    thinker = Thinker(workers=0, slots=2)
+    bots = [_Table(f"bots{i}", False, log) for i in range(4)]
+    person = _Table("person", True, log)
+    for t in bots:
+        thinker.submit(t, BotDue(1, 0.0))
+    thinker.submit(person, BotDue(1, 0.0))
+    assert log == ["bots0", "bots1"] and thinker.queued == 3 and thinker.busy == 2  # two under way at once
+    bots[0].done[0]()  # bots0's move was applied, written and delivered: the next turn goes
+    assert log[-1] == "person"  # a table with a person in play first
+    bots[1].done[0]()
+    person.done[0]()
+    assert log == ["bots0", "bots1", "person", "bots2", "bots3"]  # then the rest in line
+    for t in bots[2:]:
+        t.done[0]()
+    assert thinker.queued == 0 and thinker.busy == 0
