@@ -123,8 +123,8 @@ class TableCore:
         a sitting-out seat's timeout action, a dealer step, an automatic
         rematch), raised to :attr:`unattended_think` while no person holding a
         seat is in play (:meth:`attended`): a table its people walked away
-        from, or one of bots only, never plays at full speed (RULES G-9,
-        deploy/README.md ``--bot-think-floor``)."""
+        from, or one of bots only, never plays at full speed (SPEC "Clocks and
+        pacing", deploy/README.md ``--bot-think-floor``)."""
         if delay >= self.unattended_think or self.attended():
             return delay
         return self.unattended_think

@@ -17,6 +17,10 @@ pacing between streets and hands, and the solo player's ``continue``.
   for its pause included (:func:`wait_again`). The one exception: while the
   service stops, its disconnects are its own and the wait stays open.
 * NL-5: a bot's turn waits its think time (:func:`.bots.think_time`).
+* A table where no person holding a seat is in play (SPEC "Clocks and
+  pacing") waits at least its unattended floor before each move it makes by
+  itself: bots' thinks, sitting-out seats' turns, dealer steps
+  (:meth:`TableCore.paced`).
 
 The turn's id is the ``seq`` of the event that began it; inputs naming an
 older turn (or a clock since paused) are stale and change nothing.
@@ -164,7 +168,7 @@ def end_continue(t: TableCore) -> None:
 
 def schedule_auto(t: TableCore) -> None:
     """Play the open turn with the timeout action at once, as its own input
-    (G-3); after the unattended floor when no person is in play (G-9, :meth:`TableCore.paced`)."""
+    (G-3); after the unattended floor when no person is in play (SPEC "Clocks and pacing", :meth:`TableCore.paced`)."""
     assert t.turn_id is not None
     t.arm(AutoDue(t.turn_id, t.after(t.paced(0.0))))
 
