@@ -61,6 +61,7 @@ def worker_start(node: int) -> None:
     it went (a SIGKILL leaves the pool no time to stop it), checked every
     :data:`ORPHAN_CHECK` seconds."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # started with it blocked: see Thinker._think
 
     def watch() -> None:
         while os.getppid() == node:
@@ -150,7 +151,15 @@ class Thinker:
     async def _think(self, table: BotTable, due: BotDue, job: Thought) -> None:
         move: Move | None = None
         try:
-            move = await asyncio.get_running_loop().run_in_executor(self._executor(), think, job)
+            pool = self._executor()
+            # a worker started by this submit inherits SIGINT blocked: a Ctrl-C cannot reach it before
+            # worker_start ignores it; one meant for the node stays pending here until the mask is back
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                future = pool.submit(think, job)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            move = await asyncio.wrap_future(future)
             self.pooled += 1
         except BrokenProcessPool:
             log.error("the bots' worker pool broke (a worker died); starting it again")
