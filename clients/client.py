@@ -4,7 +4,8 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
 
 * requests matched to replies by ``id``/``re``: :meth:`Client.hello`,
   :meth:`~Client.create_table`, :meth:`~Client.join`, :meth:`~Client.act`,
-  :meth:`~Client.leave`, :meth:`~Client.ping` (an ``error`` reply raises
+  :meth:`~Client.leave`, :meth:`~Client.chat`, :meth:`~Client.rename`,
+  :meth:`~Client.ping` (an ``error`` reply raises
   :class:`ServerError` with its ``code``); and over HTTP the game catalogue,
   :meth:`~Client.games` (the games, seats, options and bots ``create_table``
   accepts);
@@ -545,6 +546,17 @@ class Client:
         """``chat`` → ``ok`` (1.1, SPEC "Chat"): a message to ``table``, which
         every viewer then receives as a ``chat`` event."""
         return await self.request({"type": "chat", "table": table, "text": text})
+
+    async def rename(self, name: str) -> str:
+        """``rename`` → ``ok`` (1.4, SPEC "Names"): this player's name from now
+        on, at every table where it sits or watches (each gets a ``renamed``
+        event; seats and owned tables stay its own). Returns the name as the
+        server keeps it (normalised), also remembered for a reconnect.
+        Raises :class:`ServerError` (``bad_request``: a name the server
+        refuses; ``rate_limited``; ``unavailable``)."""
+        reply = await self.request({"type": "rename", "name": name})
+        self.name = str(reply["name"])
+        return self.name
 
     async def leave(self, table: str) -> Frame:
         """``leave`` → ``ok``: stop following ``table`` (a seat is freed between

@@ -23,6 +23,8 @@ CODES: dict[str, str] = {
     "unknown_type": "the frame's type is not a client message of protocol v1",
     "hello_required": "send hello before this request",
     "unknown_token": "the token names no known player",
+    "bad_auth": "the hello's auth token is refused (reason says why), or the server takes no auth tokens",
+    "auth_required": "the server admits only players its operator identifies: say hello with auth",
     "unknown_game": "the game is not one of the server's games",
     "bad_options": "a table option or game option is unknown or out of range",
     "too_many_tables": "the player, or the client's address, already has the most open tables allowed",

@@ -80,7 +80,20 @@ class Ping(TypedDict):
     id: NotRequired[RequestId]
 
 
-ClientMessage = Hello | CreateTable | Join | Act | Leave | Ping
+class Chat(TypedDict):
+    type: Literal["chat"]
+    id: NotRequired[RequestId]
+    table: str
+    text: str
+
+
+class Rename(TypedDict):
+    type: Literal["rename"]
+    id: NotRequired[RequestId]
+    name: str
+
+
+ClientMessage = Hello | CreateTable | Join | Act | Leave | Ping | Chat | Rename
 
 
 # -- pieces of server frames -------------------------------------------------
@@ -172,6 +185,7 @@ class Ok(TypedDict):
     type: Literal["ok"]
     re: RequestId | None
     seq: NotRequired[int]
+    name: NotRequired[str]
 
 
 class Error(TypedDict):
@@ -195,7 +209,7 @@ ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 PROTOCOL_VERSION = 1
 #: the protocol's minor version within the major one, in ``welcome.minor``: each minor version only
 #: adds to the one before it (message, event and frame types, error codes, close codes, fields, games)
-PROTOCOL_MINOR = 3
+PROTOCOL_MINOR = 4
 
 
 # -- building server frames ------------------------------------------------------
@@ -206,7 +220,7 @@ def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome
 
     >>> w = welcome(1, "p_1", "ann", "tok")
     >>> (w["protocol"], w["minor"])
-    (1, 3)
+    (1, 4)
     """
     return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
             "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR}
@@ -219,16 +233,18 @@ def table_created(re: RequestId | None, info: Info) -> TableCreated:
             "info": info}
 
 
-def ok(re: RequestId | None, seq: int | None = None) -> Ok:
+def ok(re: RequestId | None, seq: int | None = None, name: str | None = None) -> Ok:
     """A request done; ``seq``: the table's last ``seq`` the reply follows
-    (a ``join`` with ``since``).
+    (a ``join`` with ``since``); ``name``: the name kept (a ``rename``, 1.4).
 
-    >>> ok(3), ok("a", seq=12)
-    ({'type': 'ok', 're': 3}, {'type': 'ok', 're': 'a', 'seq': 12})
+    >>> ok(3), ok("a", seq=12), ok(4, name="ann")
+    ({'type': 'ok', 're': 3}, {'type': 'ok', 're': 'a', 'seq': 12}, {'type': 'ok', 're': 4, 'name': 'ann'})
     """
     out: Ok = {"type": "ok", "re": re}
     if seq is not None:
         out["seq"] = seq
+    if name is not None:
+        out["name"] = name
     return out
 
 

@@ -103,6 +103,14 @@ class Settings:
     stays there before it may be moved again.
     ``trusted_proxies``: addresses of load balancers whose
     ``X-Forwarded-For`` gives the client's address (empty: the socket's peer).
+
+    Operator-issued identity (SPEC "Identity", :mod:`cardhall.server.auth`):
+    ``jwt_key``: the path of the key file a ``hello``'s ``auth`` token is
+    verified with (an HS256 secret, a PEM public key, or a JWKS; None: the
+    server takes no tokens); ``jwt_issuer``/``jwt_audience``: the ``iss`` and
+    ``aud`` a token must carry (None: ``iss`` not checked, no ``aud`` allowed);
+    ``require_auth``: refuse guests (``auth_required``), an operator's policy
+    that needs ``jwt_key``.
     """
 
     host: str = "127.0.0.1"
@@ -150,3 +158,7 @@ class Settings:
     rebalance_rate: float = 2.0
     rebalance_hold: float = 30.0
     trusted_proxies: tuple[str, ...] = ()
+    jwt_key: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    require_auth: bool = False

@@ -47,6 +47,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.auth import identified
 from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
 from cardhall.server.hands import HandExports
@@ -65,7 +66,7 @@ def lobby_entry(info: dict[str, Any]) -> dict[str, Any]:
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
-    "unknown_token": 401, "not_operator": 403, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
+    "unknown_token": 401, "auth_required": 401, "not_operator": 403, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
     "shutting_down": 503, "unavailable": 503,
 }
 
@@ -141,6 +142,10 @@ def routes(hall: Hall) -> list[Route]:
             auth = request.headers.get("authorization", "")
             if auth.lower().startswith("bearer "):
                 owner = (await hall.players.by_token(auth[7:].strip())).id
+            if hall.settings.require_auth and not exempt and (owner is None or not identified(owner)):
+                # SPEC "Identity": only identified players (or the operator) create tables on such a server
+                raise ProtocolError("auth_required", "this server admits only players its operator identifies: "
+                                    "send the resume token of a hello with auth as Authorization: Bearer")
             # the operator's creations are not counted per address and keep their bot_think (deploy/README.md)
             info = await hall.create(body, owner, address=None if exempt else address)
         except ClientDisconnect:  # the client went away mid-body: nothing to answer, nothing created

@@ -16,6 +16,9 @@ more nodes of a cluster, is counted here, per player or per client address:
   one the address refuses has spent its player's token (the slack falls on
   the sender), while one its player's bucket refuses spends none of the
   address's (a flooding player cannot use up its neighbours' share);
+* **renames** of one player (``rename``), all its connections together
+  (:data:`RENAME_BURST` at once, one every ``1 / RENAME_RATE`` s): each one
+  is told to every table where the player sits or watches;
 * **websockets** open at once from one client address (``max_connections_per_ip``;
   the TCP connections counted at accept stay the gate's, per node:
   :mod:`cardhall.server.gate`).
@@ -41,6 +44,11 @@ from cardhall.protocol.errors import ProtocolError
 from cardhall.server.chat import ADDRESS_BURST, ADDRESS_RATE, BURST, RATE
 from cardhall.server.config import Settings
 from cardhall.server.ratelimit import AddressBudget
+
+#: renames a player may make at once (SPEC "Limits")
+RENAME_BURST = 3.0
+#: renames per second after the burst (one every 10 s)
+RENAME_RATE = 0.1
 
 
 def too_many_tables(player: bool, limit: int) -> ProtocolError:
@@ -76,6 +84,16 @@ def too_much_chat_from_address() -> ProtocolError:
                          f"per {ADDRESS_BURST / ADDRESS_RATE:g} s")
 
 
+def too_many_renames() -> ProtocolError:
+    """The refusal of a ``rename`` past the player's rate.
+
+    >>> too_many_renames().message
+    'too many renames: at most 3 at once, then one every 10 s'
+    """
+    return ProtocolError("rate_limited", f"too many renames: at most {RENAME_BURST:g} at once, "
+                         f"then one every {1 / RENAME_RATE:g} s")
+
+
 class Limits(Protocol):
     """The counts behind the limits above. Every refusal is a ProtocolError
     with the code and message the limit has on a single node; ``unavailable``
@@ -107,6 +125,10 @@ class Limits(Protocol):
         :func:`too_much_chat_from_address` with the player's token spent),
         ``unavailable``."""
 
+    async def rename(self, player: str) -> None:
+        """Count a rename of ``player`` against its bucket, or refuse it:
+        ProtocolError ``rate_limited`` (:func:`too_many_renames`), ``unavailable``."""
+
     async def open_socket(self, address: str) -> bool:
         """Count a websocket from ``address``; False (not counted) when the
         address has ``max_connections_per_ip`` open already."""
@@ -121,7 +143,7 @@ class Limits(Protocol):
 class MemoryLimits:
     """:class:`Limits` counted in this process's memory: each open table's
     ``(owner, address)`` by id, a token bucket per address for new players
-    and per player and per address for chat
+    and per player and per address for chat, per player for renames
     (:class:`~cardhall.server.ratelimit.AddressBudget`, kept while not
     full), websockets per address.
 
@@ -143,6 +165,7 @@ class MemoryLimits:
         self._players = AddressBudget(per, window) if per > 0 else None
         self._chat = AddressBudget(int(BURST), BURST / RATE)
         self._chat_from = AddressBudget(int(ADDRESS_BURST), ADDRESS_BURST / ADDRESS_RATE)
+        self._renames = AddressBudget(int(RENAME_BURST), RENAME_BURST / RENAME_RATE)
         self._sockets: dict[str, int] = {}
 
     async def take_table(self, table: str, owner: str | None, address: str | None) -> None:
@@ -189,6 +212,10 @@ class MemoryLimits:
             raise too_much_chat()
         if not self._chat_from.take(address, now):
             raise too_much_chat_from_address()
+
+    async def rename(self, player: str) -> None:
+        if not self._renames.take(player, time.monotonic()):
+            raise too_many_renames()
 
     async def open_socket(self, address: str) -> bool:
         limit = self.settings.max_connections_per_ip

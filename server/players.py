@@ -129,6 +129,49 @@ class Players:
         """The player with id ``pid`` if this node holds it."""
         return self._by_id.get(pid)
 
+    async def identified(self, pid: str, claimed: str | None, name: str) -> tuple[Player, str]:
+        """The player of an operator-issued identity (SPEC "Identity"):
+        public id ``pid``, ``claimed`` its token's checked ``name`` claim (or
+        None), ``name`` the hello's. The one held here, else a new record named
+        by its last rename (``Store.player_name``), else ``claimed``, else
+        ``name``; either way with a new resume token, saved (earlier tokens of
+        the player stay valid: another device may hold one). Not counted as a
+        new player (the operator vouches for it). Raises ProtocolError
+        ``unavailable`` when the store cannot be read or written."""
+        try:
+            if pid not in self._by_id:
+                chosen = await self._store.player_name(pid)
+                # one Player per id, even when two hellos of it read the store at once
+                self._by_id.setdefault(pid, Player(pid, chosen or claimed or name, "", time.monotonic()))
+            player = self._by_id[pid]
+            player.seen = time.monotonic()  # in use: not swept while its token is saved
+            token = secrets.token_urlsafe(TOKEN_BYTES)
+            hashed = token_hash(token)
+            await self._store.save_player(pid, hashed, player.name)
+        except StoreUnavailable:
+            raise ProtocolError("unavailable", "players cannot be saved right now; retry shortly") from None
+        player.token_hash = hashed
+        player.seen = time.monotonic()
+        return player, token
+
+    async def save_name(self, player: Player, name: str) -> None:
+        """Write ``player``'s new ``name`` (already checked: SPEC "Names") to
+        the store; :meth:`renamed` then applies it on each node. Raises
+        ProtocolError ``unavailable`` when the store cannot write it."""
+        try:
+            await self._store.rename_player(player.id, player.token_hash, name)
+        except StoreUnavailable:
+            raise ProtocolError("unavailable", "players cannot be saved right now; retry shortly") from None
+
+    def renamed(self, pid: str, token_hash: str, name: str) -> None:
+        """Player ``pid`` (token hash ``token_hash``, empty when unknown) is
+        named ``name`` now (saved by :meth:`save_name`, on this node or
+        another): the player held here, and the store's cache, take it."""
+        player = self._by_id.get(pid)
+        if player is not None:
+            player.name = name
+        self._store.player_renamed(pid, token_hash, name)
+
     async def sweep(self, live: Set[str], now: float | None = None) -> int:
         """Forget the players idle for ``expiry`` seconds; returns how many.
         ``live``: ids of the players in use on this node (connected, seated

@@ -3,7 +3,7 @@
 A raw ASGI app (no per-message wrapper objects). Per frame: decode (at most
 ``max_frame`` bytes), rate limit (a refused frame is answered with its ``re``),
 check ``type`` and ``id``, then either answer at once (``ping``, ``hello``,
-``create_table``) or post the request to the table's mailbox as a typed input
+``create_table``, ``rename``) or post the request to the table's mailbox as a typed input
 (:class:`~cardhall.server.table.inputs.Join`, ``Act``, ``Leave``: the raw
 fields, checked by the table in its step), whose actor answers after its
 checkpoint. Every frame is built with :mod:`cardhall.protocol.frames`.
@@ -20,12 +20,14 @@ from typing import Any
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, choose_subprotocol
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.auth import Gate
 from cardhall.server.chat import checked_text
 from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
 from cardhall.server.hall import Hall
 from cardhall.server.names import DEFAULT_NAME, checked_name
 from cardhall.server.players import Player
 from cardhall.server.ratelimit import TokenBucket
+from cardhall.server.renaming import rename
 from cardhall.server.table.inputs import Act, Chat, Join, Leave, Request
 from cardhall.server.ws_protocol import ABORT, BUCKET, SEND_NOW
 
@@ -35,8 +37,8 @@ log = logging.getLogger("cardhall.session")
 #: at a random point, so a node restarted with its id never reuses an id an owner still remembers.
 _ids = itertools.count(secrets.randbits(40))
 
-#: the client message types of protocol v1 (``chat``: 1.1)
-CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping", "chat"}
+#: the client message types of protocol v1 (``chat``: 1.1, ``rename``: 1.4)
+CLIENT_TYPES = {"hello", "create_table", "join", "act", "leave", "ping", "chat", "rename"}
 
 
 def _header(scope: dict[str, Any], name: bytes) -> str | None:
@@ -65,6 +67,8 @@ class WebSocketEndpoint:
 
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
+        #: who may say hello: the operator's key file is read here, once (KeyFileError when unusable)
+        self.gate = Gate.from_settings(hall.settings)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         hall = self.hall
@@ -176,6 +180,9 @@ class WebSocketEndpoint:
             if kind == "create_table":
                 conn.send(frames.table_created(rid, await hall.create(msg, conn.player.id, conn.address)))
                 return
+            if kind == "rename":  # every table of the player's hears of it (server/renaming.py)
+                conn.send(await rename(hall, conn.player, msg))
+                return
             table_id = msg.get("table")
             if not isinstance(table_id, str):
                 raise ProtocolError("bad_request", f"{kind} needs table: the id of a table (a string)")
@@ -205,19 +212,30 @@ class WebSocketEndpoint:
         return conn.turns.take(table, msg.get("turn"), self.hall.latest_seq(table))
 
     async def hello(self, conn: Connection, msg: dict[str, Any]) -> None:
-        """``hello``: a new player, or the player of ``token`` (G-5); ``welcome``."""
+        """``hello``: a new player (a guest), the player of ``token`` (G-5), or
+        the player of the operator-issued ``auth`` token (SPEC "Identity");
+        ``welcome``. A refused ``auth`` costs the connection more of its rate
+        limit than one frame (:class:`~cardhall.server.auth.Gate`)."""
         name = checked_name(msg.get("name", DEFAULT_NAME))  # bad_request for a name that is not plain text
         token = msg.get("token")
+        auth = msg.get("auth")
         batch = msg.get("batch", False)
         if not isinstance(batch, bool):
             raise ProtocolError("bad_request", "batch must be true or false")
+        if token is not None and auth is not None:
+            raise ProtocolError("bad_request", "send auth or token, not both")
         if conn.player is not None and conn.tables:
             raise ProtocolError("bad_state", "leave every table before saying hello again")
         players = self.hall.players
-        if token is None:
+        if auth is not None:
+            identity = self.gate.identify(auth, conn.bucket)
+            player, token = await players.identified(identity.player, identity.name, name)
+        elif token is None:
+            self.gate.admit_guest()
             player, token = await players.create(name, conn.address)
         else:
             player = await players.by_token(token)
+            self.gate.admit_resumed(player.id)
         conn.player = player
         conn.batch = batch
         conn.send(frames.welcome(msg.get("id"), player.id, player.name, token))

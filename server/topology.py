@@ -4,7 +4,8 @@ The hall, the websocket session, the HTTP API and the table actors talk to a
 :class:`Topology` for everything that depends on whether this process is
 alone or one node of a cluster: where a table is served, how a request
 reaches its owner, how a table's committed events and its subscribers'
-views reach the other nodes, what the lobby holds. Two implementations:
+views reach the other nodes, what the lobby holds, which nodes hear of a
+player's new name. Two implementations:
 
 * :class:`LocalTopology` (this module): one process, every table served
   here; in memory (``python3 dev.py serve``).
@@ -24,13 +25,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info
+from cardhall.server.renaming import apply_here
 
 if TYPE_CHECKING:
     from cardhall.server.connection import Connection
+    from cardhall.server.players import Players
     from cardhall.server.store.base import Checkpoint, Store, StoredTable
     from cardhall.server.table.actor import TableActor
     from cardhall.server.table.host import RelayedPeer
-    from cardhall.server.table.inputs import Request
+    from cardhall.server.table.inputs import Join, Request
     from cardhall.server.table.records import EventRecord
 
 Data = dict[str, Any]
@@ -119,6 +122,15 @@ class Topology(Protocol):
     def forget(self, table_id: str) -> None:
         """``table_id`` closed: what the topology kept for it goes."""
 
+    # -- players ------------------------------------------------------------------------
+    async def renamed(self, player: str, token_hash: str, name: str) -> None:
+        """``player`` (token hash ``token_hash``, empty when unknown) is named
+        ``name`` now, saved in the store (SPEC "Names", ``rename``): this node
+        and every other live one apply it
+        (:func:`~cardhall.server.renaming.apply_here`: the player held there,
+        the store's cache, a ``Rename`` to each table there where it sits or
+        watches). A node that does not answer is logged, never an error."""
+
     # -- what the HTTP API shows ------------------------------------------------------
     async def infos(self) -> dict[str, Data]:
         """The public info of the tables served elsewhere, by id (the
@@ -145,6 +157,9 @@ class LocalHost(Protocol):
 
     store: Store
     tables: dict[str, TableActor]
+    players: Players
+    #: the join that made each (local connection id, table id) watch a table
+    joins: dict[tuple[int, str], Join]
 
     @property
     def connections(self) -> Any: ...
@@ -212,6 +227,9 @@ class LocalTopology:
 
     def forget(self, table_id: str) -> None:
         return None
+
+    async def renamed(self, player: str, token_hash: str, name: str) -> None:
+        apply_here(self.host, player, token_hash, name)
 
     async def infos(self) -> dict[str, Data]:
         return {}

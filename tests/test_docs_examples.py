@@ -20,7 +20,8 @@ deploy/systemd/ has; a few are run by another test, named in the rule (the
 nginx and wheel commands of deploy/README.md). Commands that finish quickly are
 run against a real server on loopback: the conformance kit's runner, the client
 library's headline example, the README's ``cardhall simulate`` and
-``cardhall phh replay``. A command, block or literal block nothing here knows
+``cardhall phh replay``, deploy/README.md's JWT secret, token minting (its one
+``python`` block) and the ``hello`` with that token. A command, block or literal block nothing here knows
 fails :func:`test_every_shell_command_is_run_or_checked` (or its neighbours)
 with where it is, so a new example cannot slip through unchecked.
 """
@@ -306,6 +307,7 @@ def check_elsewhere(test: str, marker: str) -> Callable[[Command], None]:
 
 NGINX_TEST = "tests/cluster/test_deploy_files.py::test_the_readme_fills_the_nginx_file_as_the_harness_does"
 WHEEL_TEST = "tests/test_wheel.py::installed"
+JWT_TEST = "tests/test_docs_examples.py::test_the_jwt_example_mints_a_token_the_server_takes"
 
 
 @dataclass(frozen=True)
@@ -331,6 +333,8 @@ RULES = [
     Rule(r"redis-server .*", None, "run: test_redis_commands_start_redis"),
     Rule(r"systemctl .*", check_systemctl, "names instances of deploy/systemd/cardhall@.service"),
     Rule(r"sleep \d+|\.\.\.", lambda c: None, "shell: a pause, or the document's 'and so on'"),
+    Rule(r"python3 -c .* > /etc/cardhall/jwt\.key", check_elsewhere(JWT_TEST, "/etc/cardhall/jwt.key"),
+         f"run: {JWT_TEST}", "deploy/README.md"),
     Rule(r"mkdir -p /etc/cardhall /var/lib/cardhall-nginx|sed .* deploy/nginx/cardhall\.conf > /etc/cardhall/nginx\.conf"
          r"|nginx (-t )?-p /var/lib/cardhall-nginx -c /etc/cardhall/nginx\.conf",
          check_elsewhere(NGINX_TEST, "mkdir -p /etc/cardhall /var/lib/cardhall-nginx"), f"run: {NGINX_TEST}",
@@ -400,6 +404,8 @@ def test_every_block_is_a_kind_that_is_checked():
             check_toml(block)
         elif block.lang == "json":
             json.loads(block.text)
+        elif block == jwt_minting_block():
+            pass  # run by test_the_jwt_example_mints_a_token_the_server_takes
         elif block.lang not in ("sh", "text"):
             others.append(f"{block.doc}:{block.line}: a ```{block.lang} block")
     assert not others, "blocks nothing here runs or checks:\n" + "\n".join(others)
@@ -570,3 +576,38 @@ async def test_redis_commands_start_redis():
             finally:
                 proc.terminate()
                 await proc.wait()
+
+
+def jwt_minting_block() -> Block:
+    """deploy/README.md's one ``python`` block: minting a token for ``cardhall serve --jwt-key``."""
+    (block,) = [b for b in fenced_blocks(ROOT / "deploy" / "README.md") if b.lang == "python"]
+    assert "jwt.encode(" in block.text, block
+    return block
+
+
+async def test_the_jwt_example_mints_a_token_the_server_takes(tmp_path):
+    """deploy/README.md, "Putting cardhall behind your accounts": its secret command and its minting
+    block run as written (the key file's path moved to a temporary one), and a server started with
+    the section's ``cardhall serve`` options takes the token: ``welcome`` with the account's player."""
+    from cardhall.server.auth import public_id
+
+    key = str(tmp_path / "jwt.key")
+    commands = [c for c in all_shell_commands() if c.doc == "deploy/README.md" and "/etc/cardhall/jwt.key" in c.text]
+    (secret,) = [c for c in commands if c.words[0] == "python3"]
+    (serve,) = [c for c in commands if c.words[0] == "cardhall"]
+    code_at = secret.words.index("-c") + 1
+    status, out, err = await _run([sys.executable, "-c", secret.words[code_at]])
+    assert status == 0 and secret.words[code_at + 1:] == (">", "/etc/cardhall/jwt.key"), err
+    (tmp_path / "jwt.key").write_text(out)
+    args = parse_cardhall(list(serve.words[1:]), serve.where())
+    code = jwt_minting_block().text.replace("/etc/cardhall/jwt.key", key)
+    status, out, err = await _run([sys.executable, "-c", code])
+    assert status == 0, err
+    token = out.strip()
+    settings = replace(TEST_SETTINGS, jwt_key=key, jwt_issuer=args.jwt_issuer, jwt_audience=args.jwt_audience)
+    async with running_server(settings) as srv:
+        from cardhall.clients.client import Client
+
+        async with Client(srv.url) as client:
+            welcome = await client.request({"type": "hello", "auth": token})
+    assert (welcome["player"], welcome["name"]) == (public_id("https://accounts.example", "user-4711"), "Ann")

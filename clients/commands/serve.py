@@ -9,6 +9,7 @@
                    [--bot-think-floor 0.5] [--bot-workers 1] [--player-expiry 604800]
                    [--max-connections-per-ip 64] [--max-connections 10000]
                    [--max-header-bytes 16384] [--handshake-timeout 10]
+                   [--jwt-key FILE [--jwt-issuer ISS] [--jwt-audience AUD] [--require-auth]]
                    [--workers N]
 
 The operator key may also come from ``CARDHALL_OPERATOR_KEY``, the Redis URL
@@ -37,6 +38,14 @@ accept, half-open ones included, against ``--max-connections-per-ip`` (HTTP
 websockets count per forwarded client) and ``--max-connections`` (HTTP 503);
 a request head over ``--max-header-bytes`` gets 431, a request not complete
 within ``--handshake-timeout`` seconds 408 (deploy/README.md, "Connections").
+
+``--jwt-key FILE`` puts the service behind the operator's accounts: a
+``hello`` whose ``auth`` is a JWT verified with FILE (an HS256 secret of at
+least 32 bytes, a PEM public key for RS256 or ES256, or a JWKS) is that
+account's player; ``--jwt-issuer`` and ``--jwt-audience`` are the ``iss``
+and ``aud`` a token must carry; ``--require-auth`` refuses guests (an
+operator's policy). A key file that cannot be used is refused at start with
+exit status 2 (deploy/README.md, "Putting cardhall behind your accounts").
 
 ``--workers N`` (1 to 64; N > 1 needs ``--redis``) runs N nodes on this
 machine on one port, the way uvicorn's ``--workers`` does: this process binds
@@ -138,6 +147,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR",
                    help="a load balancer's address whose X-Forwarded-For names the client (repeatable; "
                         "per-address limits then count the client, not the proxy)")
+    p.add_argument("--jwt-key", default=None, metavar="FILE",
+                   help="verify the JWTs players say hello with (auth) with this key: an HS256 secret "
+                        "(at least 32 bytes), a PEM public key (RS256, ES256) or a JWKS file (default: none, "
+                        "the server takes no tokens)")
+    p.add_argument("--jwt-issuer", default=None, metavar="ISS", help="the iss a token must carry (needs --jwt-key)")
+    p.add_argument("--jwt-audience", default=None, metavar="AUD",
+                   help="the aud a token must carry (needs --jwt-key; unset: tokens naming an audience are refused)")
+    p.add_argument("--require-auth", action="store_true",
+                   help="refuse guests: only players with a token from --jwt-key play (an operator's policy)")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="start N nodes on this machine sharing the port (N > 1 needs --redis)")
     p.add_argument("--fd", type=int, default=None, help=argparse.SUPPRESS)
@@ -208,6 +226,15 @@ def main(args: argparse.Namespace) -> int:
                 ipaddress.ip_address(proxy)
         except ValueError as exc:
             return refuse(f"--trusted-proxy {proxy}: not an IP address or network ({exc})")
+    if args.jwt_key is None and (args.require_auth or args.jwt_issuer or args.jwt_audience):
+        return refuse("--require-auth, --jwt-issuer and --jwt-audience need --jwt-key")
+    if args.jwt_key is not None:
+        from cardhall.server.auth import KeyFileError, load_keys
+
+        try:  # read here too, so a bad file is refused before anything starts
+            load_keys(args.jwt_key)
+        except KeyFileError as exc:
+            return refuse(str(exc))
     sock = None
     if args.fd is not None:
         try:
@@ -231,6 +258,9 @@ def main(args: argparse.Namespace) -> int:
         trusted_proxies=tuple(args.trusted_proxy), max_connections=args.max_connections,
         max_header_bytes=args.max_header_bytes, handshake_timeout=args.handshake_timeout,
         store_probe=args.store_probe, full_state_every=args.full_state_every, verify_replay=args.verify_replay,
+        jwt_key=os.path.abspath(args.jwt_key) if args.jwt_key else None, jwt_issuer=args.jwt_issuer or None,
+        jwt_audience=args.jwt_audience or None,
+        require_auth=args.require_auth,
     )
     if args.redis:
         clustered = _check_redis(args.redis, args.redis_wait)

@@ -21,6 +21,20 @@ events as such lines in the log, its legal actions numbered; the digit keys
 minimum), and Enter in the input plays what is typed, ``TYPE [values]``
 (e.g. ``bet 3``).
 
+Identity (:mod:`cardhall.clients.tui.identity`): with an
+:class:`~cardhall.clients.tui.identity.IdentityStore` (``cardhall play`` gives
+it one: ``identity.json`` in the user's config folder, ``XDG_CONFIG_HOME`` on
+Linux), the client keeps per server its player's token, id and name and the
+tables it joined. On start it says ``hello`` with the kept token (a token the
+server no longer knows: a new player, and the file follows); the lobby lists
+the tables where it holds a seat first, marked ``your seat N``, and Enter on
+one joins it as a player: the server gives the seat back, mid-match too (G-5).
+Joining, leaving (escape) and a table's closing update the file; quitting
+(ctrl+q) keeps the seats. ``fresh`` (``--fresh``) forgets the kept player of
+that server and starts a new one. A name given for a kept player that differs
+from its name renames it where the server can (protocol 1.4 ``rename``); else
+the kept name stays, and the message line says so.
+
 Whatever the server sends (names, table ids, game and action names, error
 messages, events) is shown as text, never read as markup
 (:mod:`cardhall.clients.tui.plain`); whatever goes wrong talking to it (an
@@ -30,12 +44,14 @@ never a crash.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from textual.app import App
 
 from cardhall.clients.client import Client, ServerError, fetch_json, http_base
 from cardhall.clients.tui.actions import parse_play
+from cardhall.clients.tui.identity import Identity, IdentityStore, SavedTable
 from cardhall.clients.tui.lobby import FAILURES, Lobby, games_help, parse_create
 from cardhall.clients.tui.plain import Plain, plain, visible
 from cardhall.clients.tui.table import TableView
@@ -43,11 +59,17 @@ from cardhall.clients.tui.table import TableView
 __all__ = ["CardhallApp", "Lobby", "TableView", "games_help", "parse_create", "parse_play"]
 
 Frame = dict[str, Any]
+#: the errors that say a table is gone for good: it is forgotten (SPEC "Errors")
+GONE = ("unknown_table", "table_closed")
+#: the protocol's minor version that has ``rename`` (SPEC "Versioning", 1.4)
+RENAME_MINOR = 4
 
 
 class CardhallApp(App):
-    """The terminal client. ``server``: the websocket URL; ``name``: shown at tables;
-    ``lobby_refresh``: seconds between the lobby's reloads."""
+    """The terminal client. ``server``: the websocket URL; ``name``: shown at tables (None: the
+    kept player's name, else ``player``); ``lobby_refresh``: seconds between the lobby's reloads;
+    ``identity``: where the player is kept between runs (None: nowhere, a new player each run);
+    ``fresh``: forget the kept player of ``server`` first."""
 
     TITLE = "cardhall"
     CSS = """
@@ -59,12 +81,17 @@ class CardhallApp(App):
     #preview { color: $text-muted; }
     """
 
-    def __init__(self, server: str = "ws://127.0.0.1:8000/ws", name: str = "player", codec: str = "msgpack",
-                 lobby_refresh: float = 3.0) -> None:
+    def __init__(self, server: str = "ws://127.0.0.1:8000/ws", name: str | None = "player", codec: str = "msgpack",
+                 lobby_refresh: float = 3.0, identity: IdentityStore | None = None, fresh: bool = False) -> None:
         super().__init__()
         self.server = server
         self.player_name = name
         self.lobby_refresh = lobby_refresh
+        self.identity = identity
+        self.fresh = fresh
+        #: the player as kept for this server (saved by :meth:`_save` when ``identity`` is given)
+        self.me = Identity()
+        self._remembered: dict[str, float] = {}  # table -> time.monotonic() when last remembered
         self.client = Client(server, codec=codec, reconnect=True)
 
     def fetch_tables(self) -> list[Frame]:
@@ -80,27 +107,130 @@ class CardhallApp(App):
         self.notify(visible(text), severity="warning", markup=False)
 
     async def on_mount(self) -> None:
+        notices: list[str] = []
+        self._load(notices)
         try:
             await self.client.connect()
-            welcome = await self.client.hello(self.player_name)
+            welcome = await self._hello(notices)
         except ServerError as exc:  # a name the server refuses (SPEC "Names"): say why and stop
             self.exit(return_code=2, message=plain(f"cardhall play: {exc.message}"))
             return
         except (OSError, TimeoutError) as exc:
             self.exit(return_code=1, message=plain(f"cardhall play: cannot reach {self.server}: {exc}"))
             return
-        self.sub_title = f"{visible(welcome['name'])} @ {self.server}"  # the name as the server keeps it
+        self.me.token, self.me.player, self.me.name = welcome["token"], welcome["player"], welcome["name"]
+        self._save()
+        self.sub_title = f"{visible(self.me.name)} @ {self.server}"  # the name as the server keeps it
         await self.push_screen(Lobby())
+        for notice in notices:
+            self.report(notice)
 
+    def _load(self, notices: list[str]) -> None:
+        """Read the kept player of this server (after forgetting it, with ``fresh``)."""
+        if self.identity is None:
+            return
+        if self.fresh:
+            try:
+                self.identity.forget(self.server)
+            except OSError as exc:
+                notices.append(f"cannot forget the kept player in {self.identity.path}: {exc}")
+        self.me = self.identity.load(self.server)
+        if self.identity.problem:
+            notices.append(self.identity.problem)
+
+    async def _hello(self, notices: list[str]) -> Frame:
+        """``hello`` as the kept player (its token), else as a new one; ServerError when refused."""
+        if self.me.token:
+            try:
+                welcome = await self.client.hello(self.player_name or self.me.name or "player", token=self.me.token)
+            except ServerError as exc:
+                if exc.code != "unknown_token":
+                    raise
+                notices.append("the server no longer knows the kept player: you are a new player")
+                self.me = Identity()
+            else:
+                if self.player_name and welcome["name"] != self.player_name:
+                    welcome = await self._rename(welcome, self.player_name, notices)
+                return welcome
+        return await self.client.hello(self.player_name or "player")
+
+    async def _rename(self, welcome: Frame, name: str, notices: list[str]) -> Frame:
+        """Rename the kept player to ``name`` where the server can (protocol 1.4 ``rename``,
+        whose ``ok`` carries the name kept), else say that it keeps its name."""
+        rename = getattr(self.client, "rename", None)
+        if rename is None or welcome.get("minor", 0) < RENAME_MINOR:
+            notices.append(f"you are {welcome['name']}, as before (this server cannot rename: --fresh for a new player)")
+            return welcome
+        try:
+            reply = await rename(name)
+        except FAILURES as exc:
+            notices.append(f"cannot rename to {name}: {exc}")
+            return welcome
+        kept = reply if isinstance(reply, str) else name  # Client.rename: the name as the server keeps it
+        return {**welcome, "name": kept}
+
+    # -- the tables kept (cardhall.clients.tui.identity) ---------------------------------------
+    def your_tables(self) -> dict[str, SavedTable]:
+        """Table id -> :class:`SavedTable`: the tables this player joined and did not leave."""
+        return self.me.tables
+
+    def table_seen(self, table: str, role: str, snap: Frame) -> None:
+        """Keep ``table`` as joined in ``role`` from its ``snapshot``: the seat held and the game; a
+        player's table where it holds no seat any more (freed, G-7) or a closed one is forgotten."""
+        seat = snap.get("you")
+        if snap["info"]["status"] == "closed" or (role == "player" and seat is None):
+            self.forget_tables([table])
+            return
+        self._remembered[table] = time.monotonic()
+        held = self.me.tables.get(table)
+        if seat is None and held is not None and held.role == "player":
+            return  # watching a table where this player holds a seat: the seat stays kept
+        kept = SavedTable("player" if seat is not None else role, seat, snap["info"]["game"])
+        if self.me.tables.get(table) != kept:
+            self.me.tables[table] = kept
+            self._save()
+
+    def forget_tables(self, tables: list[str]) -> None:
+        """Forget ``tables`` (left, closed, unknown to the server)."""
+        gone = [t for t in tables if t in self.me.tables]
+        for t in gone:
+            del self.me.tables[t]
+        if gone:
+            self._save()
+
+    def forget_unlisted(self, listed: set[str], asked: float) -> None:
+        """Forget the kept tables the lobby (``GET /api/tables`` asked at ``asked``,
+        ``time.monotonic()``) no longer lists: closed since. A table kept after the list was
+        asked for stays (the list may not have it yet)."""
+        self.forget_tables([t for t in self.me.tables if t not in listed and self._remembered.get(t, -1.0) < asked])
+
+    def _save(self) -> None:
+        if self.identity is None:
+            return
+        try:
+            self.identity.save(self.server, self.me)
+        except OSError as exc:
+            self.report(f"cannot keep the player in {self.identity.path}: {exc}")
+
+    # -- tables --------------------------------------------------------------------------------
     async def open_table(self, table: str, role: str) -> None:
         """Join ``table`` as ``role`` (``player`` or ``spectator``) and show it; a refusal
-        (``table_full``, ...) or a dropped connection is a message and the lobby stays."""
+        (``table_full``, ...) or a dropped connection is a message and the lobby stays. Joining a
+        table where this player holds a seat as ``player`` gives the seat back (G-5)."""
         try:
             snap = await self.client.join(table, role=role)
         except FAILURES as exc:
+            if isinstance(exc, ServerError) and exc.code in GONE:
+                self.forget_tables([table])
             self.report(f"cannot {'join' if role == 'player' else 'watch'} {table}: {exc}")
             return
+        self.table_seen(table, role, snap)
         await self.push_screen(TableView(table, role, snap))
+
+    def table_failed(self, table: str, exc: BaseException) -> None:
+        """A request about ``table`` failed with ``exc``: forget the table when it is gone."""
+        if isinstance(exc, ServerError) and exc.code in GONE:
+            self.forget_tables([table])
 
     async def on_unmount(self) -> None:
         await self.client.close()

@@ -4,6 +4,13 @@ selected row and the typed text), the creation input (focused first: typing
 ``no_limit_holdem 3 2`` and Enter creates a table and sits down), the games'
 help line (``GET /api/games``) and a message line for what went wrong.
 
+The tables where you hold a seat (kept between runs,
+:mod:`cardhall.clients.tui.identity`) come first, marked ``your seat N`` in
+the ``you`` column, like the browser's "your table"; on start the first of
+them is selected with the list focused, so Enter returns to that seat, even
+mid-match (G-5: the server gives the seat back to the same player). Tables the
+lobby no longer lists (closed) are forgotten.
+
 Keys (the footer lists those of the focused field): in the input, Enter
 creates; Tab moves to the table list, where Enter joins the selected table,
 ``w`` watches it and ``r`` refreshes at once; Tab goes back to the input.
@@ -13,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Mapping
 from typing import Any
 
 from textual.app import ComposeResult
@@ -74,23 +83,57 @@ def stakes(t: Frame) -> str:
     return "-"
 
 
-def lobby_rows(tables: list[Frame]) -> list[tuple[str, list[str]]]:
-    """The lobby's rows ``(table id, cells)``: tables with a free seat that are not over first.
+def yours(saved: Any) -> str:
+    """The lobby's mark of a table kept in the identity file
+    (:class:`cardhall.clients.tui.identity.SavedTable`, None: not kept), like the browser's "your table".
+
+    >>> from cardhall.clients.tui.identity import SavedTable
+    >>> yours(SavedTable("player", 2)), yours(SavedTable("spectator")), yours(None)
+    ('your seat 2', 'watched', '')
+    """
+    if saved is None:
+        return ""
+    if saved.role == "player":
+        return f"your seat {saved.seat}" if saved.seat is not None else "your table"
+    return "watched"
+
+
+def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> list[tuple[str, list[str]]]:
+    """The lobby's rows ``(table id, cells)``: the tables where you hold a seat (``mine``: table id ->
+    :class:`~cardhall.clients.tui.identity.SavedTable`) first, then those with a free seat that are
+    not over, then the rest. The last cell is :func:`yours`.
 
     >>> lobby_rows([{"id": "a", "game": "alamo", "seats": 2, "taken": 2, "spectators": 0, "status": "running"},
     ...             {"id": "b", "game": "avalanche", "seats": 3, "taken": 1, "spectators": 1, "status": "waiting"}])[0]
-    ('b', ['b', 'avalanche', '-', '1/3', '2', '1', 'waiting'])
+    ('b', ['b', 'avalanche', '-', '1/3', '2', '1', 'waiting', ''])
+    >>> from cardhall.clients.tui.identity import SavedTable
+    >>> [key for key, _ in lobby_rows([{"id": "b", "game": "alamo", "seats": 2, "taken": 1, "spectators": 0,
+    ...                                 "status": "waiting"},
+    ...                                {"id": "a", "game": "alamo", "seats": 2, "taken": 2, "spectators": 0,
+    ...                                 "status": "running"}], {"a": SavedTable("player", 1)})]
+    ['a', 'b']
     """
+    mine = mine or {}
+
     def joinable(t: Frame) -> bool:
         return t["taken"] < t["seats"] and t["status"] in ("waiting", "running", "paused")
 
-    ordered = sorted(tables, key=lambda t: not joinable(t))
+    def seated(t: Frame) -> bool:
+        saved = mine.get(t["id"])
+        return saved is not None and saved.role == "player"
+
+    ordered = sorted(tables, key=lambda t: (not seated(t), not joinable(t)))
     return [(t["id"], [str(t["id"]), str(t["game"]), stakes(t), f"{t['taken']}/{t['seats']}",
-                       str(t["seats"] - t["taken"]), str(t["spectators"]), str(t["status"])]) for t in ordered]
+                       str(t["seats"] - t["taken"]), str(t["spectators"]), str(t["status"]), yours(mine.get(t["id"]))])
+            for t in ordered]
 
 
 class Lobby(Screen):
     """The tables on the server; create, join or watch one."""
+
+    #: the input has the focus from the first frame (not the list first, then the input: a key typed
+    #: in between would go to the list)
+    AUTO_FOCUS = "#create"
 
     BINDINGS = [
         Binding("enter", "create", "create table", priority=True),
@@ -125,7 +168,7 @@ class Lobby(Screen):
 
     async def on_mount(self) -> None:
         table = self.query_one("#tables", DataTable)
-        table.add_columns("table", "game", "stakes", "taken", "free", "watching", "status")
+        table.add_columns("table", "game", "stakes", "taken", "free", "watching", "status", "you")
         self.query_one("#create", Input).focus()
         app: Any = self.app
         try:
@@ -138,13 +181,15 @@ class Lobby(Screen):
     async def action_refresh(self) -> None:
         """Reload the tables, keeping the selected row (by table id) and what is typed."""
         app: Any = self.app
+        asked = time.monotonic()
         try:
             tables = await asyncio.to_thread(app.fetch_tables)
         except FAILURES as exc:
             self.query_one("#status", Plain).update(f"lobby unavailable: {exc}")
             return
+        app.forget_unlisted({t["id"] for t in tables if t.get("status") != "closed"}, asked)
         grid = self.query_one("#tables", DataTable)
-        rows = lobby_rows(tables)
+        rows = lobby_rows(tables, app.your_tables())
         if [r for r, _ in rows] == list(getattr(self, "_shown", [])) and rows == getattr(self, "_rows", None):
             return
         selected = self._selected()
@@ -154,6 +199,22 @@ class Lobby(Screen):
         self._rows, self._shown = rows, [r for r, _ in rows]
         if selected in self._shown:
             grid.move_cursor(row=self._shown.index(selected), animate=False)
+        if not getattr(self, "_offered", False):
+            self._offer_return(rows)
+
+    def _offer_return(self, rows: list[tuple[str, list[str]]]) -> None:
+        """The first time the list shows a table where you hold a seat (listed first): select it,
+        move the focus to the list and say that Enter returns to it (G-5: the seat is kept)."""
+        yours_ = [(key, cells) for key, cells in rows if cells[-1].startswith("your")]
+        if not yours_:
+            return
+        self._offered = True
+        key, cells = yours_[0]
+        grid = self.query_one("#tables", DataTable)
+        grid.move_cursor(row=0, animate=False)
+        grid.focus()
+        more = f" (and {len(yours_) - 1} more of yours)" if len(yours_) > 1 else ""
+        self.query_one("#status", Plain).update(f"{cells[-1]} at {key} ({cells[1]}): Enter returns to it{more}")
 
     def _selected(self) -> str | None:
         grid = self.query_one("#tables", DataTable)

@@ -8,7 +8,9 @@ line. The footer lists the keys that work now: ``f`` fold, ``c`` check/call,
 ``1``..``5`` the presets (min, ½ pot, ¾ pot, pot, all-in: they fill the
 amount), Avalanche's ``s`` snowfall and ``p`` play (``RANK [COUNT]`` typed, its
 effect on the avalanche shown as you type), ``space`` continue (solo play),
-``m`` rematch, ``tab`` to type, ``escape`` back to the keys or to the lobby. A
+``m`` rematch, ``tab`` to type, ``escape`` back to the keys or to the lobby
+(leaving the table: the seat is freed between matches, sat out during one;
+``ctrl+q`` quits and keeps it, G-5). A
 game drawn as data numbers its legal actions: ``1``..``9`` play them.
 
 Every failure talking to the server becomes a message (:meth:`CardhallApp.report`), never a crash.
@@ -157,6 +159,8 @@ class TableView(Screen):
             self.events.append(event)
             if event["type"] == "seated" and isinstance(event.get("seat"), int):
                 self.names[event["seat"]] = str(event.get("name", ""))
+            if event["type"] == "closed":  # the table is gone: not kept any more
+                self.app.forget_tables([self.table])  # type: ignore[attr-defined]
             line = event_line(event, self.names, generic=self.generic)
             if line:
                 self.query_one("#log", PlainLog).write(line)
@@ -178,6 +182,7 @@ class TableView(Screen):
         try:
             snap = await self.client.join(self.table, role=self.role)
         except FAILURES as exc:
+            self.app.table_failed(self.table, exc)  # type: ignore[attr-defined]
             self.app.report(str(exc))  # type: ignore[attr-defined]
             return
         self._show(snap)
@@ -187,6 +192,7 @@ class TableView(Screen):
         self.snap = snap
         info = snap["info"]
         you = snap.get("you")
+        self.app.table_seen(self.table, self.role, snap)  # type: ignore[attr-defined]  # the seat kept between runs
         self.names = {o["seat"]: o["name"] for o in info["occupants"]}
         self.generic = not has_renderer(info["game"])
         seats = ", ".join(f"{o['seat']} {o['name']}" + (" (bot)" if "bot" in o else "")
@@ -328,8 +334,10 @@ class TableView(Screen):
         self.action_keys()
 
     async def action_leave(self) -> None:
+        """Leave the table (a seat is freed between matches, sat out during one, G-5) and forget it."""
         try:
             await self.client.leave(self.table)
         except FAILURES:
             pass
+        self.app.forget_tables([self.table])  # type: ignore[attr-defined]
         self.app.pop_screen()

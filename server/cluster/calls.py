@@ -1,4 +1,5 @@
-"""Calls from one node to another: create a table there, close a table there.
+"""Calls from one node to another: create a table there, close a table there,
+apply a player's new name there (SPEC "Names", ``rename``).
 
 A call is ``["call", caller, id, op, args]`` in the callee's inbox; the
 answer ``["ret", id, ok, value]`` in the caller's, where ``value`` is the
@@ -15,6 +16,7 @@ from typing import Any
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.naming import TABLE_ID
+from cardhall.server.renaming import apply_here
 
 #: seconds a call may take before the caller gives up (TimeoutError)
 CALL_TIMEOUT = 2.0
@@ -35,9 +37,10 @@ class Calls:
 
     async def call(self, node: str, op: str, args: list[Any]) -> Any:
         """Run ``op`` (``create``: args ``[spec, owner, address, table id]``,
-        returns the new table's info; ``close``: args ``[table, reason]``) on
-        ``node``; raises the ProtocolError it raised, or TimeoutError after
-        :data:`CALL_TIMEOUT` seconds."""
+        returns the new table's info; ``close``: args ``[table, reason]``;
+        ``rename``: args ``[player, token hash, name]``, saved already, returns
+        how many of that node's tables were told) on ``node``; raises the
+        ProtocolError it raised, or TimeoutError after :data:`CALL_TIMEOUT` seconds."""
         cid = next(self._ids)
         fut: asyncio.Future[tuple[bool, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[cid] = fut
@@ -74,6 +77,8 @@ class Calls:
             elif op == "close":
                 self.host.close_table(args[0], args[1])
                 value = True
+            elif op == "rename" and len(args) == 3 and all(isinstance(a, str) for a in args):
+                value = apply_here(self.host, args[0], args[1], args[2])
             else:
                 raise ProtocolError("bad_request", f"unknown call {op!r}")
             reply = ["ret", cid, True, value]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from cardhall.server.config import Settings
     from cardhall.server.connection import Connection, Connections
+    from cardhall.server.players import Players
     from cardhall.server.store.base import StoredTable
     from cardhall.server.table.actor import TableActor
     from cardhall.server.table.inputs import Join
@@ -33,6 +34,8 @@ class NodeHost(Protocol):
     joins: dict[tuple[int, str], Join]
     #: Unix seconds the service started
     started: float
+    #: the players this node holds
+    players: Players
 
     @property
     def metrics(self) -> NodeMetrics: ...

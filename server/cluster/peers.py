@@ -34,11 +34,11 @@ Data = dict[str, Any]
 
 MSGPACK_CODEC = CODECS[MSGPACK]
 
-#: the table's events after which its public info (seats, presence, status,
+#: the table's events after which its public info (seats and their names, presence, status,
 #: match, commitment, result) may differ (SPEC "Events and seq"); otherwise
 #: only the spectators' count can change it
 INFO_EVENTS = frozenset({"seated", "left", "presence", "match_started", "match_ended", "rematch", "sat_out",
-                         "sat_in", "paused", "resumed", "closed", "broken"})
+                         "sat_in", "paused", "resumed", "closed", "broken", "renamed"})
 
 
 class Membership:

@@ -4,10 +4,11 @@ Redis. Each method says which part of the node does the work: the router
 (requests to owners, relayed tables), the owner's side (:class:`~.peers.Owned`:
 the commit's publication and view changes, the lobby entry), the registry
 (the cluster's lobby, the live nodes), calls to other nodes (creation and
-closing placed elsewhere)."""
+closing placed elsewhere, a player's new name)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -20,6 +21,7 @@ from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.naming import TABLE_ID
 from cardhall.server.cluster.node import ClusterNode
 from cardhall.server.creation import check
+from cardhall.server.renaming import apply_here
 from cardhall.server.store.base import StoreUnavailable
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.stored import current
@@ -126,6 +128,21 @@ class RedisTopology:
 
     def forget(self, table_id: str) -> None:
         self.node.forget_peers(table_id)
+
+    # -- players ------------------------------------------------------------------------
+    async def renamed(self, player: str, token_hash: str, name: str) -> None:
+        """Applied here, then on every other live node at once (a call
+        ``rename`` each, :mod:`.calls`); one that fails or does not answer
+        within the call's timeout is logged (its tables learn the name when
+        the player next joins them as a player: :mod:`cardhall.server.table.naming`)."""
+        apply_here(self.host, player, token_hash, name)
+        others = sorted(n for n in self.node.live if n != self.node.id)
+        results = await asyncio.gather(*(self.node.call(n, "rename", [player, token_hash, name]) for n in others),
+                                       return_exceptions=True)
+        for node, result in zip(others, results, strict=True):
+            if isinstance(result, BaseException):
+                log.warning("node %s was not told of player %s's new name: %s: %s", node, player,
+                            type(result).__name__, result)
 
     # -- what the HTTP API shows ------------------------------------------------------
     async def infos(self) -> dict[str, Data]:

@@ -214,7 +214,27 @@ class Store(ABC):
 
     @abstractmethod
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
-        """``(player id, name)`` for a token hash, or None."""
+        """``(player id, name)`` for a token hash, or None; the name is the
+        player's current one (its last :meth:`rename_player`, else the name it
+        was saved with)."""
+
+    @abstractmethod
+    async def rename_player(self, player: str, token_hash: str, name: str) -> None:
+        """Player ``player`` is named ``name`` from now on (SPEC "Names",
+        ``rename``): :meth:`player_name` answers it, and the record of its
+        token (``token_hash``; empty: no token known, only the name is kept)
+        carries it. Raises StoreUnavailable (nothing to assume written)."""
+
+    @abstractmethod
+    async def player_name(self, player: str) -> str | None:
+        """The name player ``player`` was last renamed to, or None when it was
+        never renamed (or the rename has expired with the player's other
+        records). Raises StoreUnavailable."""
+
+    def player_renamed(self, player: str, token_hash: str, name: str) -> None:  # noqa: B027
+        """Another node of the service renamed ``player`` (and wrote it): a
+        store that caches players keeps ``name`` in its copy (nothing is
+        written). Optional: the default caches nothing."""
 
     async def touch_players(self, players: Sequence[str]) -> None:  # noqa: B027
         """The players with these ids are in use (connected, seated or owning a

@@ -186,6 +186,11 @@ class Keys:
         player seated can renew both keys); expires with :meth:`player`."""
         return f"{self.prefix}:player-id:{player}"
 
+    def player_name(self, player: str) -> str:
+        """String: the name player ``player`` was last renamed to (UTF-8; absent:
+        never renamed); expires with :meth:`player`."""
+        return f"{self.prefix}:player-name:{player}"
+
     # -- layouts before this one ------------------------------------------------------
     def old_base(self, table: str) -> str:
         """The stem of ``table``'s keys before partitions (``P:{id}``)."""

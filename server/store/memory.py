@@ -41,6 +41,8 @@ class MemoryStore(Store):
         self._hands: dict[str, list[bytes]] = {}
         self._hand_seq: dict[str, int] = {}
         self._players: dict[str, tuple[str, str]] = {}
+        self._names: dict[str, str] = {}  # player id -> the name it was last renamed to
+        self._tokens: dict[str, int] = {}  # player id -> its tokens kept (a player may have several)
         self._quarantine: dict[str, str] = {}
         self._event_bound = event_bound
         self.commits = 0
@@ -129,14 +131,32 @@ class MemoryStore(Store):
         self._events.pop(table, None)
 
     async def save_player(self, player: str, token_hash: str, name: str) -> None:
+        if token_hash not in self._players:
+            self._tokens[player] = self._tokens.get(player, 0) + 1
         self._players[token_hash] = (player, name)
 
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
-        return self._players.get(token_hash)
+        found = self._players.get(token_hash)
+        if found is None:
+            return None
+        return found[0], self._names.get(found[0], found[1])
+
+    async def rename_player(self, player: str, token_hash: str, name: str) -> None:
+        self._names[player] = name
+
+    async def player_name(self, player: str) -> str | None:
+        return self._names.get(player)
 
     async def forget_player(self, token_hash: str) -> None:
-        """This process is the only user of the store: the record goes (its token is unknown from now on)."""
-        self._players.pop(token_hash, None)
+        """This process is the only user of the store: the record goes (its token is unknown from now on),
+        and the player's name with its last token."""
+        found = self._players.pop(token_hash, None)
+        if found is not None:
+            left = self._tokens.pop(found[0], 1) - 1
+            if left:
+                self._tokens[found[0]] = left
+            else:
+                self._names.pop(found[0], None)
 
     async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         self._quarantine[table] = reason

@@ -386,10 +386,19 @@ class RedisStore(Store):
 
     async def forget_player(self, token_hash: str) -> None:
         """Drop the cached record; the keys expire by themselves (another node may still use the player)."""
-        self.players.cache.pop(token_hash, None)
+        self.players.forget(token_hash)
 
     async def find_player(self, token_hash: str) -> tuple[str, str] | None:
         return await self.players.find(token_hash)
+
+    async def rename_player(self, player: str, token_hash: str, name: str) -> None:
+        await self.players.rename(player, token_hash, name)
+
+    async def player_name(self, player: str) -> str | None:
+        return await self.players.name(player)
+
+    def player_renamed(self, player: str, token_hash: str, name: str) -> None:
+        self.players.renamed(player, token_hash, name)
 
     async def quarantine(self, table: str, reason: str, token: str | None = None) -> None:
         note = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {reason}"
@@ -445,7 +454,7 @@ class RedisStore(Store):
             packed = [self._pack(cps[i:i + REWRITE_CHUNK], "r") for i in range(0, len(cps), REWRITE_CHUNK)]
             if chunks := [(keys, args) for keys, args in packed if len(args) > 3]:
                 calls[n] = chunks
-        await self.players.save_all(list(self.players.cache.items()))
+        await self.players.rewrite()
 
         async def partition(n: int, chunks: list[Call]) -> list[Any]:
             async with self.client.pipeline(transaction=True) as pipe:

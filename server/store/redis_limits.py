@@ -20,8 +20,8 @@ Cluster's masters.
   are not in their partition's table index any more (a node that died
   between counting and storing, a release that failed while Redis was
   away), once they are older than :data:`GRACE_MS` (a creation being stored).
-* **New players** per address and **chat** per player and per address
-  (:data:`BUCKET`): a token bucket in a hash (``t`` tokens, ``at`` Redis
+* **New players** per address, **chat** per player and per address, and
+  **renames** per player (:data:`BUCKET`): a token bucket in a hash (``t`` tokens, ``at`` Redis
   ms), expiring once it would be full again. A chat message takes its
   player's token, then (a second script: the two keys are in different hash
   slots) its address's; one the address refuses has spent its player's token,
@@ -40,8 +40,8 @@ token (no slack); for tables and websockets :data:`HOLD` seconds (a table
 closed or a websocket closed on another node meanwhile is seen that much
 later: a refusal may be repeated for up to 1 s, never an extra admission).
 
-Redis unavailable: a table, a ``hello`` without a token and a ``chat`` get
-``unavailable``; a websocket is counted against this node's own count
+Redis unavailable: a table, a ``hello`` without a token, a ``chat`` and a
+``rename`` get ``unavailable``; a websocket is counted against this node's own count
 (the per-node bound), and written to Redis when it answers again.
 """
 
@@ -58,7 +58,15 @@ import orjson
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server.chat import ADDRESS_BURST, ADDRESS_RATE, BURST, RATE
 from cardhall.server.config import Settings
-from cardhall.server.limits import too_many_players, too_many_tables, too_much_chat, too_much_chat_from_address
+from cardhall.server.limits import (
+    RENAME_BURST,
+    RENAME_RATE,
+    too_many_players,
+    too_many_renames,
+    too_many_tables,
+    too_much_chat,
+    too_much_chat_from_address,
+)
 from cardhall.server.store.keys import partition_of
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.store.redis_conn import redis_trouble
@@ -202,6 +210,10 @@ class RedisLimits:
     def chat_from(self, address: str) -> str:
         """Hash: the token bucket of the chat messages from client ``address``."""
         return f"{self.keys.prefix}:limit:chat-address:{address}"
+
+    def renames_of(self, player: str) -> str:
+        """Hash: the token bucket of ``player``'s renames."""
+        return f"{self.keys.prefix}:limit:renames:{player}"
 
     def sockets_of(self, address: str) -> str:
         """Hash: ``<node id>|<nonce>`` -> websockets from ``address`` open at that node process."""
@@ -357,6 +369,9 @@ class RedisLimits:
     async def chat(self, player: str, address: str) -> None:
         await self._bucket(self.chat_of(player), BURST, RATE, too_much_chat)
         await self._bucket(self.chat_from(address), ADDRESS_BURST, ADDRESS_RATE, too_much_chat_from_address)
+
+    async def rename(self, player: str) -> None:
+        await self._bucket(self.renames_of(player), RENAME_BURST, RENAME_RATE, too_many_renames)
 
     # -- websockets -----------------------------------------------------------------
     async def open_socket(self, address: str) -> bool:

@@ -14,7 +14,7 @@ states are its steps (:mod:`.log`), and recovery replays them (:mod:`.replay`).
 ``inputs``         the inputs (frozen dataclasses) and ``Now``, the time of a step
 ``outputs``        what a step asks its owner to do: records, replies, joins, timer, notices
 ``records``        ``EventRecord`` and the one gate for legal actions
-``subscribers``    subscriber key -> viewer, presence per seat
+``subscribers``    subscriber key -> viewer and player id, presence per seat
 ``occupant``       ``Occupant``: who sits in a seat (G-1, G-5), a client seed (G-2)
 ``clock``          ``TurnClock``/``PausedClock``: action clock and time bank (G-3)
 ``core``           ``TableCore``: the table's state, ``emit`` and the step's bookkeeping
@@ -24,6 +24,7 @@ states are its steps (:mod:`.log`), and recovery replays them (:mod:`.replay`).
 ``turns``          turns, clocks, bots, auto play, pacing and ``continue`` (G-3, G-4)
 ``lifecycle``      start, rematch, pause/resume, close (G-7, G-8, G-9)
 ``seating``        join, leave, disconnect, presence (G-5)
+``naming``         a player renamed: its seat's name, the ``renamed`` event
 ``requests``       ``act``: field checks, table controls, game actions
 ``log``            the input log: each step's inputs, time, server seeds and bot moves as data
 ``state``          ``to_data``/``from_data`` (the stored format, FORMAT_VERSION 3) and the replay context

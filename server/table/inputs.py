@@ -103,6 +103,17 @@ class Disconnect:
 
 
 @dataclass(frozen=True, slots=True)
+class Rename:
+    """Player ``player`` is named ``name`` now (SPEC "Names", ``rename``: checked
+    and saved by the node its connection is on, then posted to every table
+    where it sits or watches): a seat it holds takes the name, and a
+    ``renamed`` event tells the table."""
+
+    player: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Close:
     """Close the table (an operator, or G-9's sweeping of idle tables)."""
 
@@ -204,7 +215,7 @@ class RematchDue:
 Request = Join | Act | Leave | Chat
 Due = ClockDue | BotDue | AutoDue | StepDue | RematchDue
 StoreOutcome = StoreFailed | StoreWritten | StoreBack | StoreRejected
-Input = Request | Disconnect | Close | Start | Rearm | ServiceStopping | StoreOutcome | Due
+Input = Request | Disconnect | Rename | Close | Start | Rearm | ServiceStopping | StoreOutcome | Due
 
 #: the input types that are requests (answered with a reply)
 REQUESTS = (Join, Act, Leave, Chat)

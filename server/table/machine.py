@@ -19,13 +19,13 @@ a ``broken`` event too. A broken table answers every request with
 (its ``closed`` event is its last). Stalls: when the store cannot be written
 (:class:`~cardhall.server.table.inputs.StoreFailed`) the table keeps what it
 applied unpublished, stops its clock and timer, refuses requests with
-``unavailable`` (an immediate reply) and holds closes; disconnects and the
-service's stop are still taken. When a checkpoint is written again
+``unavailable`` (an immediate reply) and holds closes; disconnects, renames
+and the service's stop are still taken. When a checkpoint is written again
 (:class:`~cardhall.server.table.inputs.StoreWritten`) it re-arms its turn and
 takes the closes it held.
 
 Rules: G-2 (:mod:`.match`), G-3/G-4 (:mod:`.turns`), G-5 (:mod:`.seating`),
-G-7/G-8/G-9 (:mod:`.lifecycle`), requests (:mod:`.requests`).
+G-7/G-8/G-9 (:mod:`.lifecycle`), requests (:mod:`.requests`), names (:mod:`.naming`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from cardhall.engine.bots.registry import DEFAULT
 from cardhall.engine.rng import new_server_seed
 from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info, Snapshot, Turn
-from cardhall.server.table import chat, lifecycle, requests, seating, state, turns, views
+from cardhall.server.table import chat, lifecycle, naming, requests, seating, state, turns, views
 from cardhall.server.table.bots import Thought
 from cardhall.server.table.clock import TurnClock
 from cardhall.server.table.core import (
@@ -67,6 +67,7 @@ from cardhall.server.table.inputs import (
     Now,
     Rearm,
     RematchDue,
+    Rename,
     Request,
     ServiceStopping,
     Start,
@@ -89,6 +90,7 @@ Data = dict[str, Any]
 #: the rule each input that is not a request or a store outcome goes to
 _RULES: Mapping[type, Callable[[TableCore, Any], None]] = {
     Disconnect: seating.disconnect,
+    Rename: naming.rename,
     ClockDue: turns.clock_expired,
     BotDue: turns.bot_turn,
     AutoDue: turns.auto_turn,
@@ -191,7 +193,7 @@ class TableMachine(TableCore):
         self.now = now
         if isinstance(inp, STORE_OUTCOMES):
             self._store(inp)
-        elif self.stalled and not isinstance(inp, (Disconnect, ServiceStopping)):
+        elif self.stalled and not isinstance(inp, (Disconnect, Rename, ServiceStopping)):
             self._held(inp)
         elif isinstance(inp, REQUESTS):
             self._request(inp)

@@ -74,8 +74,8 @@ def _resume(machine: TableMachine, context: Data) -> None:
     clock = context.get("clock")
     if clock is not None:
         machine.clock = TurnClock(*clock)
-    for key, viewer in context.get("subs", ()):
-        machine.subscribers.subscribe(key_from_stored(key), viewer)
+    for key, viewer, *player in context.get("subs", ()):  # the player id: absent in older contexts
+        machine.subscribers.subscribe(key_from_stored(key), viewer, player[0] if player else None)
     machine.service_stopping = bool(context.get("stopping"))
     machine.stalled = bool(context.get("stalled"))
     machine.deferred = [Close(reason) for reason in context.get("deferred", ())]

@@ -26,6 +26,7 @@ from cardhall.server.table.core import (
 )
 from cardhall.server.table.inputs import REJOIN, Disconnect, Join, Leave
 from cardhall.server.table.lifecycle import start_match
+from cardhall.server.table.naming import name_seat
 from cardhall.server.table.occupant import Occupant, parse_seed
 from cardhall.server.table.outputs import JoinAnswer
 from cardhall.server.table.subscribers import NOT_JOINED
@@ -40,7 +41,7 @@ def _int_field(value: object) -> bool:
 
 def join(t: TableCore, inp: Join) -> None:
     """``join`` as a spectator, or as a player (sitting down if the player holds
-    no seat here). Raises ProtocolError ``bad_request`` (a field),
+    no seat here; a seat it holds takes the join's name, :func:`.naming.name_seat`). Raises ProtocolError ``bad_request`` (a field),
     ``already_seated``, ``match_running``, ``seat_taken``, ``table_full``."""
     role = "spectator" if inp.role is None else inp.role
     if role not in ("player", "spectator"):
@@ -69,11 +70,13 @@ def join(t: TableCore, inp: Join) -> None:
         elif seed and t.status in (WAITING, FINISHED):
             t.seats[seat].seed = seed
             t.changed()
+        if not sat:  # the name its node holds: this table may have missed a rename
+            name_seat(t, seat, inp.name)
         if t.seats[seat].left:  # back at the match they left: the seat stays theirs when it ends (G-7)
             t.seats[seat].left = False
             t.changed()
         viewer = seat
-    previous = t.subscribers.subscribe(inp.sub, viewer)
+    previous = t.subscribers.subscribe(inp.sub, viewer, inp.player)
     if previous != viewer:
         if previous is not NOT_JOINED and previous is not None:
             # this connection watched as a seat and now watches as a spectator: that seat may be left with none

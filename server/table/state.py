@@ -62,15 +62,16 @@ def replay_context(t: TableCore, mono: float) -> Data:
     that may replay it (``version``), the time the state was taken at
     (``w``/``m``: wall and monotonic seconds), a running clock exactly
     (``clock``: ``[started, clock, bank]``, the turn's ``clock``/``bank``
-    above being the seconds left at ``m``), the subscribers (``subs``: key
-    and viewer: presence is a rule, G-4/G-5), and the service's flags
+    above being the seconds left at ``m``), the subscribers (``subs``: key,
+    viewer and player id or None: presence is a rule, G-4/G-5, and a
+    ``rename`` reaches those who watch), and the service's flags
     (``stopping``, ``stalled``, ``deferred``: the reasons of the closes held
     while stalled)."""
     clock = t.clock
     return {
         "version": code_version(), "w": t.now.wall + (mono - t.now.mono), "m": mono,
         "clock": [clock.started, clock.clock, clock.bank] if isinstance(clock, TurnClock) else None,
-        "subs": [[stored_key(key), viewer] for key, viewer in t.subscribers.items()],
+        "subs": [[stored_key(key), viewer, t.subscribers.player(key)] for key, viewer in t.subscribers.items()],
         "stopping": t.service_stopping, "stalled": t.stalled,
         "deferred": [inp.reason for inp in t.deferred if isinstance(inp, Close)],
     }

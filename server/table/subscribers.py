@@ -7,13 +7,17 @@ both alike; the actor's host finds the one or the other. In stored states
 and the input log a key is an ``int`` or the string ``"node/connection"``
 (:func:`stored_key`, :func:`key_from_stored`).
 Subscribers are grouped by viewer, so presence per seat is a count and the
-fan-out can encode each event once per distinct view.
+fan-out can encode each event once per distinct view. Each remembers the
+player id its join came from, so a player's ``rename`` reaches the tables
+it watches (:mod:`.naming`).
 
 >>> subs = Subscribers()
 >>> subs.subscribe("a", 2) is NOT_JOINED, subs.subscribe("b", None), subs.presence(2), subs.spectators
 (True, <Absent.NOT_JOINED: 0>, 1, 1)
 >>> subs.unsubscribe("a"), subs.presence(2), subs.count
 (2, 0, 1)
+>>> subs.subscribe("c", None, "p_1"), subs.watching("p_1"), subs.unsubscribe("c"), subs.watching("p_1")
+(<Absent.NOT_JOINED: 0>, True, None, False)
 """
 
 from __future__ import annotations
@@ -71,31 +75,49 @@ MaybeViewer = int | None | Literal[Absent.NOT_JOINED]
 
 
 class Subscribers:
-    """Subscriber key -> viewer, and the keys of each viewer (insertion order)."""
+    """Subscriber key -> viewer, the keys of each viewer (insertion order), and
+    each key's player id (when its join named one)."""
 
-    __slots__ = ("changes", "groups", "viewers")
+    __slots__ = ("_players", "_watching", "changes", "groups", "viewers")
 
     def __init__(self) -> None:
         self.viewers: dict[Hashable, Viewer] = {}
         self.groups: dict[Viewer, dict[Hashable, None]] = {}
+        self._players: dict[Hashable, str] = {}
+        self._watching: dict[str, int] = {}  # player id -> its subscribed keys
         #: subscribes and unsubscribes so far (a step that changed who watches is logged)
         self.changes = 0
 
-    def subscribe(self, key: Hashable, viewer: Viewer) -> MaybeViewer:
-        """Subscribe ``key`` as ``viewer``; returns the viewer it had, or :data:`NOT_JOINED`."""
+    def subscribe(self, key: Hashable, viewer: Viewer, player: str | None = None) -> MaybeViewer:
+        """Subscribe ``key`` as ``viewer`` for ``player`` (None: the player it
+        had, if any); returns the viewer it had, or :data:`NOT_JOINED`."""
         self.changes += 1
         previous: MaybeViewer = self.viewers.get(key, NOT_JOINED)
         if previous is not NOT_JOINED:
             self.groups[previous].pop(key, None)
         self.viewers[key] = viewer
         self.groups.setdefault(viewer, {})[key] = None
+        if player is not None and self._players.get(key) != player:
+            self._forget_player(key)
+            self._players[key] = player
+            self._watching[player] = self._watching.get(player, 0) + 1
         return previous
+
+    def _forget_player(self, key: Hashable) -> None:
+        player = self._players.pop(key, None)
+        if player is not None:
+            left = self._watching[player] - 1
+            if left:
+                self._watching[player] = left
+            else:
+                del self._watching[player]
 
     def unsubscribe(self, key: Hashable) -> MaybeViewer:
         """Forget ``key``; returns the viewer it had, or :data:`NOT_JOINED`."""
         if key not in self.viewers:
             return NOT_JOINED
         self.changes += 1
+        self._forget_player(key)
         viewer = self.viewers.pop(key)
         group = self.groups.get(viewer)
         if group is not None:
@@ -105,6 +127,14 @@ class Subscribers:
     def viewer(self, key: Hashable) -> MaybeViewer:
         """``key``'s viewer (a seat or None), or :data:`NOT_JOINED`."""
         return self.viewers.get(key, NOT_JOINED)
+
+    def player(self, key: Hashable) -> str | None:
+        """The player id ``key`` subscribed for (None: not known, or not subscribed)."""
+        return self._players.get(key)
+
+    def watching(self, player: str) -> bool:
+        """True when a subscriber of ``player`` watches (as a seat or a spectator)."""
+        return player in self._watching
 
     def presence(self, seat: int) -> int:
         """How many subscribers watch as ``seat`` (its player's connections)."""

@@ -38,3 +38,19 @@ async def press_until(page: Any, done: str, kinds: tuple[str, ...], until: Calla
             return
         if not await click_first(page, kinds, done):
             await page.wait_for_timeout(20)
+
+
+#: a button of the action panel that is a decision of ours (a game action), not Continue
+DECISION = ".action-panel [data-action]:not([data-action=continue])"
+
+
+async def my_decision(page: Any) -> None:
+    """Press Continue until the page offers a decision of ours (a game action)."""
+    while True:
+        await page.wait_for_selector(".action-panel [data-action]")
+        if await page.locator(DECISION).count():
+            return
+        try:
+            await page.click(".action-panel [data-action=continue]", timeout=2000)
+        except Exception:  # the step was taken meanwhile: look again
+            pass

@@ -11,25 +11,15 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 
+from tests.browser.clicking import DECISION, my_decision
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import Tab, create_table, new_tab
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-DECISION = ".action-panel [data-action]:not([data-action=continue])"
 
 
-async def my_decision(page: Any) -> None:
-    """Press Continue until the page shows a decision of ours (a game action)."""
-    while True:
-        await page.wait_for_selector(".action-panel [data-action]")
-        if await page.locator(DECISION).count():
-            return
-        try:
-            await page.click(".action-panel [data-action=continue]", timeout=2000)
-        except Exception:  # the step was taken meanwhile: look again
-            pass
 
 
 async def test_turn_alerts_pause_breadcrumb_four_colours_and_alamo_log(server: LiveServer, browser: Any) -> None:

@@ -1,6 +1,7 @@
 // The page: one websocket, the lobby (#/) and the tables (#/t/<id>, #/t/<id>/watch).
 
-import { Connection, saveName, savedName } from "./conn.js";
+import { Connection } from "./conn.js";
+import { NameField } from "./namefield.js";
 import { Lobby } from "./lobby.js";
 import { Table } from "./table.js";
 import { gameInfo, loadGames } from "./games/index.js";
@@ -10,11 +11,7 @@ import { fourColour, setFourColour } from "./cards.js";
 
 const main = document.getElementById("main");
 const statusEl = document.getElementById("conn-status");
-const nameInput = document.getElementById("player-name");
 const crumbs = document.getElementById("crumbs");
-
-if (!savedName()) saveName(`guest-${Math.floor(1000 + Math.random() * 9000)}`);
-nameInput.value = savedName();
 
 const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
 const conn = new Connection(wsUrl);
@@ -26,21 +23,8 @@ conn.addEventListener("status", (ev) => {
   statusEl.textContent = text;
   statusEl.dataset.state = ev.detail;
 });
-conn.addEventListener("ready", (ev) => {
-  if (ev.detail.name !== nameInput.value && document.activeElement !== nameInput) nameInput.value = ev.detail.name;
-});
-
-nameInput.addEventListener("change", () => {
-  const name = nameInput.value.trim().slice(0, 40);
-  if (!name || name === savedName()) return;
-  // names belong to players: a new name is a new player (its seats stay with the old one)
-  saveName(name);
-  localStorage.removeItem("cardhall.token");
-  for (const t of tables.values()) t.dispose();
-  tables.clear();
-  conn.ws && conn.ws.close();
-  route();
-});
+// the name field renames this player in place: the same token, the same seats (namefield.js)
+new NameField(conn, document.getElementById("player-name"), document.getElementById("name-status"));
 
 // the page's switches (index.html): the turn sound (alerts.js) and the four-colour deck (cards.js)
 const soundSwitch = document.getElementById("pref-sound");

@@ -3,10 +3,13 @@
 // the tables then join again with `since`, see table.js) whenever the websocket closes, whatever
 // its close code: 1001 (the server or its node is going away) and 4012 (a node of the service lost
 // track of a table the page watches, protocol 1.2) ask for exactly this, and a code the page does
-// not know means the same (SPEC "Closing codes", "Versioning").
+// not know means the same (SPEC "Closing codes", "Versioning"). The player is renamed in place with
+// `rename` (protocol 1.4), never by a new hello.
 
 const TOKEN_KEY = "cardhall.token";
 const NAME_KEY = "cardhall.name";
+/** The first minor version of protocol 1 with the `rename` message. */
+const RENAME_MINOR = 4;
 
 export class ServerError extends Error {
   constructor(frame) {
@@ -16,6 +19,8 @@ export class ServerError extends Error {
   }
 }
 
+/** The name the next `hello` says: a new player is created under it (a resumed player keeps the
+ * name the server holds for it, SPEC "Client messages"). */
 export function savedName() {
   return localStorage.getItem(NAME_KEY) || "";
 }
@@ -154,10 +159,24 @@ export class Connection extends EventTarget {
     return this.request(msg);
   }
 
-  /** Say hello again with another name (the same player and token). */
+  /** Whether the server renames a player in place (`rename`, protocol 1.4: welcome.minor >= 4). */
+  canRename() {
+    return Boolean(this.welcome) && (this.welcome.minor ?? 0) >= RENAME_MINOR;
+  }
+
+  /**
+   * Rename this player in place (SPEC "Names", `rename`, protocol 1.4): the same player, token and
+   * seats under another name. Resolves with the name as the server kept it (normalised, saved for
+   * the next hello); rejects with ServerError: `bad_request` (the reason in `message`),
+   * `rate_limited` (too many renames in a short time), `disconnected` (the connection dropped).
+   * Only once the connection has said hello to a server of protocol 1.4 or later (`canRename`).
+   */
   async rename(name) {
-    saveName(name);
-    if (this.welcome && this.ws) this.ws.close(); // the next hello carries the name
+    if (!this.canRename()) throw new ServerError({ code: "cannot_rename", message: "this server cannot rename a player" });
+    const reply = await this.request({ type: "rename", name });
+    saveName(reply.name);
+    if (this.welcome) this.welcome.name = reply.name;
+    return reply.name;
   }
 
   _heartbeat() {

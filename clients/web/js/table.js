@@ -20,9 +20,11 @@ import { CHAT_EVENTS, ChatPanel, chatEvent, describeChat } from "./chat.js";
 
 const STORE_PREFIX = "cardhall.table.";
 /** Table events that leave the current turn open (every other event ends it unless it carries one). */
-const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused", ...CHAT_EVENTS]);
+const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused", "renamed", ...CHAT_EVENTS]);
 const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
-  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken", ...CHAT_EVENTS]);
+  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken", "renamed", ...CHAT_EVENTS]);
+/** Table events left out of the match's record (the G-2 check and the hand history replay the rest). */
+const UNRECORDED = new Set(["match_started", "renamed", ...CHAT_EVENTS]);
 const LOG_LINES = 120;
 /** Milliseconds between two looks at the number of spectators (no event tells it: GET /api/tables/{id}). */
 const WATCHERS_EVERY = 10000;
@@ -240,12 +242,13 @@ export class Table {
     const lag = Date.now() / 1000 - f.ts;
     if (m.skew === null || lag < m.skew) m.skew = lag;
     const game = this._renderer();
+    const was = e.type === "renamed" ? this._nameOfPlayer(e) : null; // the log names the old name
     if (TABLE_EVENTS.has(e.type)) this._tableEvent(e, f);
     else if (game) {
       if (e.type === game.firstEvent || (!m.state && !game.firstEvent)) m.state = game.init(e);
       if (m.state) game.reduce(m.state, e, m.you);
     }
-    if (m.record && !m.record.done && e.type !== "match_started" && !CHAT_EVENTS.has(e.type)) m.record.events.push({ ...e, seq: f.seq });
+    if (m.record && !m.record.done && !UNRECORDED.has(e.type)) m.record.events.push({ ...e, seq: f.seq });
     if (f.turn) {
       m.turn = { ...f.turn, at: (f.ts + m.skew) * 1000 };
       m.legal = f.legal || null;
@@ -254,7 +257,7 @@ export class Table {
       m.legal = null;
     }
     if (e.type === "paused" && m.turn) m.turn.frozen = Date.now();
-    const text = this._describe(e, game);
+    const text = e.type === "renamed" ? describeRename(e, was) : this._describe(e, game);
     if (text) m.log.push({ seq: f.seq, text, cls: e.type });
     if (m.log.length > LOG_LINES * 2) m.log.splice(0, m.log.length - LOG_LINES);
     if (e.type === "match_ended") this._verify();
@@ -322,8 +325,21 @@ export class Table {
       case "spectator_chat":
         chatEvent(m, e, m.seq);
         break;
+      case "renamed": // a player's new name (protocol 1.4): on its seat, in the log; chat events carry the name they are sent under
+        if (e.seat != null && occ(e.seat)) occ(e.seat).name = e.name;
+        break;
       default:
     }
+  }
+
+  /** The name player `e.player` had here before the `renamed` event `e`: its seat's, else the name
+   * of its last chat message (a spectator); null when this page never saw it. */
+  _nameOfPlayer(e) {
+    const m = this.model;
+    const seated = m.info.occupants.find((o) => (e.seat != null && o.seat === e.seat) || (o.player && o.player === e.player));
+    if (seated) return seated.name;
+    const said = (m.chat || []).filter((l) => l.from === e.player);
+    return said.length ? said[said.length - 1].name : null;
   }
 
   _describe(e, game) {
@@ -641,6 +657,13 @@ function playedWith(options, game) {
     }
   }
   return parts.length ? `: ${parts.join(", ")}` : "";
+}
+
+/** The log line of a `renamed` event `e` (`was`: the name before, null when unknown). */
+function describeRename(e, was) {
+  if (was === e.name) return null;
+  if (was) return `${was} is now ${e.name}`;
+  return e.seat != null ? `Seat ${e.seat} is now ${e.name}` : `A spectator is now ${e.name}`;
 }
 
 function newRecord(m, commitment) {

@@ -1,6 +1,6 @@
 """Recovery by replay (``server/STORAGE.md``, "The input log"): for every game,
 a table played with people, bots, spectators, clocks running out, pauses,
-chat, disconnects and leaves; at random kill points its last full state with
+chat, renames, disconnects and leaves; at random kill points its last full state with
 the log steps after it (both through their stored bytes) replays to exactly
 the state the table had after that step, and every step's digest matches."""
 
@@ -13,7 +13,7 @@ import pytest
 from cardhall.engine.bots.registry import make_bot
 from cardhall.engine.rng import FairRandom
 from cardhall.server.store.format import FORMAT_VERSION, pack_entry, pack_state, unpack_entry, unpack_state
-from cardhall.server.table.inputs import Act, Chat, Disconnect, Join, Leave
+from cardhall.server.table.inputs import Act, Chat, Disconnect, Join, Leave, Rename
 from cardhall.server.table.log import ReplayError
 from cardhall.server.table.outputs import Outputs
 from cardhall.server.table.replay import replay
@@ -107,8 +107,10 @@ def _drive(game: str, seed: int, steps: int) -> Recording:
             seat = 1 + rng.randbelow(2)
             sub, player = people[seat]
             bench.step(Join(sub, player, player, "j", role="player", seat=seat, since=m.seq))
-        elif roll < 92:
+        elif roll < 91:
             bench.step(Chat("w", "wes", "wes", "c", text="hello"))
+        elif roll < 92:  # a seated player's or the spectator's (a join as a player takes its name back)
+            bench.step(Rename(("ann", "wes")[rng.randbelow(2)], f"name {rng.randbelow(1000)}"))
         elif roll < 94:
             bench.act("a", "ann", {"type": "pause" if not m.paused else "resume"})
         elif roll < 96:
