@@ -8,8 +8,10 @@ Each subcommand lives in its own module under ``cardhall.clients.commands`` expo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
 from typing import Any
 
@@ -118,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         if _want_traceback():
             raise
+        # the command ends now: a further Ctrl-C (a key held down, a signal to the whole process
+        # group) must not turn this orderly 130 into a death by SIGINT while the interpreter exits
+        with contextlib.suppress(ValueError):  # main() called outside the main thread: nothing to change
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"{command}: interrupted", file=sys.stderr)
         return 130
     except BaseException as exc:

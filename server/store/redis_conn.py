@@ -148,11 +148,14 @@ def preflight(url: str, wait: float, timeout: float = 3.0, should_stop: Callable
 def redis_trouble(exc: BaseException) -> bool:
     """Whether ``exc`` means Redis could not be reached or answered with an
     error: redis-py's errors, socket errors, and the ``AttributeError`` or
-    ``RuntimeError`` redis-py's asyncio connections raise from their own code
-    when a connection is dropped under them (a master killed during a
-    failover: "'NoneType' object has no attribute 'writelines'", "unable to
-    perform operation on <TCPTransport closed=True>"), told apart from a
-    fault of the caller's code by the innermost Python frame being redis-py's.
+    ``RuntimeError`` redis-py's asyncio connections raise when a connection
+    is dropped under them (a master killed during a failover: "'NoneType'
+    object has no attribute 'writelines'" from redis-py's own code, "unable
+    to perform operation on <TCPTransport closed=True>; the handler is
+    closed" from the event loop's transport, asyncio's or uvloop's, that
+    redis-py writes to), told apart from a fault of the caller's code by the
+    innermost frame: redis-py's own, or the event loop's when called through
+    redis-py.
 
     >>> redis_trouble(rexc.ConnectionError("x")), redis_trouble(AttributeError("x"))
     (True, False)
@@ -160,12 +163,14 @@ def redis_trouble(exc: BaseException) -> bool:
     if isinstance(exc, (rexc.RedisError, rexc.RedisClusterException, OSError)):
         return True
     if isinstance(exc, (AttributeError, RuntimeError)):
+        modules = []
         tb = exc.__traceback__
-        module = ""
         while tb is not None:
-            module = str(tb.tb_frame.f_globals.get("__name__", ""))
+            modules.append(str(tb.tb_frame.f_globals.get("__name__", "")))
             tb = tb.tb_next
-        return module == "redis" or module.startswith("redis.")
+        through_redis = any(m == "redis" or m.startswith("redis.") for m in modules)
+        innermost = modules[-1] if modules else ""
+        return through_redis and (innermost == "redis" or innermost.startswith(("redis.", "asyncio.", "uvloop.")))
     return False
 
 

@@ -214,7 +214,8 @@ async def rolling_restart(d: Driver) -> tuple[list[tuple[str, str, float, float]
     before the next, the cluster settles: three live nodes, one owner per
     table, every client resumed, every table moving, and nginx passing
     requests to the restarted node again (it leaves a node that refused a
-    connection out for its ``fail_timeout``, 2 s). Each stopped node's
+    connection out for its ``fail_timeout``, 2 s), and every node within one
+    table of even (no table moving by rebalancing). Each stopped node's
     clients saw 1001 and reconnected. Returns the handovers ``(table, from
     node, stopped at, settled at)`` and every node process's last
     ``/metrics`` (by ``(node, pid)``)."""
@@ -228,6 +229,10 @@ async def rolling_restart(d: Driver) -> tuple[list[tuple[str, str, float, float]
 
     handed: list[tuple[str, str, float, float]] = []
     for node in cluster.nodes:
+        # balanced first: rebalancing moves no table once every node is within one of even, so the
+        # tables the node owns now are the ones its SIGTERM hands over (a move in flight would take
+        # one of them away by rebalancing, counted in another metric)
+        await balanced(d, live=3, timeout=60)
         owners = await d.settled(live=3)
         await scrape()
         connected = (await d.connections())[node.node_id]
