@@ -489,15 +489,20 @@ class Client:
             raise ServerError(reply)
         return reply
 
-    async def hello(self, name: str = "player", token: str | None = None) -> Frame:
+    async def hello(self, name: str = "player", token: str | None = None, auth: str | None = None) -> Frame:
         """``hello`` → ``welcome``; remembers the player id and token (a later
-        reconnect resumes this player).
+        reconnect resumes this player with the token).
 
         ``token``: resume a player known to the server (G-5); default: the token
-        this client already holds, if any."""
+        this client already holds, if any. ``auth``: a JWT from the server's
+        operator (SPEC "Identity"): this client is that account's player (sent
+        instead of a token). Raises ServerError ``bad_auth``, ``auth_required``,
+        ``unknown_token`` and the others of ``hello``."""
         msg: Frame = {"type": "hello", "name": name, "batch": self.batch}
         token = token if token is not None else self.token
-        if token is not None:
+        if auth is not None:
+            msg["auth"] = auth
+        elif token is not None:
             msg["token"] = token
         reply = await self.request(msg)
         self.player, self.token, self.name = reply["player"], reply["token"], reply["name"]

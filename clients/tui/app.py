@@ -35,6 +35,14 @@ that server and starts a new one. A name given for a kept player that differs
 from its name renames it where the server can (protocol 1.4 ``rename``); else
 the kept name stays, and the message line says so.
 
+Signed in by the server's operator (``auth``, ``cardhall play --auth-file FILE``;
+protocol/SPEC.md "Identity"): the first ``hello`` carries that JWT instead of
+the kept token, and the welcome's resume token is kept per server as a guest's
+is, so a later start without the JWT resumes that player (the tables kept for
+another player are forgotten). A refused JWT (``bad_auth``) or a server that
+admits only players its operator identifies (``auth_required``) ends the client
+with exit status 1 and the reason (:func:`refusal`).
+
 Whatever the server sends (names, table ids, game and action names, error
 messages, events) is shown as text, never read as markup
 (:mod:`cardhall.clients.tui.plain`); whatever goes wrong talking to it (an
@@ -63,13 +71,32 @@ Frame = dict[str, Any]
 GONE = ("unknown_table", "table_closed")
 #: the protocol's minor version that has ``rename`` (SPEC "Versioning", 1.4)
 RENAME_MINOR = 4
+#: the refusals of ``hello`` for who is asking (SPEC "Identity"): exit status 1, not 2 (a name)
+AUTH_REFUSALS = ("bad_auth", "auth_required")
+
+
+def refusal(exc: ServerError, signed_in: bool) -> str:
+    """The line ``cardhall play`` ends with when ``hello`` is refused with ``exc``
+    (``bad_auth`` or ``auth_required``, SPEC "Identity"); ``signed_in``: the hello
+    carried a JWT (``--auth-file``).
+
+    >>> print(refusal(ServerError({"code": "bad_auth", "reason": "expired", "message": "the auth token is refused: "
+    ...     "it has expired (exp)"}), True))
+    cardhall play: the auth token is refused: it has expired (exp); reason: expired (get a new token from the server's operator)
+    """
+    if exc.code == "bad_auth":
+        reason = exc.frame.get("reason") or "unknown"
+        return f"cardhall play: {exc.message}; reason: {reason} (get a new token from the server's operator)"
+    hint = "the token given was not enough" if signed_in else "give the token its site issues you with --auth-file FILE"
+    return f"cardhall play: this server admits only players signed in through its operator's site: {hint} ({exc.message})"
 
 
 class CardhallApp(App):
     """The terminal client. ``server``: the websocket URL; ``name``: shown at tables (None: the
     kept player's name, else ``player``); ``lobby_refresh``: seconds between the lobby's reloads;
     ``identity``: where the player is kept between runs (None: nowhere, a new player each run);
-    ``fresh``: forget the kept player of ``server`` first."""
+    ``fresh``: forget the kept player of ``server`` first; ``auth``: a JWT from the server's
+    operator (SPEC "Identity"): the first hello is that account's player, not the kept one."""
 
     TITLE = "cardhall"
     CSS = """
@@ -82,9 +109,11 @@ class CardhallApp(App):
     """
 
     def __init__(self, server: str = "ws://127.0.0.1:8000/ws", name: str | None = "player", codec: str = "msgpack",
-                 lobby_refresh: float = 3.0, identity: IdentityStore | None = None, fresh: bool = False) -> None:
+                 lobby_refresh: float = 3.0, identity: IdentityStore | None = None, fresh: bool = False,
+                 auth: str | None = None) -> None:
         super().__init__()
         self.server = server
+        self.auth = auth
         self.player_name = name
         self.lobby_refresh = lobby_refresh
         self.identity = identity
@@ -112,12 +141,17 @@ class CardhallApp(App):
         try:
             await self.client.connect()
             welcome = await self._hello(notices)
-        except ServerError as exc:  # a name the server refuses (SPEC "Names"): say why and stop
-            self.exit(return_code=2, message=plain(f"cardhall play: {exc.message}"))
+        except ServerError as exc:
+            if exc.code in AUTH_REFUSALS:  # who is asking (SPEC "Identity"): an outside refusal, status 1
+                self.exit(return_code=1, message=plain(refusal(exc, self.auth is not None)))
+            else:  # a name the server refuses (SPEC "Names"): say why and stop
+                self.exit(return_code=2, message=plain(f"cardhall play: {exc.message}"))
             return
         except (OSError, TimeoutError) as exc:
             self.exit(return_code=1, message=plain(f"cardhall play: cannot reach {self.server}: {exc}"))
             return
+        if self.me.player is not None and welcome["player"] != self.me.player:  # signed in as another: not its tables
+            self.me.tables = {}
         self.me.token, self.me.player, self.me.name = welcome["token"], welcome["player"], welcome["name"]
         self._save()
         self.sub_title = f"{visible(self.me.name)} @ {self.server}"  # the name as the server keeps it
@@ -139,7 +173,13 @@ class CardhallApp(App):
             notices.append(self.identity.problem)
 
     async def _hello(self, notices: list[str]) -> Frame:
-        """``hello`` as the kept player (its token), else as a new one; ServerError when refused."""
+        """``hello`` as the operator's account (``auth``), else as the kept player (its token),
+        else as a new one; ServerError when refused."""
+        if self.auth is not None:
+            welcome = await self.client.hello(self.player_name or self.me.name or "player", auth=self.auth)
+            if self.player_name and welcome["name"] != self.player_name:
+                welcome = await self._rename(welcome, self.player_name, notices)
+            return welcome
         if self.me.token:
             try:
                 welcome = await self.client.hello(self.player_name or self.me.name or "player", token=self.me.token)

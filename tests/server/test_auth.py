@@ -326,7 +326,9 @@ async def test_two_connections_of_one_sub_are_one_player(keys: Keys) -> None:
         table = await phone.create_table("loco_poker", seats=2, bots=1, options=FAST)
         seated = await phone.join(table, role="player")
         assert seated["you"] == 1
-        laptop, at_laptop = await hello(srv, mint(keys.ec, "ES256", name="Ann on her laptop"), name="laptop")
+        laptop = await Client(srv.url, record=True).connect()  # the Python SDK's hello(auth=...)
+        at_laptop = await laptop.hello("laptop", auth=mint(keys.ec, "ES256", name="Ann on her laptop"))
+        assert (laptop.player, laptop.token) == (at_laptop["player"], at_laptop["token"])
         assert at_laptop["player"] == at_phone["player"]
         assert at_laptop["name"] == "Ann"  # the player in use keeps its name
         snap = await laptop.join(table, role="player")

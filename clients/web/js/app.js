@@ -1,6 +1,9 @@
-// The page: one websocket, the lobby (#/) and the tables (#/t/<id>, #/t/<id>/watch).
+// The page: one websocket, the lobby (#/) and the tables (#/t/<id>, #/t/<id>/watch). Sent here by
+// its operator's site with `#auth=<JWT>`, it signs in with that (signin.js); a server that refuses
+// who is asking gets a page saying so instead of the lobby and the tables.
 
 import { Connection } from "./conn.js";
+import { SignInNeeded, fragmentHasAuth, takeAuthFragment } from "./signin.js";
 import { NameField } from "./namefield.js";
 import { Lobby } from "./lobby.js";
 import { Table } from "./table.js";
@@ -9,17 +12,18 @@ import { h, mount } from "./dom.js";
 import { setBaseTitle, setSound, showAlert, soundOn } from "./alerts.js";
 import { fourColour, setFourColour } from "./cards.js";
 
+const auth = takeAuthFragment(); // first of all: the JWT leaves the address bar before anything else runs
 const main = document.getElementById("main");
 const statusEl = document.getElementById("conn-status");
 const crumbs = document.getElementById("crumbs");
 
 const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`;
-const conn = new Connection(wsUrl);
+const conn = new Connection(wsUrl, auth);
 const tables = new Map(); // table id -> Table (kept while joined, also when another view is shown)
 let view = null;
 
 conn.addEventListener("status", (ev) => {
-  const text = { connecting: "connecting…", online: "online", reconnecting: "reconnecting…" }[ev.detail];
+  const text = { connecting: "connecting…", online: "online", reconnecting: "reconnecting…", refused: "not signed in" }[ev.detail];
   statusEl.textContent = text;
   statusEl.dataset.state = ev.detail;
 });
@@ -74,6 +78,13 @@ function show(next) {
 }
 
 function route() {
+  if (conn.refusal) {
+    show(new SignInNeeded(conn.refusal));
+    mount(crumbs, h("span", { "aria-current": "page" }, "Sign in"));
+    showAlert("");
+    setBaseTitle("Sign in · cardhall");
+    return;
+  }
   const hash = location.hash || "#/";
   const m = hash.match(/^#\/t\/([\w-]+)(\/watch)?$/);
   if (m) {
@@ -115,6 +126,8 @@ document.addEventListener("keydown", (ev) => {
   if (button) { ev.preventDefault(); button.click(); }
 });
 
-addEventListener("hashchange", route);
+// a sign-in link followed while the page is open: load it afresh (takeAuthFragment, a new hello)
+addEventListener("hashchange", () => (fragmentHasAuth() ? location.reload() : route()));
+conn.addEventListener("refused", route);
 conn.start();
 loadGames().catch(() => {}).finally(route); // game titles, renderers and the lobby's form (the lobby retries a failure)

@@ -5,11 +5,18 @@
 // track of a table the page watches, protocol 1.2) ask for exactly this, and a code the page does
 // not know means the same (SPEC "Closing codes", "Versioning"). The player is renamed in place with
 // `rename` (protocol 1.4), never by a new hello.
+//
+// Given a JWT from the operator's site (signin.js), the hello says `auth` instead of the kept token
+// (SPEC "Identity"); the welcome's resume token is kept as a guest's is, and the JWT is dropped once
+// a welcome has come. A hello the server refuses for who is asking (`bad_auth`, `auth_required`)
+// stops the connection (the "refused" event): another try would be refused the same way.
 
 const TOKEN_KEY = "cardhall.token";
 const NAME_KEY = "cardhall.name";
 /** The first minor version of protocol 1 with the `rename` message. */
 const RENAME_MINOR = 4;
+/** The refusals of `hello` that trying again cannot mend (SPEC "Identity"). */
+const REFUSALS = new Set(["bad_auth", "auth_required"]);
 
 export class ServerError extends Error {
   constructor(frame) {
@@ -30,14 +37,21 @@ export function saveName(name) {
 }
 
 /**
- * Events (EventTarget): "status" (detail: "connecting" | "online" | "reconnecting"),
+ * Events (EventTarget): "status" (detail: "connecting" | "online" | "reconnecting" | "refused"),
  * "ready" (after each welcome: detail = the welcome frame), "frame" (detail: every server frame
- * that is not a reply: `event` frames; snapshots and replies also reach their request).
+ * that is not a reply: `event` frames; snapshots and replies also reach their request), "refused"
+ * (detail: the error frame of a `hello` refused with `bad_auth` or `auth_required`; the connection
+ * has stopped, `refusal` holds the frame).
+ *
+ * `auth`: a JWT from the server's operator (signin.js), said in the first hello instead of the kept
+ * token; null: the kept token, else a new guest.
  */
 export class Connection extends EventTarget {
-  constructor(url) {
+  constructor(url, auth = null) {
     super();
     this.url = url;
+    this.auth = auth;
+    this.refusal = null;
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map();
@@ -96,14 +110,23 @@ export class Connection extends EventTarget {
   async _hello() {
     const name = savedName() || "player";
     const token = localStorage.getItem(TOKEN_KEY);
+    // a JWT (until a welcome has come) names the player; else the kept token resumes one
+    const who = this.auth ? { auth: this.auth } : token ? { token } : {};
     let welcome;
     try {
-      welcome = await this.request({ type: "hello", name, batch: true, ...(token ? { token } : {}) });
+      try {
+        welcome = await this.request({ type: "hello", name, batch: true, ...who });
+      } catch (err) {
+        if (err.code !== "unknown_token") throw err;
+        localStorage.removeItem(TOKEN_KEY); // the server forgot us (no durable store): a new player
+        welcome = await this.request({ type: "hello", name, batch: true });
+      }
     } catch (err) {
-      if (err.code !== "unknown_token") { this.ws && this.ws.close(); return; }
-      localStorage.removeItem(TOKEN_KEY); // the server forgot us (no durable store): a new player
-      welcome = await this.request({ type: "hello", name, batch: true });
+      if (REFUSALS.has(err.code)) this._refused(err.frame);
+      else if (this.ws) this.ws.close(); // dropped, rate limited, unavailable: try again later
+      return;
     }
+    this.auth = null; // exchanged for the resume token: reconnects resume with that
     localStorage.setItem(TOKEN_KEY, welcome.token);
     this.player = welcome.player;
     this.welcome = welcome;
@@ -111,6 +134,15 @@ export class Connection extends EventTarget {
     this._setStatus("online");
     this._resolveReady(welcome);
     this.dispatchEvent(new CustomEvent("ready", { detail: welcome }));
+  }
+
+  /** The server refused this page's hello (`frame`: its error): stop, say so, never retry. */
+  _refused(frame) {
+    this.stopped = true;
+    this.refusal = frame;
+    if (this.ws) this.ws.close();
+    this._setStatus("refused");
+    this.dispatchEvent(new CustomEvent("refused", { detail: frame }));
   }
 
   _receive(text) {
