@@ -594,7 +594,7 @@ async def test_the_jwt_example_mints_a_token_the_server_takes(tmp_path):
     key = str(tmp_path / "jwt.key")
     commands = [c for c in all_shell_commands() if c.doc == "deploy/README.md" and "/etc/cardhall/jwt.key" in c.text]
     (secret,) = [c for c in commands if c.words[0] == "python3"]
-    (serve,) = [c for c in commands if c.words[0] == "cardhall"]
+    (serve,) = [c for c in commands if c.words[0].endswith("/cardhall")]
     code_at = secret.words.index("-c") + 1
     status, out, err = await _run([sys.executable, "-c", secret.words[code_at]])
     assert status == 0 and secret.words[code_at + 1:] == (">", "/etc/cardhall/jwt.key"), err
