@@ -815,7 +815,7 @@ def tables_of(owners: Mapping[str, str], node: str) -> list[str]:
     return sorted(t for t, n in owners.items() if n == node)
 
 
-async def spread(d: Driver, *, rounds: int = 1, bots: int = 0) -> dict[str, str]:
+async def spread(d: Driver, *, rounds: int = 1, bots: int = 0, rebalancing: bool = False) -> dict[str, str]:
     """On a cluster whose nodes run with ``--placement local``: ``rounds``
     tables of every game (:func:`humans_table`) and ``bots`` all-bots tables
     (:func:`bots_table`, games in turn), each created straight on the next
@@ -824,7 +824,9 @@ async def spread(d: Driver, *, rounds: int = 1, bots: int = 0) -> dict[str, str]
     through nginx); on each bots table a spectator on every node that does
     not own it (it moves on whatever happens to the human players: a
     connection left behind shows as silent). Returns the owners (checked:
-    each table on the node it was made on)."""
+    each table on the node it was made on, every member on another node; on
+    nodes ``rebalancing``, only one owner per table: rebalancing may have
+    moved a table meanwhile, even next to one of its members)."""
     nodes = d.cluster.nodes
     made: dict[str, str] = {}
     games = list(QUICK)
@@ -843,8 +845,9 @@ async def spread(d: Driver, *, rounds: int = 1, bots: int = 0) -> dict[str, str]
                 await d.seat(table, None, node=node)
         made[table] = owner.node_id
     owners = await d.settled(live=len(nodes))
-    assert owners == made, (owners, made)
+    if not rebalancing:
+        assert owners == made, (owners, made)
+        assert all(m.node != owners[m.table] for m in d.members), "every member on a node that does not own its table"
     spread = Counter(m.node for m in d.members)
-    assert all(m.node != owners[m.table] for m in d.members), "every member on a node that does not own its table"
     assert len(spread) == len(nodes), spread
     return owners

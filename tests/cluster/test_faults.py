@@ -83,11 +83,12 @@ async def loaded(request: pytest.FixtureRequest, make_cluster: Any) -> AsyncIter
     after the test. The nodes do not rebalance (the tests count on where
     each table is), but for a test marked ``rebalancing``."""
     rounds, bots = request.param
-    args = REBALANCING_ARGS if request.node.get_closest_marker("rebalancing") else FAULT_ARGS
+    rebalancing = request.node.get_closest_marker("rebalancing") is not None
+    args = REBALANCING_ARGS if rebalancing else FAULT_ARGS
     cluster: Cluster = await make_cluster(3, node_args=args, appendfsync="always")
     d = Driver(cluster, request.node.name.encode())
     try:
-        await spread(d, rounds=rounds, bots=bots)
+        await spread(d, rounds=rounds, bots=bots, rebalancing=rebalancing)
         stored = await d.stored_seqs()
         await d.progress({t: s + 10 for t, s in stored.items()}, time.monotonic(), timeout=10 * cluster.lease_ttl)
         yield d
