@@ -48,6 +48,9 @@ class Join(TypedDict):
     seat: NotRequired[Seat]
     seed: NotRequired[str]
     since: NotRequired[int]
+    invite: NotRequired[str]
+    password: NotRequired[str]
+    ask: NotRequired[bool]
 
 
 class Action(TypedDict, total=False):
@@ -123,6 +126,8 @@ class Info(TypedDict):
     paused: bool
     result: dict[str, Any] | None
     spectator_chat: bool
+    password: bool
+    invite: NotRequired[str]
 
 
 #: The open turn: ``id`` is the seq of the event that began it (send it back as
@@ -156,6 +161,7 @@ class TableCreated(TypedDict):
     re: RequestId | None
     table: str
     commitment: str
+    invite: str
     info: Info
 
 
@@ -169,6 +175,7 @@ class Snapshot(TypedDict):
     turn: NotRequired[Turn]
     legal: NotRequired[list[LegalAction]]
     re: NotRequired[RequestId | None]
+    pending: NotRequired[bool]
 
 
 class EventFrame(TypedDict):
@@ -209,7 +216,7 @@ ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 PROTOCOL_VERSION = 1
 #: the protocol's minor version within the major one, in ``welcome.minor``: each minor version only
 #: adds to the one before it (message, event and frame types, error codes, close codes, fields, games)
-PROTOCOL_MINOR = 4
+PROTOCOL_MINOR = 5
 
 
 # -- building server frames ------------------------------------------------------
@@ -220,7 +227,7 @@ def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome
 
     >>> w = welcome(1, "p_1", "ann", "tok")
     >>> (w["protocol"], w["minor"])
-    (1, 4)
+    (1, 5)
     """
     return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
             "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR}
@@ -228,9 +235,10 @@ def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome
 
 def table_created(re: RequestId | None, info: Info) -> TableCreated:
     """The answer to ``create_table``: the new table's id, its first match's
-    commitment (G-2) and its ``info``."""
+    commitment (G-2), its ``invite`` (the secret of its invite link, 1.5:
+    ``info`` as its owner sees it carries it) and its ``info``."""
     return {"type": "table_created", "re": re, "table": info["id"], "commitment": info["commitment"],
-            "info": info}
+            "invite": info.get("invite", ""), "info": info}
 
 
 def ok(re: RequestId | None, seq: int | None = None, name: str | None = None) -> Ok:
@@ -290,13 +298,14 @@ def event(table: str, seq: int, event: dict[str, Any], ts: float, turn: Turn | N
 
 def snapshot(table: str, seq: int, you: Seat | None, info: Info, state: dict[str, Any] | None,
              re: RequestId | None = None, turn: Turn | None = None,
-             legal: list[LegalAction] | None = None, *, reply: bool = False) -> Snapshot:
+             legal: list[LegalAction] | None = None, *, reply: bool = False, pending: bool = False) -> Snapshot:
     """The table as viewer ``you`` (a seat, or None for a spectator) sees it at
     ``seq``: ``state`` is ``Engine.view(you)`` (None before the first match);
     ``legal`` only for the seat to act. The answer to a ``join`` (``reply``,
     or any ``re``) carries ``re``, null for a join without an id; a snapshot
     sent on its own (the table replaced the viewer's copy) has none (SPEC
-    "Resuming and reconnecting").
+    "Resuming and reconnecting"). ``pending``: the viewer's player asked the
+    owner for a seat and waits for the answer (1.5, SPEC "Private tables").
 
     >>> "re" in snapshot("t_1", 0, None, {}, None, reply=True), "re" in snapshot("t_1", 0, None, {}, None)
     (True, False)
@@ -308,6 +317,8 @@ def snapshot(table: str, seq: int, you: Seat | None, info: Info, state: dict[str
         out["turn"] = turn
         if legal is not None:
             out["legal"] = legal
+    if pending:
+        out["pending"] = True
     return out
 
 

@@ -63,7 +63,7 @@ class Settings:
     (head and body; for a websocket, its upgrade request) from its start, or
     from the request's first byte on a kept-alive connection; past it HTTP 408
     and the connection closes.
-    ``sweep_interval``: how often idle finished tables are looked for (G-9).
+    ``sweep_interval``: how often idle finished tables (G-9) and absent owners (SPEC "The host's controls") are looked for.
     ``gc_thresholds``: ``gc.set_threshold`` for ``cardhall serve`` (deploy/README.md).
     ``redis_url``: keep tables, events, hands and players in this Redis (None:
     in memory, nothing survives the process); ``redis_prefix``: its keys' prefix

@@ -10,6 +10,7 @@ cardhall.protocol.errors.ProtocolError: unknown game 'chess'; ...
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,10 +19,15 @@ from cardhall.engine.bots.registry import BOTS, DEFAULT, make_bot
 from cardhall.engine.options import OptionError
 from cardhall.engine.registry import GAMES, engine_class
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server import passwords
 from cardhall.server.catalogue import default_seats
 from cardhall.server.options import split_options
+from cardhall.server.table.privacy import Privacy
 
 Data = dict[str, Any]
+
+#: bytes of a table's invite secret (SPEC "Private tables": at least 128 bits, apart from the table id)
+INVITE_BYTES = 16
 
 
 def check(spec: Mapping[str, Any]) -> tuple[str, int, Data, Data, list[str | None]]:
@@ -57,6 +63,26 @@ def check(spec: Mapping[str, Any]) -> tuple[str, int, Data, Data, list[str | Non
         raise ProtocolError("bad_options", str(exc), **extra) from None
     bots = _parse_bots(spec.get("bots"), game, seats)
     return game, seats, table_opts, game_opts, bots
+
+
+async def sealed(spec: Mapping[str, Any]) -> tuple[str, int, Data, Data, list[str | None], Privacy]:
+    """:func:`check`'s ``(game, seats, table options, game options, bots)``
+    and the new table's :class:`~cardhall.server.table.privacy.Privacy`
+    (:func:`seal`): the ``password`` option leaves the table options here.
+    Raises as :func:`check` does."""
+    game, seats, table_opts, game_opts, bots = check(spec)
+    return game, seats, table_opts, game_opts, bots, await seal(table_opts)
+
+
+async def seal(table_opts: Data) -> Privacy:
+    """A new table's privacy (SPEC "Private tables"): a new invite (128 bits
+    from the OS CSPRNG, :func:`secrets.token_urlsafe`: 22 characters) and the
+    scrypt record of its ``password`` option (:mod:`cardhall.server.passwords`,
+    derived in a worker thread), which is taken out of ``table_opts``: no table
+    keeps a password, nor shows one."""
+    password = table_opts.pop("password", None)
+    record = await passwords.derive(password) if password is not None else None
+    return Privacy(secrets.token_urlsafe(INVITE_BYTES), record)
 
 
 def _parse_bots(value: Any, game: str, seats: int) -> list[str | None]:

@@ -37,7 +37,7 @@ from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info
 from cardhall.server.config import Settings
 from cardhall.server.connection import Connection, Connections
-from cardhall.server.creation import check, floor_think
+from cardhall.server.creation import floor_think, sealed
 from cardhall.server.limits import Limits, MemoryLimits
 from cardhall.server.metrics import Metrics
 from cardhall.server.players import Players, in_use
@@ -229,7 +229,7 @@ class Hall:
         if not isinstance(placed, str):
             return placed  # created on the node the placement picked
         try:
-            return (await self.create_here(spec, owner, address, placed)).machine.info()
+            return (await self.create_here(spec, owner, address, placed)).machine.info(invite=True)  # the creator's
         finally:
             self.topology.created(placed)
 
@@ -247,14 +247,14 @@ class Hall:
         StoreUnavailable becomes ``unavailable``."""
         if not self.accepting:
             raise ProtocolError("shutting_down", "the server is stopping")
-        game, seats, table_opts, game_opts, bots = check(spec)
+        game, seats, table_opts, game_opts, bots, privacy = await sealed(spec)  # the password: only its hash
         if address is not None:
             floor_think(table_opts, owner, seats, bots, self.settings.bot_think_floor)
         table_id = table_id or new_table_id()
         await self.limits.take_table(table_id, owner, address)
         try:
             token = await self.topology.lease_new(table_id)
-            machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now())
+            machine = TableMachine.create(table_id, game, seats, table_opts, game_opts, owner, bots, now(), privacy=privacy)
             table = self._actor(machine, address, floor=address is not None)  # an operator's table is exempt
             table.token = token
             # stored (and in a cluster's lobby) before anyone hears of it
@@ -444,13 +444,13 @@ class Hall:
         return checkpoint
 
     async def _sweep(self) -> None:
-        """G-9: close finished (or never started, unseated) tables nobody watches after ``close_after``."""
+        """Every ``sweep_interval``: G-9's close of idle tables, an absent owner's pass (``machine.sweep_due``)."""
         while True:
             await asyncio.sleep(self.settings.sweep_interval)
-            mono = time.monotonic()
+            mono, wall = time.monotonic(), time.time()
             for table in list(self.tables.values()):
-                if table.machine.should_close(mono):
-                    table.post(Close("idle"))
+                for due in table.machine.sweep_due(mono, wall):  # G-9's close, an absent owner's pass
+                    table.post(due)
             await self.limits.sweep(mono)
             await self.players.sweep(in_use((c.player for c in self.connections), (
                 (t.machine.owner, *(o.player for o in t.machine.seats.values())) for t in self.tables.values())), mono)

@@ -2,7 +2,9 @@
 
 * ``GET /api/games``: the game catalogue (:func:`cardhall.server.catalogue.catalogue`:
   games, seats, options, bots; table options).
-* ``GET /api/tables``: the lobby (JSON list of :meth:`TableMachine.lobby_entry`).
+* ``GET /api/tables``: the lobby (JSON list of :meth:`TableMachine.lobby_entry`): the
+  filters and order of its query, unlisted and deserted finished tables left out
+  (:mod:`cardhall.server.lobby`).
 * ``POST /api/tables``: create a table (body as the ``create_table`` message,
   at most ``max_frame`` bytes; ``Authorization: Bearer <player token>`` makes
   that player the owner). Tables are counted per client address
@@ -10,11 +12,15 @@
   ``bot_think_floor``, unless the request carries the operator key in
   ``X-Operator-Key`` (a request carrying another key is refused as an
   operator endpoint's). A client gone before its body arrived is logged in one line.
-* ``GET /api/tables/{id}``: one table's public info.
+* ``GET /api/tables/{id}``: one table's public info; an unlisted table's only with its
+  invite in ``X-Table-Invite`` (else 404 ``unknown_table``, as for no such table; SPEC
+  "Private tables", :mod:`cardhall.server.private_access`).
 * ``GET /api/tables/{id}/hands``: hand histories of the table's finished
   matches (never of the match being played: G-2 keeps mucked cards hidden until
   the match ends). PHH text for the Hold'em games, JSON for the others,
-  streamed a bounded batch of hands per chunk (``server/hands.py``).
+  streamed a bounded batch of hands per chunk (``server/hands.py``). A private
+  table's (open, or closed: its hands keep its lock) need what watching it needs:
+  its invite when unlisted, its password (``X-Table-Password``) when spectators need it.
 * ``GET /healthz``: 200 ``{"status": "ok", ...}``; 503 with ``"degraded"``
   while the store cannot be written (tables stalled) or ``"stopping"``.
   ``broken_tables`` counts the tables served here that broke: they are a
@@ -51,22 +57,25 @@ from cardhall.server.auth import identified
 from cardhall.server.catalogue import catalogue
 from cardhall.server.hall import Hall
 from cardhall.server.hands import HandExports
+from cardhall.server.lobby import Listed, LobbyQuery, from_info, lobby
+from cardhall.server.private_access import TRY_EVERY, private_access
 from cardhall.server.ratelimit import AddressBudget
 from cardhall.server.store.base import StoreUnavailable
+from cardhall.server.table.machine import TableMachine
 
 log = logging.getLogger("cardhall.http")
 
-#: the lobby entry's fields, taken from a table's public info (``GET /api/tables``)
-LOBBY_FIELDS = ("id", "game", "seats", "taken", "spectators", "status", "owner", "options")
 
+def listed_here(machine: TableMachine) -> Listed:
+    """A table served here as the lobby weighs it (:mod:`cardhall.server.lobby`)."""
+    people = [o.player for o in machine.seats.values() if o.player is not None]
+    owner = [machine.owner] if machine.owner is not None else []
+    return Listed(machine.lobby_entry(), machine.subscribers.count, frozenset(people + owner))
 
-def lobby_entry(info: dict[str, Any]) -> dict[str, Any]:
-    """A lobby entry from a table's public info (as the cluster's lobby keeps it)."""
-    return {k: info.get(k) for k in LOBBY_FIELDS}
 
 _STATUS = {
     "unknown_table": 404, "unknown_game": 400, "bad_request": 400, "bad_options": 400, "malformed": 400,
-    "unknown_token": 401, "auth_required": 401, "not_operator": 403, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
+    "unknown_token": 401, "auth_required": 401, "not_operator": 403, "bad_password": 403, "too_many_tables": 429, "rate_limited": 429, "frame_too_large": 413,
     "shutting_down": 503, "unavailable": 503,
 }
 
@@ -111,6 +120,7 @@ def routes(hall: Hall) -> list[Route]:
     """The HTTP routes bound to ``hall``."""
 
     games_body = orjson.dumps(catalogue())
+    private = private_access(hall)  # private tables' invites and passwords (SPEC "Private tables")
     exports = HandExports(hall.store)
     failures = AddressBudget(OPERATOR_TRIES, OPERATOR_WINDOW)
 
@@ -118,13 +128,17 @@ def routes(hall: Hall) -> list[Route]:
         return Response(games_body, media_type="application/json")
 
     async def list_tables(request: Request) -> Response:
-        local = {t.id: t.machine.lobby_entry() for t in hall.tables.values()}
+        try:
+            query = LobbyQuery.parse(request.query_params)
+        except ProtocolError as exc:
+            return _error(exc)
+        local = {t.id: listed_here(t.machine) for t in hall.tables.values()}
         try:
             infos = await hall.topology.infos()
         except (RedisError, OSError):
-            return _json(list(local.values()))  # the cluster's lobby cannot be read: this node's tables
-        out = [local.pop(tid) if tid in local else lobby_entry(info) for tid, info in sorted(infos.items())]
-        return _json(out + list(local.values()))
+            return _json(lobby(local.values(), query))  # the cluster's lobby cannot be read: this node's tables
+        out = [local.pop(tid) if tid in local else from_info(info) for tid, info in sorted(infos.items())]
+        return _json(lobby(out + list(local.values()), query))
 
     async def create_table(request: Request) -> Response:
         address = request.client.host if request.client else ""
@@ -154,7 +168,8 @@ def routes(hall: Hall) -> list[Route]:
         except ProtocolError as exc:
             hall.metrics.error(exc.code)
             return _error(exc)
-        return _json({"table": info["id"], "commitment": info["commitment"], "info": info}, 201)
+        return _json({"table": info["id"], "commitment": info["commitment"], "invite": info.get("invite"),
+                      "info": info}, 201)
 
     async def table_info(table_id: str) -> Any:
         """A table's public info: from memory when it is here, else the
@@ -165,24 +180,51 @@ def routes(hall: Hall) -> list[Route]:
         return await hall.topology.info(table_id)
 
     async def get_table(request: Request) -> Response:
+        table_id = request.path_params["table"]
         try:
-            info = await table_info(request.path_params["table"])
+            info = await table_info(table_id)
+            if info is not None:  # a private table's: its invite when it is unlisted (SPEC "HTTP")
+                await private.http(await private.lock(table_id), request.headers, client(request), table_id, False)
         except ProtocolError as exc:
-            return _json(exc.frame(), 503)
+            return _refused(exc)
         if info is None:
-            return _error(ProtocolError("unknown_table", f"no open table {request.path_params['table']!r}"))
+            return _error(ProtocolError("unknown_table", f"no open table {table_id!r}"))
         return _json(info)
 
     async def hands(request: Request) -> Response:
         table_id = request.path_params["table"]
         try:
             info = await table_info(table_id)
+            held = await private.lock(table_id) if info is not None else await stored_lock(table_id)
+            await private.http(held, request.headers, client(request), table_id, True)
             export = await exports.open(table_id, info)  # only finished matches (G-2)
-        except (StoreUnavailable, ProtocolError):
+        except ProtocolError as exc:
+            return _refused(exc)
+        except StoreUnavailable:
             return _json(ProtocolError("unavailable", "the store cannot be read right now").frame(), 503)
         if export is None:
             return _error(ProtocolError("unknown_table", f"no table {table_id!r}"))
         return StreamingResponse(export.chunks, media_type=export.media)  # a batch of hands per chunk
+
+    def _refused(exc: ProtocolError) -> Response:
+        """A refusal of a table's endpoint: its code's status, 503 for ``unavailable``
+        (a 429 with ``Retry-After`` for too many wrong passwords)."""
+        if exc.code == "unavailable":
+            return _json(exc.frame(), 503)
+        hall.metrics.error(exc.code)
+        refused = _error(exc)
+        if exc.code == "rate_limited":
+            refused.headers["Retry-After"] = str(int(TRY_EVERY))
+        return refused
+
+    def client(request: Request) -> str:
+        return request.client.host if request.client else ""
+
+    async def stored_lock(table_id: str) -> dict[str, Any] | None:
+        """The lock a table no longer open left with its hands (each private table's hand keeps it)."""
+        first = await hall.store.hands_range(table_id, 0, 1)
+        held = first[0].get("lock") if first else None
+        return held if isinstance(held, dict) else None
 
     async def healthz(request: Request) -> Response:
         status = "stopping" if not hall.accepting else "ok" if hall.store_up else "degraded"

@@ -26,6 +26,7 @@ from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
 from cardhall.server.hall import Hall
 from cardhall.server.names import DEFAULT_NAME, checked_name
 from cardhall.server.players import Player
+from cardhall.server.private_access import private_access
 from cardhall.server.ratelimit import TokenBucket
 from cardhall.server.renaming import rename
 from cardhall.server.table.inputs import Act, Chat, Join, Leave, Request
@@ -69,6 +70,8 @@ class WebSocketEndpoint:
         self.hall = hall
         #: who may say hello: the operator's key file is read here, once (KeyFileError when unusable)
         self.gate = Gate.from_settings(hall.settings)
+        #: private tables' invites and passwords, checked before a join is posted (SPEC "Private tables")
+        self.private = private_access(hall)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         hall = self.hall
@@ -187,6 +190,8 @@ class WebSocketEndpoint:
             if not isinstance(table_id, str):
                 raise ProtocolError("bad_request", f"{kind} needs table: the id of a table (a string)")
             request = table_request(kind, conn.id, conn.player, msg, received)
+            if isinstance(request, Join):  # a private table's invite and password, checked here (never posted)
+                request = await self.private.join(conn.id, conn.address, table_id, request, msg)
             if isinstance(request, Chat):  # its text is checked first: a refused one is not counted
                 # per player and per client address, all their connections on every node (SPEC "Chat")
                 await hall.limits.chat(conn.player.id, conn.address)

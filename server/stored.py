@@ -21,7 +21,7 @@ from typing import Any
 
 from cardhall.engine.options import OptionError
 from cardhall.engine.registry import engine_class
-from cardhall.server.options import TABLE_OPTIONS
+from cardhall.server.options import ADDED_LATER, TABLE_OPTIONS
 from cardhall.server.store.base import StoredTable
 from cardhall.server.table.replay import replay
 
@@ -44,7 +44,8 @@ def current(item: StoredTable) -> tuple[StoredTable, int]:
 
 def check_stored_options(game: Any, table_options: Any, game_options: Any) -> None:
     """Stored options as a new table of ``game`` gets them: every table option
-    of :data:`~cardhall.server.options.TABLE_OPTIONS` present and within its
+    of :data:`~cardhall.server.options.TABLE_OPTIONS` present (those added in
+    1.5 may be absent: :data:`~cardhall.server.options.ADDED_LATER`) and within its
     bounds, and the game's options accepted by its engine
     (``Engine.resolve_options``: the same bounds). Raises
     :class:`~cardhall.engine.options.OptionError` (a ValueError) naming the
@@ -54,6 +55,8 @@ def check_stored_options(game: Any, table_options: Any, game_options: Any) -> No
         raise ValueError("the stored options are not maps")
     for option in TABLE_OPTIONS:
         if option.name not in table_options:
+            if option.name in ADDED_LATER:  # stored before 1.5 (or the password, never stored): the default
+                continue
             raise OptionError(option.name, "missing from the stored table options")
         option.check(table_options[option.name])
     engine_class(game).resolve_options(game_options)

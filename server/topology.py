@@ -140,6 +140,12 @@ class Topology(Protocol):
         """One table's public info when it is served elsewhere (None: not
         known). Raises ProtocolError ``unavailable``."""
 
+    async def lock(self, table_id: str) -> Data | None:
+        """The lock of a private table served elsewhere (its invite's digest,
+        its password's record: :func:`cardhall.server.table.access.lock`;
+        None: a public table without a password, or not known). Raises
+        ProtocolError ``unavailable``."""
+
     async def stored_view(self, table_id: str) -> Data | None:
         """An operator's view of a table served elsewhere, from its last
         checkpoint (None: no such table). Raises ProtocolError ``unavailable``."""
@@ -235,6 +241,9 @@ class LocalTopology:
         return {}
 
     async def info(self, table_id: str) -> Data | None:
+        return None
+
+    async def lock(self, table_id: str) -> Data | None:
         return None
 
     async def stored_view(self, table_id: str) -> Data | None:

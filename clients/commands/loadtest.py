@@ -29,16 +29,20 @@ with 2 players and 2 spectators each, 400 connections: 9 addresses) and says
 so on stderr; for another host it uses one and warns when that passes the
 default limit. Players name the turn they answer, so however fast the
 tables play their acts are never rate-limited (SPEC "Limits"); a refused
-request is sent again after a short wait. Bots-only tables (``--players 0``) play
-on after the test unless ``--operator-key`` lets the test close them.
+request is sent again after a short wait. When it ends the test closes every
+table it created, so it leaves nothing in the lobby: with ``--operator-key``
+through the operator endpoint, else each by its owner's ``close`` (SPEC "The
+host's controls"; the tables are owned by the load's watcher player, and by
+another one past the server's per-player table limit); ``tables_closed``
+counts them.
 
 The defaults (10 tables, 2 players and 2 spectators each, think 0.5 s) stay
 within a public server's default limits (deploy/README.md, "Limits"): the
 connections say ``hello`` as ``--players`` + 1 players in all, not one each.
 Past 20 tables from one address, or server bots faster than the server's
-floor (0.5 s) at tables nobody owns, needs ``--operator-key`` (the tables
-are then created with it, which lifts both; the test says so) or a server
-started with ``--max-tables-per-address 0 --bot-think-floor 0``.
+floor (0.5 s) at bots-only tables (``--players 0``), needs ``--operator-key``
+(the tables are then created with it, which lifts both; the test says so) or
+a server started with ``--max-tables-per-address 0 --bot-think-floor 0``.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bot", default="random", help="the server bots' strategy (default random)")
     p.add_argument("--think", type=float, default=0.5,
                    help="mean seconds players and server bots think before acting (default 0.5; 0: full speed; "
-                        "server bots below the server's floor need --operator-key)")
+                        "server bots of bots-only tables below the server's floor need --operator-key)")
     p.add_argument("--warmup", type=float, default=3.0, help="seconds after every connection is open before measuring")
     p.add_argument("--duration", type=float, default=10.0, help="seconds measured (default 10)")
     p.add_argument("--workers", type=int, default=1, help="load processes (default 1)")
@@ -77,7 +81,8 @@ def register(subparsers: Any) -> None:
                         "on this host, enough for at most 48 connections each, else 1)")
     p.add_argument("--operator-key", default=os.environ.get("CARDHALL_OPERATOR_KEY"),
                    help="create the tables with the operator key, lifting the per-address table limit and the bot "
-                        "think floor, and close them at the end (default $CARDHALL_OPERATOR_KEY)")
+                        "think floor, and close them through the operator endpoint at the end (without it their owner "
+                        "closes them; default $CARDHALL_OPERATOR_KEY)")
     p.add_argument("--server-pid", type=int, default=None, help="read the server's RSS from /proc (a local server)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.set_defaults(func=main)

@@ -5,31 +5,34 @@ server bots in the last seats, the first ``players`` seats left for the load
 generator's players), spreads the tables over ``workers`` processes
 (:mod:`cardhall.clients.load.worker`), waits until every connection is open, measures
 for ``duration`` seconds after ``warmup``, scraping the server's ``/metrics``
-at both ends of the window, and returns the figures (:func:`combine`). With
-``operator_key`` it closes its tables at the end (bots-only tables otherwise
-go on playing until the server stops).
+at both ends of the window, and returns the figures (:func:`combine`). It
+closes its tables at the end, through the operator endpoint with
+``operator_key``, else by their owners' ``close`` (:mod:`cardhall.clients.load.tables`):
+a load test leaves no table of its own in the lobby.
 
 Within a public server's limits (deploy/README.md, "Limits"): its connections
 say ``hello`` as ``players + 1`` players in all (:func:`player_tokens`: seat
 ``k`` of every table is one player, every spectator and idle connection
 another), and a table's bots think at least the server's floor (the figures
 give the ``bot_think`` the server chose). With ``operator_key`` the tables
-are created with it, which lifts the per-address table limit and the floor.
+are created with it, which lifts the per-address table limit and the floor;
+without it they are owned by the load's watcher (more owners past the
+server's per-player table limit).
 """
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from cardhall.clients.client import ServerError, http_base
+from cardhall.clients.client import http_base
 from cardhall.clients.load.histogram import LatencyHistogram
 from cardhall.clients.load.interrupts import sigint_ignored
 from cardhall.clients.load.probe import histogram_quantile, labelled, metric
+from cardhall.clients.load.tables import close_own_tables, close_tables, create_tables, new_players
 from cardhall.clients.load.worker import TablePlan, WorkerPlan, process_main
 
 #: the keys every ``--json`` output has (docs/LOAD.md); others may be added
@@ -118,77 +121,12 @@ def choose_addresses(url: str, connections: int) -> tuple[int, str]:
                f"{PER_ADDRESS} each: within cardhall serve's default --max-connections-per-ip 64")
 
 
-def refusal(status: int, body: str) -> ServerError:
-    """The error for a table the server would not create (HTTP ``status``,
-    ``body`` its answer): the server's error frame, with a hint for the
-    per-address table limit (deploy/README.md, "Limits")."""
-    try:
-        frame = json.loads(body)
-    except ValueError:
-        frame = None
-    if not isinstance(frame, dict) or not isinstance(frame.get("code"), str):
-        frame = {"type": "error", "code": f"http_{status}", "message": body[:300]}
-    if frame["code"] == "too_many_tables":
-        frame = {**frame, "message": f"{frame.get('message', '')} (tables of earlier runs may still be open: "
-                                     "--operator-key lifts the limit and closes the tables at the end)"}
-    return ServerError(frame)
-
-
-def create_tables(spec: LoadSpec, chosen: dict[str, Any] | None = None) -> list[str]:
-    """Create the tables over HTTP (with the operator key when there is one);
-    returns their ids. ``chosen``, when given, gets ``bot_think``: the
-    server's choice for the last table (seconds; raised to its floor)."""
-    import httpx
-
-    bots = spec.seats - spec.players
-    options = {"pause": 0, "bot_think": spec.think, "close_after": 3600, **spec.table_options}
-    if spec.players == 0:
-        options.setdefault("auto_rematch", True)
-    body = {"game": spec.game, "seats": spec.seats, "bots": [spec.bot] * bots, "options": options}
-    out = []
-    headers = {"X-Operator-Key": spec.operator_key} if spec.operator_key else {}
-    with httpx.Client(base_url=http_base(spec.url), timeout=30, headers=headers) as http:
-        for _ in range(spec.tables):
-            r = http.post("/api/tables", json=body)
-            if r.status_code != 201:
-                raise refusal(r.status_code, r.text)
-            out.append(r.json()["table"])
-            if chosen is not None:
-                chosen["bot_think"] = r.json()["info"]["options"].get("bot_think")
-    return out
-
-
 def player_tokens(spec: LoadSpec) -> list[str]:
     """The tokens of ``players + 1`` new players, made over one connection
-    (:class:`cardhall.clients.load.worker.WorkerPlan`'s ``tokens``)."""
-    import asyncio
-
-    from cardhall.clients.client import Client
-
-    async def make() -> list[str]:
-        client = await Client(spec.url, codec=spec.codec).connect()
-        try:
-            tokens = []
-            for i in range(spec.players + 1):
-                client.token = None  # each hello without a token: a new player
-                tokens.append((await client.hello(f"load {i + 1}" if i < spec.players else "load watcher"))["token"])
-            return tokens
-        finally:
-            await client.close()
-    return asyncio.run(make())
-
-
-def close_tables(spec: LoadSpec, tables: list[str]) -> int:
-    """Close ``tables`` with the operator key; returns how many were closed."""
-    import httpx
-
-    closed = 0
-    with httpx.Client(base_url=http_base(spec.url), timeout=30,
-                      headers={"X-Operator-Key": spec.operator_key or ""}) as http:
-        for table in tables:
-            if http.post(f"/api/ops/tables/{table}/close").status_code == 202:
-                closed += 1
-    return closed
+    (:class:`cardhall.clients.load.worker.WorkerPlan`'s ``tokens``): one per
+    seat number, then the watcher (the spectators, the idle connections, and
+    the owner of the tables when there is no operator key)."""
+    return new_players(spec, [f"load {i + 1}" for i in range(spec.players)] + ["load watcher"])
 
 
 def plans(spec: LoadSpec, tables: list[str], tokens: list[str] | None = None) -> list[WorkerPlan]:
@@ -228,16 +166,20 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
     base = http_base(spec.url)
     rss_before = _server_rss(spec, _scrape(base))
     chosen: dict[str, Any] = {}
-    tables = create_tables(spec, chosen) if spec.tables else []
-    lifted = " with the operator key (the per-address table limit and the bot think floor lifted)" \
-        if spec.operator_key and tables else ""
-    say(f"{len(tables)} tables created{lifted}")
-    if tables and chosen.get("bot_think") != spec.think:
-        say(f"the server's bots think {chosen.get('bot_think')} s, not {spec.think} s (its floor for tables nobody owns)")
     tokens = player_tokens(spec) if spec.tables or spec.idle else []
+    tables: list[str] = []
+    owners: list[str] = []
     ctx = multiprocessing.get_context("spawn")
     procs, pipes = [], []
     try:
+        if spec.tables:
+            owners = create_tables(spec, tables, tokens[-1], chosen)
+        lifted = " with the operator key (the per-address table limit and the bot think floor lifted)" \
+            if spec.operator_key and tables else ""
+        say(f"{len(tables)} tables created{lifted}")
+        if tables and chosen.get("bot_think") != spec.think:
+            say(f"the server's bots think {chosen.get('bot_think')} s, not {spec.think} s (its floor for tables "
+                "of bots only, or that nobody owns)")
         with sigint_ignored():  # Ctrl-C interrupts this process only, which then ends the workers
             for plan in plans(spec, tables, tokens):
                 parent, child = ctx.Pipe()
@@ -268,8 +210,7 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
             proc.join(30)
             if proc.is_alive():
                 proc.kill()
-        if spec.operator_key and tables:
-            close_tables(spec, tables)
+        closed = _close(spec, tables, tokens + owners, say)
     out = combine(results, m0, m1, spec.duration)
     out["server_rss_bytes"] = _server_rss(spec, m1) or out["server_rss_bytes"]
     connections = out["connections"]
@@ -278,12 +219,29 @@ def run(spec: LoadSpec, progress: Any = None) -> dict[str, Any]:
         "tables": len(tables), "players_per_table": spec.players, "spectators_per_table": spec.spectators,
         "seats": spec.seats, "game": spec.game, "think_s": spec.think, "workers": len(results),
         "bot_think_s": chosen.get("bot_think"), "operator_key": bool(spec.operator_key),
-        "idle": spec.idle, "codec": spec.codec, "source_addresses": max(1, spec.addresses),
+        "idle": spec.idle, "codec": spec.codec, "source_addresses": max(1, spec.addresses), "tables_closed": closed,
         "connect_failures": [f for r in ready for f in r["failures"]][:5],
     })
     if spec.idle and not tables:
         out["idle_bytes_per_connection"] = round((rss_connected - rss_before) / max(1, connections))
     return out
+
+
+def _close(spec: LoadSpec, tables: list[str], tokens: list[str], say: Any) -> int:
+    """Close the load's ``tables`` (the operator endpoint with the key, else
+    their owners' ``close``, the owners among ``tokens``); how many were
+    closed. A failure to close is said, never raised: the run's own outcome
+    (its figures, or what interrupted it) is what the caller gets."""
+    if not tables:
+        return 0
+    try:
+        closed = close_tables(spec, tables) if spec.operator_key else close_own_tables(spec, tables, tokens)
+    except Exception as exc:
+        say(f"the tables could not be closed: {exc!r}")
+        return 0
+    if closed < len(tables):
+        say(f"{len(tables) - closed} of the {len(tables)} tables could not be closed")
+    return closed
 
 
 def _receive(pipe: Any, kind: str, timeout: float) -> dict[str, Any]:

@@ -52,7 +52,7 @@ class CaseFailed(Exception):
 
 
 def _bind(value: Any, names: dict[str, Any]) -> Any:
-    """``value`` with every string that is a name (``"$table"``) replaced by its value."""
+    """``value`` with every string that is a name (``"$table"``, ``"$invite"``, ``"$player_b"``) replaced by its value."""
     if isinstance(value, str) and value in names:
         return names[value]
     if isinstance(value, dict):
@@ -132,8 +132,10 @@ class Runner:
                     raise CaseFailed(f"set-up step {message} got {reply}")
                 if reply["type"] == "welcome":
                     self.tokens[(codec, who)] = reply["token"]
+                    names[f"$player_{who}"] = reply["player"]
                 if reply["type"] == "table_created":
                     names["$table"] = reply["table"]
+                    names["$invite"] = reply.get("invite")
             ws = await client(case["client"])
             if "raw" in case:
                 raw = case["raw"]

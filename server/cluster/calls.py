@@ -70,7 +70,7 @@ class Calls:
                 spec, owner, address, *placed = args  # the id the placement gave it (absent: a new one)
                 table_id = placed[0] if placed and isinstance(placed[0], str) and TABLE_ID.fullmatch(placed[0]) else None
                 try:
-                    value: Any = (await self.host.create_here(spec, owner, address, table_id)).machine.info()
+                    value: Any = (await self.host.create_here(spec, owner, address, table_id)).machine.info(True)
                 finally:
                     if table_id is not None:
                         self.created(table_id)

@@ -35,10 +35,10 @@ Data = dict[str, Any]
 MSGPACK_CODEC = CODECS[MSGPACK]
 
 #: the table's events after which its public info (seats and their names, presence, status,
-#: match, commitment, result) may differ (SPEC "Events and seq"); otherwise
+#: match, commitment, result, owner) may differ (SPEC "Events and seq"); otherwise
 #: only the spectators' count can change it
 INFO_EVENTS = frozenset({"seated", "left", "presence", "match_started", "match_ended", "rematch", "sat_out",
-                         "sat_in", "paused", "resumed", "closed", "broken", "renamed"})
+                         "sat_in", "paused", "resumed", "closed", "broken", "renamed", "owner_changed"})
 
 
 class Membership:
@@ -243,7 +243,7 @@ class Owned:
         if (info_known is not None and info_known[0] == spectators
                 and not any(rec.event.data["type"] in INFO_EVENTS for rec in records)):
             return  # nothing the public info shows changed
-        info = orjson.dumps(machine.info(), option=orjson.OPT_NON_STR_KEYS)
+        info = orjson.dumps(machine.lobby_record(), option=orjson.OPT_NON_STR_KEYS)  # with a private table's lock
         if info_known is None or info_known[1] != info:
             cp.info = info
         self._infos[table.id] = (spectators, info)

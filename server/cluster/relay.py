@@ -233,6 +233,13 @@ class Relayed:
         if w is None:  # not watching (it left, or never joined): nothing to keep in order
             self.direct(conn_id, [b for b in blobs if not _answers_rejoin(b)])
             return
+        if member is False and any(_banned(b) for b in blobs):
+            # the owner banned its player (SPEC "The host's controls"): the table's last frames for it, or
+            # the refusal of its join; it watches no more, and no resume of it is wanted
+            self.watches.pop(conn_id, None)
+            w.conn.tables.discard(self.id)
+            self.direct(conn_id, [b for b in blobs if not _answers_rejoin(b)])
+            return
         if w.pending and not w.leaving:
             blobs = self._not_joined_again(w, blobs)
         if w.pending or w.conn.given_up:
@@ -404,6 +411,17 @@ def not_given_up(conn: Connection, blobs: list[bytes], pending: dict[Any, Any] |
                 pending.pop(re, None)
         kept.append(blob)
     return kept
+
+
+def _banned(blob: bytes) -> bool:
+    """Is ``blob`` (a msgpack frame) a ``banned`` event or the error ``banned``
+    (SPEC "The host's controls": its connection watches the table no more)?"""
+    if b"banned" not in blob:
+        return False
+    frame = msgpack.unpackb(blob, raw=False, strict_map_key=False)
+    if frame.get("type") == "event":
+        return isinstance(frame.get("event"), dict) and frame["event"].get("type") == "banned"
+    return frame.get("type") == "error" and frame.get("code") == "banned"
 
 
 def _answers_rejoin(blob: bytes) -> bool:

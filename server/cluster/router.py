@@ -138,8 +138,8 @@ class Router:
             rt = self.relayed[table] = Relayed(table, self.node, self.rejoin, self.deliver, self.resync_within)
             self._subscribed[table] = asyncio.get_running_loop().create_task(
                 self.subscribe(self.keys.channel(table)))
-        remote = Join(wire.remote_key(self.node, conn.id), join.player, join.name,
-                      join.re if owner is not None else REJOIN, join.role, join.seat, join.seed, since, None)
+        remote = dataclasses.replace(join, sub=wire.remote_key(self.node, conn.id), since=since, received=None,
+                                     re=join.re if owner is not None else REJOIN)
         w = rt.watch(conn, remote)
         rt.sent(conn.id, remote.re)
         conn.tables.add(table)
@@ -240,7 +240,7 @@ class Router:
         w = rt.watches.get(conn_id) if rt is not None else None
         if rt is not None:
             rt.forget(conn_id)
-        local.post(Join(conn_id, join.player, join.name, join.re, join.role, join.seat, join.seed, join.since, None))
+        local.post(dataclasses.replace(join, sub=conn_id, received=None))
         for inp in w.held if w is not None else ():  # what it sent while it resumed, after its join
             local.post(dataclasses.replace(inp, sub=conn_id))
 

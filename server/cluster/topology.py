@@ -42,6 +42,12 @@ Data = dict[str, Any]
 UNREADABLE = "the store cannot be read right now"
 
 
+def public(record: Data) -> Data:
+    """A lobby record without its ``lock`` (:func:`cardhall.server.table.views.lobby_record`):
+    what any reader of the cluster's lobby gets."""
+    return {k: v for k, v in record.items() if k != "lock"}
+
+
 class RedisTopology:
     """Where tables live when the store is Redis: every node on the same
     Redis and key prefix serves every table (``deploy/README.md``, "On
@@ -146,18 +152,28 @@ class RedisTopology:
 
     # -- what the HTTP API shows ------------------------------------------------------
     async def infos(self) -> dict[str, Data]:
-        return await self.node.registry.infos()
+        return {tid: public(record) for tid, record in (await self.node.registry.infos()).items()}
 
     async def info(self, table_id: str) -> Data | None:
         try:
-            return await self.node.registry.info(table_id)
+            record = await self.node.registry.info(table_id)
         except (rexc.RedisError, OSError):
             raise ProtocolError("unavailable", UNREADABLE) from None
+        return None if record is None else public(record)
+
+    async def lock(self, table_id: str) -> Data | None:
+        try:
+            record = await self.node.registry.info(table_id)
+        except (rexc.RedisError, OSError):
+            raise ProtocolError("unavailable", UNREADABLE) from None
+        held = record.get("lock") if record is not None else None
+        return held if isinstance(held, dict) else None
 
     async def stored_view(self, table_id: str) -> Data | None:
         """Its lobby info, its last checkpoint with the input log replayed, its owner."""
         try:
-            info = await self.node.registry.info(table_id)
+            record = await self.node.registry.info(table_id)
+            info = None if record is None else public(record)
             stored = await self.node.store.load_table(table_id)
             owner = (await self.node.owners([table_id])).get(table_id)
         except (StoreUnavailable, rexc.RedisError, OSError):

@@ -3,7 +3,8 @@
 To a node's inbox (``Keys.inbox``):
 
 * ``["in", table, input]``: a request (``chat`` included), a disconnect or a close for a table
-  the receiver owns; ``input`` is :func:`pack_input`'s list. A remote
+  the receiver owns; ``input`` is :func:`pack_input`'s list (a join's with the outcome of
+  its invite and password, checked by the sender: never the secrets themselves). A remote
   subscriber's key (a :class:`~cardhall.server.table.subscribers.RemoteSub`)
   travels as ``"<node>/<connection id>"``.
 * ``["out", ...]`` (as below) for a connection that does not watch the table
@@ -67,7 +68,8 @@ def parse_key(key: Hashable) -> tuple[str, int] | None:
 def pack_input(inp: Remote) -> list[Any]:
     """``inp`` as a list (its ``received`` time is the sender's clock: dropped)."""
     if isinstance(inp, Join):
-        return ["j", stored_key(inp.sub), inp.player, inp.name, inp.re, inp.role, inp.seat, inp.seed, inp.since]
+        return ["j", stored_key(inp.sub), inp.player, inp.name, inp.re, inp.role, inp.seat, inp.seed, inp.since,
+                inp.ask, inp.invited, inp.password_ok]
     if isinstance(inp, Act):
         return ["a", stored_key(inp.sub), inp.player, inp.re, inp.action, inp.turn]
     if isinstance(inp, Leave):
@@ -84,7 +86,10 @@ def unpack_input(data: list[Any]) -> Remote:
     kind, *f = data
     if f and kind != "c":
         f[0] = key_from_stored(f[0])
-    if kind == "j" and len(f) == 8:
+    if kind == "j" and len(f) == 11 and isinstance(f[9], bool) and isinstance(f[10], bool):
+        sub, player, name, re, role, seat, seed, since, ask, invited, password_ok = f
+        return Join(sub, player, name, re, role, seat, seed, since, None, ask, invited, password_ok)
+    if kind == "j" and len(f) == 8:  # from a node before 1.5 (a rolling upgrade): nothing private carried
         return Join(*f)
     if kind == "a" and len(f) == 5:
         return Act(*f)

@@ -26,6 +26,11 @@ states are its steps (:mod:`.log`), and recovery replays them (:mod:`.replay`).
 ``seating``        join, leave, disconnect, presence (G-5)
 ``naming``         a player renamed: its seat's name, the ``renamed`` event
 ``requests``       ``act``: field checks, table controls, game actions
+``admission``      who the host keeps out (bans, kicks) and whether the owner is here
+``host_controls``  the owner's ``close``, ``kick``, ``ban``, ``transfer``; an absent owner's table passing on
+``privacy``        ``Privacy``: a private table's invite, password record, players let in, seat requests
+``access``         who may join a private table; requests for a seat and their lapse (SPEC "Private tables")
+``approval``       the owner's ``approve`` and ``deny`` of a request for a seat
 ``log``            the input log: each step's inputs, time, server seeds and bot moves as data
 ``state``          ``to_data``/``from_data`` (the stored format, FORMAT_VERSION 3) and the replay context
 ``machine``        ``TableMachine``: dispatch, fault containment, stalls, one log entry per step

@@ -57,7 +57,8 @@ def answer_join(machine: TableMachine, buffer: EventBuffer[EventRecord], fanout:
                 peer.send(frames.ok(join.re, seq))
             return
     own = join.re == REJOIN  # the server's own join: a snapshot sent on its own, without re
-    peer.send(machine.snapshot(join.viewer, None if own else join.re, time.monotonic(), reply=not own))
+    peer.send(machine.snapshot(join.viewer, None if own else join.re, time.monotonic(), reply=not own,
+                               player=join.player))
 
 
 async def read_older_events(machine: TableMachine, buffer: EventBuffer[EventRecord], events_since: EventsSince,

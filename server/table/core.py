@@ -22,6 +22,7 @@ from cardhall.server.table.inputs import Due, Input, Now
 from cardhall.server.table.log import Recorder
 from cardhall.server.table.occupant import Occupant
 from cardhall.server.table.outputs import CANCEL, Effects, Outputs, Reply, Timer
+from cardhall.server.table.privacy import Privacy
 from cardhall.server.table.records import EventRecord
 from cardhall.server.table.subscribers import Subscribers
 
@@ -59,6 +60,14 @@ class TableCore:
         self.status = WAITING
         self.paused = False
         self.spectator_chat = True  # spectators may chat (SPEC "Chat"; the owner's control)
+        #: the invite, the password's record, who was let in, seat requests (SPEC "Private tables")
+        self.privacy = Privacy()
+        # the host's controls (SPEC "The host's controls", :mod:`.host_controls`): players banned from the
+        # table, players kicked -> the last match they may not sit in, and since when (Unix seconds) the
+        # owner's player has not watched the table (None: it watches now)
+        self.banned: set[str] = set()
+        self.kicked: dict[str, int] = {}
+        self.owner_away_since: float | None = now.wall if owner is not None else None
         self.match = 1
         self.server_seed = server_seed
         self.seats: dict[int, Occupant] = {}

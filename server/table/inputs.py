@@ -41,9 +41,12 @@ class Now:
 # -- requests -----------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Join:
-    """``join`` (SPEC "Client messages"): ``role``, ``seat``, ``seed``, ``since``
-    as sent (None when absent; checked by the machine). ``received``: monotonic
-    seconds when the frame was read (metrics only)."""
+    """``join`` (SPEC "Client messages"): ``role``, ``seat``, ``seed``, ``since``,
+    ``ask`` as sent (None when absent; checked by the machine). ``received``: monotonic
+    seconds when the frame was read (metrics only). ``invited`` and
+    ``password_ok``: the join carried the table's invite, its password (checked
+    by the node it arrived on before posting it, :mod:`cardhall.server.private_access`:
+    neither secret ever reaches the machine or its log; SPEC "Private tables")."""
 
     sub: Hashable
     player: str
@@ -54,6 +57,9 @@ class Join:
     seed: Any = None
     since: Any = None
     received: float | None = None
+    ask: Any = None
+    invited: bool = False
+    password_ok: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +135,13 @@ class Start:
 class Rearm:
     """Ask again for the timer of the open turn, dealer step or automatic
     rematch (after a restore)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerAway:
+    """The hall's sweep found the owner's player away from the table for its
+    ``close_after`` while others play on (SPEC "The host's controls"): the
+    table checks it again at this step's time and passes the ownership."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,10 +225,18 @@ class RematchDue:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class SeatRequestDue:
+    """The oldest request for a seat may have lapsed (SPEC "Private tables",
+    ``approve_within``); the step's wall time decides which have."""
+
+    at: float
+
+
 Request = Join | Act | Leave | Chat
-Due = ClockDue | BotDue | AutoDue | StepDue | RematchDue
+Due = ClockDue | BotDue | AutoDue | StepDue | RematchDue | SeatRequestDue
 StoreOutcome = StoreFailed | StoreWritten | StoreBack | StoreRejected
-Input = Request | Disconnect | Rename | Close | Start | Rearm | ServiceStopping | StoreOutcome | Due
+Input = Request | Disconnect | Rename | Close | Start | Rearm | OwnerAway | ServiceStopping | StoreOutcome | Due
 
 #: the input types that are requests (answered with a reply)
 REQUESTS = (Join, Act, Leave, Chat)

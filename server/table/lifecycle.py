@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from cardhall.engine.base import Event
 from cardhall.engine.rng import commitment
+from cardhall.server.table.access import arm, match_started
 from cardhall.server.table.clock import TurnClock
 from cardhall.server.table.core import (
     CLOSED,
@@ -36,7 +37,9 @@ from cardhall.server.table.views import turn_public
 
 
 def start_match(t: TableCore) -> None:
-    """Deal match ``t.match`` (G-2) and settle on its first turn or step."""
+    """Deal match ``t.match`` (G-2) and settle on its first turn or step;
+    requests for a seat still waiting lapse first (SPEC "Private tables")."""
+    match_started(t)
     deal(t)
     settle(t)
 
@@ -93,8 +96,8 @@ def resume(t: TableCore) -> None:
 
 
 def close(t: TableCore, inp: Close) -> None:
-    """Close the table (an operator, or G-9's sweeping): the ``closed`` event
-    is its last."""
+    """Close the table (an operator, G-9's sweeping, or its owner's ``close``,
+    :mod:`.host_controls`): the ``closed`` event, with ``inp.reason``, is its last."""
     t.cancel_timer()
     t.status = CLOSED
     t.changed()
@@ -103,12 +106,14 @@ def close(t: TableCore, inp: Close) -> None:
 
 def rearm_input(t: TableCore, _: Rearm) -> None:
     """Ask again for the timer the table waits on: the automatic rematch of a
-    finished table, or the open turn or dealer step of a running one. A
+    finished table, the first request for a seat to lapse between matches,
+    or the open turn or dealer step of a running one. A
     paused one (G-8) arms nothing, but a ``continue`` turn its player cannot
     press (a restored table's player is not back yet) ends now, as it would
     for a disconnect while paused (G-4); the resume settles the table."""
-    if t.status == FINISHED:
+    if t.status in (WAITING, FINISHED):
         schedule_rematch(t)
+        arm(t)  # the first request for a seat to lapse, if any (SPEC "Private tables")
     elif t.status == RUNNING and not t.paused:
         rearm(t)
     elif t.status == RUNNING:

@@ -48,9 +48,11 @@ from cardhall.server.table.inputs import (
     Input,
     Join,
     Leave,
+    OwnerAway,
     Rearm,
     RematchDue,
     Rename,
+    SeatRequestDue,
     ServiceStopping,
     Start,
     StepDue,
@@ -71,7 +73,7 @@ class ReplayError(ValueError):
 
 #: input type -> (code, its fields in the entry)
 _FIELDS: dict[type, tuple[str, tuple[str, ...]]] = {
-    Join: ("j", ("sub", "player", "name", "role", "seat", "seed", "since")),
+    Join: ("j", ("sub", "player", "name", "role", "seat", "seed", "since", "ask", "invited", "password_ok")),
     Act: ("a", ("sub", "player", "action", "turn")),
     Chat: ("c", ("sub", "player", "name", "text")),
     Leave: ("l", ("sub", "player")),
@@ -80,6 +82,7 @@ _FIELDS: dict[type, tuple[str, tuple[str, ...]]] = {
     Close: ("x", ("reason",)),
     Start: ("s", ()),
     Rearm: ("r", ()),
+    OwnerAway: ("o", ()),
     ServiceStopping: ("q", ()),
     StoreFailed: ("F", ("reason",)),
     StoreWritten: ("W", ()),
@@ -90,6 +93,7 @@ _FIELDS: dict[type, tuple[str, tuple[str, ...]]] = {
     AutoDue: ("A", ("turn_id", "at")),
     StepDue: ("S", ("step_id", "at")),
     RematchDue: ("M", ("match", "at")),
+    SeatRequestDue: ("Q", ("at",)),
 }
 _TYPES: dict[str, tuple[type, tuple[str, ...]]] = {code: (cls, fields) for cls, (code, fields) in _FIELDS.items()}
 

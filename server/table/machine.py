@@ -39,7 +39,7 @@ from cardhall.engine.bots.registry import DEFAULT
 from cardhall.engine.rng import new_server_seed
 from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import Info, Snapshot, Turn
-from cardhall.server.table import chat, lifecycle, naming, requests, seating, state, turns, views
+from cardhall.server.table import access, chat, host_controls, lifecycle, naming, requests, seating, state, turns, views
 from cardhall.server.table.bots import Thought
 from cardhall.server.table.clock import TurnClock
 from cardhall.server.table.core import (
@@ -65,10 +65,12 @@ from cardhall.server.table.inputs import (
     Input,
     Join,
     Now,
+    OwnerAway,
     Rearm,
     RematchDue,
     Rename,
     Request,
+    SeatRequestDue,
     ServiceStopping,
     Start,
     StepDue,
@@ -81,6 +83,7 @@ from cardhall.server.table.log import Recorder
 from cardhall.server.table.occupant import Occupant
 from cardhall.server.table.outputs import BROKEN as NOTICE_BROKEN
 from cardhall.server.table.outputs import STALLED, UNSTALLED, Effects, LoggedStep, Outputs, Reply
+from cardhall.server.table.privacy import Privacy
 from cardhall.server.table.records import EventRecord, record_from_data
 
 log = logging.getLogger("cardhall.table")
@@ -96,9 +99,11 @@ _RULES: Mapping[type, Callable[[TableCore, Any], None]] = {
     AutoDue: turns.auto_turn,
     StepDue: turns.paced_step,
     RematchDue: lifecycle.rematch_due,
+    SeatRequestDue: access.lapse_due,
     Close: lifecycle.close,
     Start: lifecycle.start_when_full,
     Rearm: lifecycle.rearm_input,
+    OwnerAway: host_controls.owner_away,
     ServiceStopping: lifecycle.service_stopping,
 }
 
@@ -111,13 +116,16 @@ class TableMachine(TableCore):
     @classmethod
     def create(cls, table_id: str, game: str, n_seats: int, table_options: Data, game_options: Data,
                owner: str | None, bots: list[str | None], now: Now,
-               entropy: Entropy = new_server_seed) -> TableMachine:
+               entropy: Entropy = new_server_seed, privacy: Privacy | None = None) -> TableMachine:
         """A new table with ``bots`` (bot names, None for the game's default)
         in the last seats (NL-5); its first server seed is drawn from
-        ``entropy`` now, before anyone sits down (G-2). Its whole state is to
-        be written (``pending.full``)."""
+        ``entropy`` now, before anyone sits down (G-2); ``privacy``: its
+        invite and password record (:func:`cardhall.server.creation.seal`).
+        Its whole state is to be written (``pending.full``)."""
         machine = cls(table_id, game, n_seats, table_options, game_options, owner,
                       server_seed=entropy(), entropy=entropy, now=now)
+        if privacy is not None:
+            machine.privacy = privacy
         first = n_seats - len(bots) + 1
         for i, bot in enumerate(bots):
             seat = first + i
@@ -218,6 +226,8 @@ class TableMachine(TableCore):
     def _request(self, inp: Request) -> None:
         mark = self._mark()
         try:
+            if access.hides(self, inp):  # an unlisted table, to a stranger: as if there were none
+                raise ProtocolError("unknown_table", f"no open table {self.id!r}")
             if self.status in (CLOSED, BROKEN):
                 raise ProtocolError("table_closed" if self.status == CLOSED else "table_broken",
                                     f"table {self.id} is {self.status}")
@@ -347,14 +357,21 @@ class TableMachine(TableCore):
         ``BotDue.move``. None: think it in the step (or ``due`` is stale)."""
         return turns.bot_thought(self, due)
 
-    def snapshot(self, viewer: int | None, re: Any, mono: float, reply: bool = True) -> Snapshot:
+    def snapshot(self, viewer: int | None, re: Any, mono: float, reply: bool = True,
+                 player: str | None = None) -> Snapshot:
         """The ``snapshot`` frame for ``viewer`` at monotonic time ``mono``
-        (``reply``: the answer to a join, with ``re``; else sent on its own)."""
-        return views.snapshot(self, viewer, re, mono, reply)
+        (``reply``: the answer to a join, with ``re``; else sent on its own;
+        ``player``: whose join it answers, :func:`.views.snapshot`)."""
+        return views.snapshot(self, viewer, re, mono, reply, player)
 
-    def info(self) -> Info:
-        """Public metadata (``GET /api/tables/{id}``, ``snapshot.info``)."""
-        return views.info(self)
+    def info(self, invite: bool = False) -> Info:
+        """Public metadata (``GET /api/tables/{id}``, ``snapshot.info``);
+        ``invite``: as the owner sees it, with the invite."""
+        return views.info(self, invite)
+
+    def lobby_record(self) -> Data:
+        """What a cluster's lobby keeps (:func:`.views.lobby_record`: never served as it is)."""
+        return views.lobby_record(self)
 
     def lobby_entry(self) -> Data:
         """The ``GET /api/tables`` entry."""
@@ -377,6 +394,16 @@ class TableMachine(TableCore):
     def clock_running(self) -> bool:
         """A person's action clock or time bank is running now (G-3)."""
         return isinstance(self.clock, TurnClock)
+
+    def sweep_due(self, mono: float, wall: float) -> list[Input]:
+        """What the hall's periodic sweep posts to the table at monotonic time
+        ``mono`` and Unix time ``wall``: a close when :meth:`should_close` (G-9),
+        else :class:`~cardhall.server.table.inputs.OwnerAway` when the owner has
+        been away for ``close_after`` while others play on
+        (:func:`.host_controls.owner_pass_due`), else nothing."""
+        if self.should_close(mono):
+            return [Close("idle")]
+        return [OwnerAway()] if host_controls.owner_pass_due(self, wall) else []
 
     def should_close(self, mono: float) -> bool:
         """G-9: nobody has watched for ``close_after`` seconds a table that is

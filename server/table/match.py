@@ -17,6 +17,7 @@ from cardhall.engine.base import Event
 from cardhall.engine.rng import FairRandom, commitment
 from cardhall.engine.seats import next_seat
 from cardhall.server.store.format import hand_digest
+from cardhall.server.table.access import lock
 from cardhall.server.table.core import FINISHED, RUNNING, TableCore
 from cardhall.server.table.inputs import RematchDue
 from cardhall.server.table.vacancy import free_left_seats
@@ -87,7 +88,11 @@ def record_hand(t: TableCore) -> None:
     if digest == t.last_hand_digest:
         return
     t.last_hand_digest = digest
-    t.pending.hands.append({"game": t.game, "match": t.match, "hand": record, "seq": t.seq})
+    kept: dict[str, object] = {"game": t.game, "match": t.match, "hand": record, "seq": t.seq}
+    held = lock(t)
+    if held is not None:  # a private table's hands stay private after it closes (SPEC "HTTP")
+        kept["lock"] = held
+    t.pending.hands.append(kept)
 
 
 def end_match(t: TableCore) -> None:

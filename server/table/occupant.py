@@ -29,7 +29,9 @@ class Occupant:
     ``timeouts``: consecutive timeouts (two sit the player out, G-3);
     ``left``: the player left during the running match (G-5), so the seat is
     freed when the match ends unless they are back in it by then (G-7,
-    :func:`.vacancy.free_left_seats`)."""
+    :func:`.vacancy.free_left_seats`); ``since``: the ``seq`` of the
+    ``seated`` event that seated them (0: seated when the table was created,
+    as bots are), so who has sat longest is known (SPEC "The host's controls")."""
 
     seat: int
     player: str | None
@@ -41,6 +43,7 @@ class Occupant:
     bank: float = 0.0
     left: bool = False
     bot_rng: Data | None = None
+    since: int = 0
     brain: Bot | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -86,7 +89,7 @@ class Occupant:
         out: Data = {
             "seat": self.seat, "player": self.player, "name": self.name, "bot": self.bot,
             "seed": self.seed, "sitting_out": self.sitting_out, "timeouts": self.timeouts,
-            "bank": self.bank, "left": self.left,
+            "bank": self.bank, "left": self.left, "since": self.since,
         }
         if self.brain is not None:
             rng = self.brain.rng
@@ -96,10 +99,11 @@ class Occupant:
     @classmethod
     def from_data(cls, data: Data) -> Occupant:
         """Inverse of :meth:`to_data` (the strategy is rebuilt by :meth:`resume_bot`);
-        KeyError on a missing field (``left`` may be missing: False)."""
+        KeyError on a missing field (``left`` may be missing: False; ``since``: 0)."""
         return cls(
             data["seat"], data["player"], data["name"], data["bot"], data["seed"],
             data["sitting_out"], data["timeouts"], data["bank"], bool(data.get("left", False)), data.get("bot_rng"),
+            int(data.get("since", 0)),
         )
 
 

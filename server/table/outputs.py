@@ -66,13 +66,15 @@ class JoinAnswer:
     """A ``join`` to answer once the step is written: ``viewer`` (a seat or
     None), ``since`` (None: a snapshot), ``re``; ``before`` is the snapshot
     taken before this join started the match (sent first, then the events
-    after it)."""
+    after it); ``player``: whose join it is (its snapshot shows the owner the
+    invite, and a request for a seat as ``pending``: SPEC "Private tables")."""
 
     sub: Hashable
     viewer: int | None
     since: int | None
     re: Any
     before: Snapshot | None = None
+    player: str | None = None
 
 
 #: log entries at least this long are read back before they are stored (:meth:`LoggedStep.packed`)

@@ -3,7 +3,8 @@
 Table controls: the seat's own (``continue`` G-4, ``sit_out``/``sit_in`` G-3,
 ``show``/``muck`` FL-9) and the owner's (``start`` G-9, ``pause``/``resume``
 G-8, ``rematch`` G-7, which a seated player may ask for too;
-``spectator_chat``, :mod:`.chat`). Everything else
+``spectator_chat``, :mod:`.chat`; ``close``, ``kick``, ``ban``, ``transfer``,
+:mod:`.host_controls`; ``approve``, ``deny``, :mod:`.approval`). Everything else
 is a game action for the engine, taken only from the seat to act (spectators
 cannot act). A ``turn`` naming a turn that has passed is ``stale_turn``.
 Every refusal is a :class:`~cardhall.protocol.errors.ProtocolError`.
@@ -17,6 +18,8 @@ from typing import Any
 from cardhall.engine.base import Engine, Event, IllegalAction
 from cardhall.protocol import frames
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.table.approval import CONTROLS as SEAT_ANSWERS
+from cardhall.server.table.approval import answer as answer_request
 from cardhall.server.table.chat import SPECTATOR_CHAT, spectator_chat
 from cardhall.server.table.core import (
     CONTINUE,
@@ -26,6 +29,7 @@ from cardhall.server.table.core import (
     WAITING,
     TableCore,
 )
+from cardhall.server.table.host_controls import HOST_CONTROLS, host_control
 from cardhall.server.table.inputs import Act
 from cardhall.server.table.lifecycle import pause, rematch, resume, start_match
 from cardhall.server.table.subscribers import NOT_JOINED
@@ -42,7 +46,7 @@ from cardhall.server.table.turns import (
 SEAT_CONTROLS = frozenset({"continue", "sit_out", "sit_in", "show", "muck"})
 #: ``act`` types for the owner (``rematch``: a seated player too)
 OWNER_CONTROLS = frozenset({"start", "pause", "resume", "rematch"})
-CONTROLS = SEAT_CONTROLS | OWNER_CONTROLS
+CONTROLS = SEAT_CONTROLS | OWNER_CONTROLS | HOST_CONTROLS
 
 
 def check_action_shape(action: Mapping[Any, Any]) -> None:
@@ -77,6 +81,10 @@ def act(t: TableCore, inp: Act) -> None:
         raise ProtocolError("bad_request", "turn must be the id of a turn (an integer)")
     if kind == SPECTATOR_CHAT:
         spectator_chat(t, inp.player, action)
+    elif kind in HOST_CONTROLS:
+        host_control(t, kind, inp.player, action)
+    elif kind in SEAT_ANSWERS:
+        answer_request(t, kind, inp.player, action)
     elif kind in OWNER_CONTROLS:
         owner_control(t, kind, inp.player, viewer)
     else:

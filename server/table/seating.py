@@ -16,6 +16,8 @@ from collections.abc import Hashable
 from cardhall.engine.base import Event
 from cardhall.protocol import frames
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server.table.access import asks_for_seat, check_access, end_request, remember
+from cardhall.server.table.admission import barred, check_join, note_owner
 from cardhall.server.table.core import (
     CONTINUE,
     FINISHED,
@@ -42,7 +44,8 @@ def _int_field(value: object) -> bool:
 def join(t: TableCore, inp: Join) -> None:
     """``join`` as a spectator, or as a player (sitting down if the player holds
     no seat here; a seat it holds takes the join's name, :func:`.naming.name_seat`). Raises ProtocolError ``bad_request`` (a field),
-    ``already_seated``, ``match_running``, ``seat_taken``, ``table_full``."""
+    ``banned``, ``kicked`` (:mod:`.admission`), ``already_seated``, ``match_running``, ``seat_taken``, ``table_full``;
+    at a private table (:mod:`.access`) ``unknown_table``, ``bad_password``, ``approval_required``, ``seat_denied``."""
     role = "spectator" if inp.role is None else inp.role
     if role not in ("player", "spectator"):
         raise ProtocolError("bad_request", "role must be 'player' or 'spectator'")
@@ -56,11 +59,14 @@ def join(t: TableCore, inp: Join) -> None:
         seed = parse_seed(inp.seed)
     except ValueError as exc:
         raise ProtocolError("bad_request", str(exc)) from None
+    check_join(t, inp.player, role, inp.re == REJOIN)
+    if inp.re != REJOIN:  # a private table's invite and password (SPEC "Private tables")
+        check_access(t, inp, role)
     viewer: int | None = None
     sat = False
     if inp.re == REJOIN:
         viewer = resumed_viewer(t, inp)
-    elif role == "player":
+    elif role == "player" and not asks_for_seat(t, inp, wanted, seed):  # asking: watches until answered
         seat = t.seat_of(inp.player)
         if seat is None:
             seat = sit(t, inp.player, inp.name, wanted, seed)
@@ -76,7 +82,9 @@ def join(t: TableCore, inp: Join) -> None:
             t.seats[seat].left = False
             t.changed()
         viewer = seat
+    remember(t, inp)
     previous = t.subscribers.subscribe(inp.sub, viewer, inp.player)
+    note_owner(t)
     if previous != viewer:
         if previous is not NOT_JOINED and previous is not None:
             # this connection watched as a seat and now watches as a spectator: that seat may be left with none
@@ -84,13 +92,13 @@ def join(t: TableCore, inp: Join) -> None:
         if viewer is not None and t.presence(viewer) == 1:
             t.emit(Event({"type": "presence", "seat": viewer, "connected": True}))
             wait_again(t, viewer)
-    answer = JoinAnswer(inp.sub, viewer, since, inp.re)
+    answer = JoinAnswer(inp.sub, viewer, since, inp.re, player=inp.player)
     t.pending.joins.append(answer)
     t.idle_since = t.now.mono
     if sat and t.status == WAITING and len(t.seats) == t.n_seats:
         # G-9: this join took the last seat; its answer is the table before the match
         if since is None:
-            answer.before = snapshot(t, viewer, inp.re, t.now.mono)
+            answer.before = snapshot(t, viewer, inp.re, t.now.mono, player=inp.player)
         start_match(t)
 
 
@@ -100,11 +108,11 @@ def resumed_viewer(t: TableCore, inp: Join) -> int | None:
     one the table holds for it when it is still subscribed, else its
     player's seat if the player holds one, else a spectator. It never takes a
     seat: the table alone decides every view, and a seat freed meanwhile
-    (G-5, G-7) is not given back by a resume."""
+    (G-5, G-7) is not given back by a resume, nor one its player was kicked from."""
     current = t.subscribers.viewer(inp.sub)
     if current is not NOT_JOINED:
         return current
-    return t.seat_of(inp.player)
+    return None if barred(t, inp.player) else t.seat_of(inp.player)
 
 
 def sit(t: TableCore, player: str, name: str, wanted: int | None, seed: str) -> int:
@@ -124,7 +132,7 @@ def sit(t: TableCore, player: str, name: str, wanted: int | None, seed: str) -> 
         seat = free[0]
     occ = Occupant(seat, player, name, seed=seed)
     t.seats[seat] = occ
-    t.emit(Event({"type": "seated", **occ.public()}))
+    occ.since = t.emit(Event({"type": "seated", **occ.public()})).seq
     return seat
 
 
@@ -134,6 +142,7 @@ def leave(t: TableCore, inp: Leave) -> None:
     if inp.sub not in t.subscribers:
         raise ProtocolError("not_joined", f"not joined to table {t.id}")
     unsubscribe(t, inp.sub)
+    end_request(t, inp.player, "left")  # a request for a seat is withdrawn (SPEC "Private tables")
     seat = t.seat_of(inp.player)
     if seat is not None:
         release(t, seat)
@@ -172,6 +181,7 @@ def unsubscribe(t: TableCore, sub: Hashable) -> None:
     seated player makes a ``presence`` event and ends a wait for their
     ``continue`` (G-4, G-5)."""
     viewer = t.subscribers.unsubscribe(sub)
+    note_owner(t)
     joins = t.pending.joins
     if any(j.sub == sub for j in joins):
         t.pending.joins = [j for j in joins if j.sub != sub]

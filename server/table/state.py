@@ -6,6 +6,10 @@ The shape is format :data:`~cardhall.server.store.format.FORMAT_VERSION` (3):
 ``seq``, ``created`` (Unix seconds), ``occupants``, ``engine``, ``turn``
 (id, seat, kind, and for a person ``clock``/``bank``: seconds left),
 ``step``, ``last_result``, ``last_hand_digest``, ``first_dealer``, ``spectator_chat`` (absent: true),
+``privacy`` (:class:`~cardhall.server.table.privacy.Privacy`; absent: a public table without an invite),
+``banned`` (player ids), ``kicked`` (player id -> the last match it may not sit in), ``owner_away``
+(Unix seconds since which the owner's player watches no more, or None) (SPEC "The host's controls",
+:mod:`.admission`; absent: none, none, None),
 ``log`` (the number of the input log's last step this state covers) and
 ``replay`` (what a replay of the log after it needs: :func:`replay_context`). Older
 formats are migrated by :func:`~cardhall.server.store.format.unpack_state`
@@ -25,6 +29,7 @@ from cardhall.server.table.core import CONTINUE, TableCore
 from cardhall.server.table.inputs import Close
 from cardhall.server.table.log import code_version
 from cardhall.server.table.occupant import Occupant
+from cardhall.server.table.privacy import Privacy
 from cardhall.server.table.subscribers import stored_key
 from cardhall.server.table.turns import legal_now
 
@@ -52,7 +57,9 @@ def to_data(t: TableCore, mono: float, shared: bool = False) -> Data:
         "engine": (engine.state_data() if shared else engine.to_data()) if engine is not None else None,
         "turn": turn, "step": t.step_id, "last_result": t.last_result,
         "last_hand_digest": t.last_hand_digest, "first_dealer": t.first_dealer,
-        "spectator_chat": t.spectator_chat, "log": t.logged, "replay": replay_context(t, mono),
+        "spectator_chat": t.spectator_chat, "privacy": t.privacy.to_data(),
+        "banned": sorted(t.banned), "kicked": dict(sorted(t.kicked.items())), "owner_away": t.owner_away_since,
+        "log": t.logged, "replay": replay_context(t, mono),
     }
 
 
@@ -106,6 +113,10 @@ def load(t: TableCore, data: Data) -> None:
     t.last_hand_digest = data.get("last_hand_digest")
     t.first_dealer = data.get("first_dealer")
     t.spectator_chat = data.get("spectator_chat", True) is not False
+    t.privacy = Privacy.from_data(data.get("privacy"))
+    t.banned = set(data.get("banned", ()))
+    t.kicked = {str(player): int(last) for player, last in data.get("kicked", {}).items()}
+    t.owner_away_since = data.get("owner_away")
     t.logged = data["log"]
     for od in data["occupants"]:
         occ = Occupant.from_data(od)

@@ -136,6 +136,18 @@ class Subscribers:
         """True when a subscriber of ``player`` watches (as a seat or a spectator)."""
         return player in self._watching
 
+    def keys_of(self, player: str) -> list[Hashable]:
+        """The keys subscribed for ``player`` (its connections here), in the order they subscribed.
+
+        >>> subs = Subscribers()
+        >>> _ = subs.subscribe("a", 1, "p_1"), subs.subscribe("b", None, "p_2"), subs.subscribe("c", None, "p_1")
+        >>> subs.keys_of("p_1"), subs.keys_of("p_3")
+        (['a', 'c'], [])
+        """
+        if player not in self._watching:
+            return []
+        return [key for key in self.viewers if self._players.get(key) == player]
+
     def presence(self, seat: int) -> int:
         """How many subscribers watch as ``seat`` (its player's connections)."""
         return len(self.groups.get(seat, ()))

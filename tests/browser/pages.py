@@ -77,6 +77,18 @@ async def new_tab(browser: Any, base: str, path: str = "/", width: int = 1360, h
     return tab
 
 
+async def set_field(el: Any, value: Any) -> None:
+    """Set the form field ``el`` (a locator) to ``value`` as a person does: tick a checkbox, choose an
+    option of a select, type into anything else."""
+    kind = await el.evaluate("e => e.type")
+    if kind == "checkbox":
+        await el.set_checked(bool(value))
+    elif kind.startswith("select"):
+        await el.select_option(str(value))
+    else:
+        await el.fill(str(value))
+
+
 async def create_table(tab: Tab, game: str, seats: int, bots: int, options: dict[str, Any],
                        table_options: dict[str, Any]) -> str:
     """Fill the lobby form and create the table; returns its id once the table page shows a seat."""
@@ -85,14 +97,7 @@ async def create_table(tab: Tab, game: str, seats: int, bots: int, options: dict
     await page.fill("#seats", str(seats))
     await page.fill("#bots", str(bots))
     for name, value in options.items():
-        el = page.locator(f"#g-{name}")
-        kind = await el.evaluate("e => e.type")
-        if kind == "checkbox":
-            await el.set_checked(bool(value))
-        elif kind.startswith("select"):
-            await el.select_option(str(value))
-        else:
-            await el.fill(str(value))
+        await set_field(page.locator(f"#g-{name}"), value)
     if table_options:
         await page.click("details.more summary")
         for name, value in table_options.items():

@@ -1,4 +1,5 @@
-// The page: one websocket, the lobby (#/) and the tables (#/t/<id>, #/t/<id>/watch). Sent here by
+// The page: one websocket, the lobby (#/) and the tables (#/t/<id>, #/t/<id>/watch, and an invite
+// link's #table=<id>&invite=<secret>). Sent here by
 // its operator's site with `#auth=<JWT>`, it signs in with that (signin.js); a server that refuses
 // who is asking gets a page saying so instead of the lobby and the tables.
 
@@ -71,6 +72,16 @@ function openTable(id, role) {
   location.hash = `#/t/${id}`;
 }
 
+/** The table and invite of an invite link's fragment `#table=<id>&invite=<secret>` (SPEC "Private
+ * tables"), else null. */
+function invitation(hash) {
+  if (!hash.startsWith("#table=")) return null;
+  const q = new URLSearchParams(hash.slice(1));
+  const table = q.get("table");
+  const invite = q.get("invite");
+  return table && /^[\w-]+$/.test(table) && invite ? { table, invite } : null;
+}
+
 function show(next) {
   if (view && view !== next) view.detach();
   view = next;
@@ -84,6 +95,13 @@ function route() {
     showAlert("");
     setBaseTitle("Sign in · cardhall");
     return;
+  }
+  const invited = invitation(location.hash);
+  if (invited) { // an invite link: join with its invite, as a player; the address becomes the table's
+    const t = tableFor(invited.table);
+    t.invite = invited.invite;
+    t.role = "player";
+    history.replaceState(null, "", `#/t/${invited.table}`);
   }
   const hash = location.hash || "#/";
   const m = hash.match(/^#\/t\/([\w-]+)(\/watch)?$/);

@@ -10,6 +10,31 @@ import { Seated, freeText, joinable, sortTables, stakesText } from "./lobbyrows.
 
 const LAST_GAME = "cardhall.lastGame";
 
+/** The table options of a private table (SPEC "Private tables"), shown at once with a line of help each. */
+const PRIVACY = {
+  visibility: "Unlisted: the table is in no lobby; people join it with its invite link.",
+  password: "Players need it to sit down (leave it empty for none).",
+  password_spectators: "Spectators need the password too.",
+  approve_seats: "You let each player sit (or not) before they take a seat.",
+};
+const PRIVACY_LABELS = { visibility: "Visibility", password: "Password", password_spectators: "Spectators need it too", approve_seats: "Approve seats" };
+
+/** A privacy field: the catalogue's option drawn as `field` does, a password input for the
+ * password, and its help line. */
+function privacyField(opt) {
+  const el = field({ ...opt, meaning: PRIVACY[opt.name] }, "t");
+  el.querySelector("label").textContent = PRIVACY_LABELS[opt.name];
+  if (opt.name === "password") {
+    const input = el.querySelector("input");
+    input.type = "password";
+    input.autocomplete = "new-password";
+  }
+  const help = h("p", { class: "hint", id: `t-${opt.name}-help` }, PRIVACY[opt.name]);
+  el.querySelector("input, select").setAttribute("aria-describedby", help.id);
+  el.append(help);
+  return el;
+}
+
 /** "a, b or c" */
 const listOf = (words) => (words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words.join(""));
 const label = (opt) => LABELS[opt.name] || opt.name.replace(/_/g, " ");
@@ -87,6 +112,7 @@ export class Lobby {
     this.catalogueError = null;
     this.game = localStorage.getItem(LAST_GAME) || "no_limit_holdem";
     this.seated = new Seated();
+    this.filters = { game: "", free: "", bots: "" }; // GET /api/tables's query (SPEC "HTTP"): "" = any
     this.onFocus = () => { if (!document.hidden) this.refresh(); }; // back to the tab: the list is fresh at once
   }
 
@@ -123,8 +149,13 @@ export class Lobby {
 
   async refresh() {
     try {
-      const r = await fetch("/api/tables", { cache: "no-store" });
-      this.tables = sortTables(await r.json());
+      const query = new URLSearchParams(Object.entries(this.filters).filter(([, v]) => v !== ""));
+      if (this.conn.player) query.set("player", this.conn.player); // the server lists this player's tables first
+      const r = await fetch(`/api/tables${query.toString() ? `?${query}` : ""}`, { cache: "no-store" });
+      if (!r.ok) throw new Error(`HTTP ${r.status}`);
+      const seats = new Set(savedTables().filter((t) => t.role === "player").map((t) => t.table));
+      const me = this.conn.player;
+      this.tables = sortTables(await r.json(), (t) => (me && t.owner === me) || seats.has(t.id));
       this.listError = null;
       this.seated.refresh(this.tables, () => this.renderList());
       const open = new Set(this.tables.map((t) => t.id));
@@ -151,8 +182,10 @@ export class Lobby {
             catalogue.games.map((g) => h("option", { value: g.name, selected: g.name === this.game ? true : null }, g.title)))),
         h("p", { class: "blurb" }, gameInfo(this.game).blurb),
         this.gameFields(),
+        h("fieldset", { class: "privacy" }, h("legend", {}, "Who may join"),
+          h("div", { class: "grid" }, catalogue.table_options.filter((o) => o.name in PRIVACY).map(privacyField))),
         h("details", { class: "more" }, h("summary", {}, "Table options (clocks, pacing)"),
-          h("div", { class: "grid" }, catalogue.table_options.map((o) => field(o, "t")))),
+          h("div", { class: "grid" }, catalogue.table_options.filter((o) => !(o.name in PRIVACY)).map((o) => field(o, "t")))),
         h("button", { type: "submit", class: "primary", id: "create-button" }, "Create table and sit down"),
         h("div", { class: "form-error", role: "alert", id: "create-error" }));
     }
@@ -160,7 +193,22 @@ export class Lobby {
       h("div", { class: "lobby-intro" }, h("h1", {}, "Card tables"),
         h("p", {}, `Play ${catalogue ? listOf(catalogue.games.map((g) => g.title)) : "cards"} against people and bots, or watch any table. Every deal can be checked: the server commits to its seed before the match and this page replays every card when it ends.`)),
       h("div", { class: "lobby-grid" }, form,
-        h("section", { class: "tables", "aria-labelledby": "tables-title" }, h("h2", { id: "tables-title" }, "Open tables"), h("div", { id: "table-list" })))));
+        h("section", { class: "tables", "aria-labelledby": "tables-title" }, h("h2", { id: "tables-title" }, "Open tables"),
+          this.filterBar(catalogue), h("div", { id: "table-list" })))));
+  }
+
+  /** The list's filters: game, free seats, bots (each a query parameter of GET /api/tables). */
+  filterBar(catalogue) {
+    const set = (name) => (ev) => { this.filters[name] = ev.currentTarget.value; this.refresh(); };
+    const opt = (value, text, now) => h("option", { value, selected: value === now ? true : null }, text);
+    const f = this.filters;
+    return h("div", { class: "filters", role: "group", "aria-label": "Filter the tables" },
+      h("label", {}, "Game ", h("select", { id: "filter-game", onchange: set("game") }, opt("", "any", f.game),
+        (catalogue ? catalogue.games : []).map((g) => opt(g.name, g.title, f.game)))),
+      h("label", {}, "Free seats ", h("select", { id: "filter-free", onchange: set("free") }, opt("", "any", f.free),
+        ["1", "2", "3", "4"].map((n) => opt(n, `${n}+`, f.free)))),
+      h("label", {}, "Bots ", h("select", { id: "filter-bots", onchange: set("bots") }, opt("", "any", f.bots),
+        opt("true", "with bots", f.bots), opt("false", "people only", f.bots))));
   }
 
   gameFields() {
@@ -227,7 +275,9 @@ export class Lobby {
             h("span", { class: "row-stakes", "data-stakes": "" }, stakesText(t)),
             h("span", { "data-free": t.seats - t.taken }, `${t.taken}/${t.seats} seated · ${freeText(t)}`),
             h("span", {}, `${t.spectators} watching`),
-            seat && seat.role === "player" ? h("span", { class: "pill you" }, "your table") : null),
+            seat && seat.role === "player" ? h("span", { class: "pill you" }, "your table") : null,
+            this.conn.player && t.owner === this.conn.player ? h("span", { class: "pill host" }, "you host") : null,
+            t.password ? h("span", { class: "pill", title: "players need the table's password" }, "password") : null),
           players ? h("div", { class: "row-players", "data-players": "" }, players) : null),
         h("div", { class: "row-actions" },
           seat && seat.role === "player"

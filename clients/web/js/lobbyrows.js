@@ -52,10 +52,11 @@ export function joinable(entry) {
   return (entry.status === "waiting" || entry.status === "finished") && entry.taken < entry.seats;
 }
 
-/** The lobby's order: joinable tables first (waiting ones before finished ones), then running
- * and paused ones, then the rest; the server's order otherwise. */
-export function sortTables(entries) {
-  const rank = (t) => (joinable(t) ? (t.status === "waiting" ? 0 : 1) : t.status === "running" || t.status === "paused" ? 2 : 3);
+/** The lobby's order: this player's own tables (`mine(entry)`: owned or seated at) first, then
+ * joinable tables (waiting ones before finished ones), then running and paused ones, then the rest;
+ * the server's order otherwise. */
+export function sortTables(entries, mine = () => false) {
+  const rank = (t) => (mine(t) ? -1 : joinable(t) ? (t.status === "waiting" ? 0 : 1) : t.status === "running" || t.status === "paused" ? 2 : 3);
   return entries.map((t, i) => [rank(t), i, t]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
 }
 

@@ -17,14 +17,23 @@ import { alertFor, showAlert } from "./alerts.js";
 import { nameOf } from "./games/common.js";
 import { historyPanel } from "./history.js";
 import { CHAT_EVENTS, ChatPanel, chatEvent, describeChat } from "./chat.js";
+import { HOST_EVENTS, describeHost, hostEvent, hostPanel } from "./hostpanel.js";
 
 const STORE_PREFIX = "cardhall.table.";
 /** Table events that leave the current turn open (every other event ends it unless it carries one). */
-const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused", "renamed", ...CHAT_EVENTS]);
+const KEEP_TURN = new Set(["presence", "seated", "left", "sat_out", "sat_in", "paused", "renamed", ...CHAT_EVENTS, ...HOST_EVENTS]);
 const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
-  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken", "renamed", ...CHAT_EVENTS]);
+  "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken", "renamed", ...CHAT_EVENTS, ...HOST_EVENTS]);
 /** Table events left out of the match's record (the G-2 check and the hand history replay the rest). */
-const UNRECORDED = new Set(["match_started", "renamed", ...CHAT_EVENTS]);
+const UNRECORDED = new Set(["match_started", "renamed", ...CHAT_EVENTS, ...HOST_EVENTS]);
+/** Table controls sent without the turn's id (they are not moves of the game). */
+const CONTROLS = new Set(["start", "pause", "resume", "rematch", "sit_out", "sit_in", "approve", "deny", "kick", "ban", "transfer", "close"]);
+/** What this page's player is told when a host event concerns it (hostpanel.js `hostEvent`). */
+const TOLD = {
+  denied: "The host did not let you sit: watching",
+  lapsed: "Your request for a seat lapsed: watching",
+  kicked: "The host took your seat: you now watch the table",
+};
 const LOG_LINES = 120;
 /** Milliseconds between two looks at the number of spectators (no event tells it: GET /api/tables/{id}). */
 const WATCHERS_EVERY = 10000;
@@ -58,11 +67,17 @@ export class Table {
     this.toast = null;
     this.panelKey = null;
     this.saveTimer = null;
+    this.invite = null; // the table's invite from an invite link (SPEC "Private tables"), kept with the table
+    this.password = null; // the password typed for this table, sent with the next join
+    this.ask = false; // the table approves seats: a join as player asks for one
+    this.pending = false; // a request for a seat waits for the host
+    this.removed = false; // the host banned this player
     this.chat = new ChatPanel(this);
     const saved = this._load();
     this.role = saved ? saved.role : "spectator";
     this.seed = saved ? saved.seed : null;
     this.model = saved ? saved.model : null;
+    if (saved && saved.invite) this.invite = saved.invite;
     this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
     this.onReady = () => { this.joined = false; this.join(); };
     conn.addEventListener("frame", this.onFrame);
@@ -87,7 +102,7 @@ export class Table {
     if (this.role === "gone") return;
     const model = this.model ? { ...this.model, log: this.model.log.slice(-LOG_LINES) } : null;
     try {
-      localStorage.setItem(STORE_PREFIX + this.id, JSON.stringify({ role: this.role, seed: this.seed, model }));
+      localStorage.setItem(STORE_PREFIX + this.id, JSON.stringify({ role: this.role, seed: this.seed, model, invite: this.invite }));
     } catch { /* storage full: the page still works, a reload gets a snapshot */ }
   }
 
@@ -110,24 +125,35 @@ export class Table {
       // which the G-2 check needs; a spectator's seat would only count it among the watchers
       const msg = { type: "join", table: this.id, role: this.role };
       if (this.model) msg.since = this.model.seq;
+      if (this.invite) msg.invite = this.invite;
+      if (this.password) msg.password = this.password;
       if (this.role === "player") {
         if (!this.seed) this.seed = newClientSeed();
         msg.seed = this.seed;
         if (this.wantSeat) msg.seat = this.wantSeat;
+        const approves = this.model && this.model.info.options && this.model.info.options.approve_seats;
+        if ((this.ask || approves) && !(this.model && this.model.you != null)) msg.ask = true;
       }
-      await this.conn.request(msg);
+      const answer = await this.conn.request(msg);
+      if (answer && answer.type === "snapshot") this.pending = !!answer.pending;
+      this.password = null; // let in once: the table remembers this player (SPEC "Private tables")
       this.joined = true;
       this._watchers();
       this.error = null;
     } catch (err) {
       if (err.code === "disconnected") return; // joined again on "ready"
-      if (this.role === "player" && ["table_full", "match_running", "seat_taken"].includes(err.code)) {
+      if (this.role === "player" && err.code === "approval_required" && !this.ask) {
+        this.ask = true; // an approve_seats table: ask the host for the seat
+        return this._join();
+      }
+      if (this.role === "player" && ["table_full", "match_running", "seat_taken", "kicked", "seat_denied"].includes(err.code)) {
         this.role = "spectator";
         this._flash(`${err.message}: watching instead`);
         return this._join();
       }
       this.error = err;
-      if (err.code === "unknown_table" || err.code === "table_closed") forgetTable(this.id);
+      if (err.code === "banned") this.removed = true;
+      if (err.code === "unknown_table" || err.code === "table_closed" || err.code === "banned") forgetTable(this.id);
     }
     this._save();
     this.render();
@@ -138,7 +164,11 @@ export class Table {
   async _watchers() {
     if (!this.model || !this.root || !this.root.isConnected || document.hidden) return;
     try {
-      const r = await fetch(`/api/tables/${encodeURIComponent(this.id)}`, { cache: "no-store" });
+      // an unlisted table answers only with its invite (SPEC "Private tables": header X-Table-Invite)
+      const invite = this.model.info.invite || this.invite;
+      if (!invite && this.model.info.options && this.model.info.options.visibility === "unlisted") return;
+      const headers = invite ? { "X-Table-Invite": invite } : {};
+      const r = await fetch(`/api/tables/${encodeURIComponent(this.id)}`, { cache: "no-store", headers });
       if (!r.ok) return;
       const { spectators } = await r.json();
       if (this.model && Number.isInteger(spectators) && spectators !== this.model.info.spectators) {
@@ -176,7 +206,7 @@ export class Table {
   async act(action) {
     const m = this.model;
     const msg = { type: "act", table: this.id, action };
-    if (m && m.turn && !["start", "pause", "resume", "rematch", "sit_out", "sit_in"].includes(action.type)) msg.turn = m.turn.id;
+    if (m && m.turn && !CONTROLS.has(action.type)) msg.turn = m.turn.id;
     try {
       await this.conn.send(msg);
     } catch (err) {
@@ -329,7 +359,38 @@ export class Table {
         if (e.seat != null && occ(e.seat)) occ(e.seat).name = e.name;
         break;
       default:
+        this._hostEvent(e);
     }
+  }
+
+  /** A host event (hostpanel.js): the model's requests and owner, and what it means for this page. */
+  _hostEvent(e) {
+    const m = this.model;
+    const told = hostEvent(m, e, this.conn.player);
+    if (!told) return;
+    this.pending = told === "requested";
+    if (told === "requested" || told === "approved") return; // seated by the `seated` that follows an approval
+    if (told === "banned") {
+      this.removed = true;
+      this.role = "gone";
+      m.you = null;
+      forgetTable(this.id);
+    } else {
+      if (told === "kicked") m.you = null;
+      this.role = "spectator";
+      this.toast = { text: TOLD[told], until: Date.now() + 6000 };
+    }
+  }
+
+  /** The name of player id `player` here: its seat's, a request's, its last chat message's, else "a player". */
+  _who(player) {
+    const m = this.model;
+    if (player && player === this.conn.player) return "you";
+    const seated = m.info.occupants.find((o) => o.player === player);
+    if (seated) return seated.name;
+    if (m.known && m.known[player]) return m.known[player];
+    const said = (m.chat || []).filter((l) => l.from === player);
+    return said.length ? said[said.length - 1].name : "a player";
   }
 
   /** The name player `e.player` had here before the `renamed` event `e`: its seat's, else the name
@@ -357,10 +418,10 @@ export class Table {
       case "sat_in": return `${n(e.seat)} is back in`;
       case "paused": return "The owner paused the table";
       case "resumed": return "The table resumes";
-      case "closed": return `The table is closed (${e.reason})`;
+      case "closed": return e.reason === "owner" ? "The host closed the table" : `The table is closed (${e.reason})`;
       case "broken": return "The table failed and is out of service";
       case "chat": case "spectator_chat": return describeChat(e);
-      default: return game ? game.describe(e, names) : null;
+      default: return HOST_EVENTS.includes(e.type) ? describeHost(e, (p) => this._who(p)) : game ? game.describe(e, names) : null;
     }
   }
 
@@ -438,9 +499,14 @@ export class Table {
     const root = this.root;
     if (!root || !root.isConnected) return;
     const m = this.model;
-    if (!m) {
+    if (this.removed) {
+      mount(root, h("section", { class: "table-page removed" },
+        h("div", { class: "notice error", role: "alert", "data-removed": "" }, "The host removed you from this table. ", h("a", { href: "#/" }, "Back to the lobby"))));
+      return;
+    }
+    if (!m || (this.error && this.error.code === "bad_password")) {
       mount(root, h("section", { class: "table-page loading" },
-        this.error ? h("div", { class: "notice error", role: "alert" }, `${this.error.message}. `, h("a", { href: "#/" }, "Back to the lobby"))
+        this.error && this.error.code === "bad_password" ? this._passwordForm() : this.error ? h("div", { class: "notice error", role: "alert" }, `${this.error.message}. `, h("a", { href: "#/" }, "Back to the lobby"))
           : h("p", { class: "notice" }, "Joining the table…")));
       return;
     }
@@ -453,6 +519,8 @@ export class Table {
     const page = h("section", { class: "table-page", "data-game": m.info.game, "data-status": m.info.status, "data-you": m.you ?? "" },
       this._head(),
       this.error ? h("div", { class: "notice error", role: "alert" }, this.error.message) : null,
+      this.pending ? h("div", { class: "notice", role: "status", "data-pending": "" }, "Waiting for the host to let you sit…") : null,
+      hostPanel(this),
       this.toast ? h("div", { class: "toast", role: "alert" }, this.toast.text) : null,
       h("div", { class: "table-layout" },
         h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
@@ -466,6 +534,27 @@ export class Table {
     const log = root.querySelector(".log ol");
     if (log) log.scrollTop = follow ? log.scrollHeight : scrolled; // the log follows unless scrolled back
     this._tick();
+  }
+
+  /** The password prompt of a password table (SPEC "Private tables"): the server's message, a field,
+   * and Join, which joins again with it. */
+  _passwordForm() {
+    const submit = (ev) => {
+      ev.preventDefault();
+      const value = ev.currentTarget.elements.password.value;
+      if (!value) return;
+      this.password = value;
+      this.error = null;
+      this.render();
+      this.join();
+    };
+    return h("form", { class: "password-form", onsubmit: submit },
+      h("p", {}, "This table has a password."),
+      h("div", { class: "notice error", role: "alert", "data-error": this.error.code }, this.error.message),
+      h("label", { for: "table-password" }, "Password"),
+      h("input", { type: "password", id: "table-password", name: "password", maxlength: 64, autocomplete: "off", required: true }),
+      h("button", { type: "submit", class: "primary", id: "password-join" }, "Join"),
+      " ", h("a", { href: "#/" }, "Back to the lobby"));
   }
 
   _head() {
@@ -485,7 +574,7 @@ export class Table {
         ? h("button", { type: "button", class: "ctl", "data-control": "sit_in", onclick: () => this.act({ type: "sit_in" }) }, "Sit in")
         : h("button", { type: "button", class: "ctl", "data-control": "sit_out", onclick: () => this.act({ type: "sit_out" }) }, "Sit out"));
     }
-    if (!seated && (info.status === "waiting" || info.status === "finished") && info.taken < info.seats) {
+    if (!seated && !this.pending && (info.status === "waiting" || info.status === "finished") && info.taken < info.seats) {
       controls.push(h("button", { type: "button", class: "ctl primary", "data-control": "sit", onclick: () => this.sit() }, "Take a seat"));
     }
     controls.push(h("button", { type: "button", class: "ctl", "data-control": "leave",

@@ -65,6 +65,8 @@ def test_info_and_lobby_entry():
     assert [(o["seat"], o["connected"], o.get("player"), o.get("bot")) for o in info["occupants"]] == [
         (1, True, "ann", None), (3, True, None, "random")]
     entry = bench.m.lobby_entry()
-    assert entry == {k: info[k] for k in ("id", "game", "seats", "taken", "spectators", "status", "owner", "options")}
+    assert entry == {**{k: info[k] for k in ("id", "game", "seats", "taken", "spectators", "status", "owner", "options",
+                                             "password")}, "bots": 1}
+    assert "password" not in entry["options"] and entry["password"] is False
     assert entry["taken"] == 2 and entry["status"] == "waiting" and entry["options"]["points_to_win"] == 2
     assert bench.m.turn_public(bench.mono) is None
