@@ -78,8 +78,13 @@ class BotPlayer:
         self.results: list[dict[str, Any]] = []
 
     async def play(self, timeout: float | None = None) -> list[dict[str, Any]]:
-        """Join, play until the last match ends, return the results (one per match)."""
-        return await asyncio.wait_for(self._play(), timeout)
+        """Join, play until the last match ends, return the results (one per match);
+        TimeoutError after ``timeout`` seconds (None: no limit). A cancellation
+        (a Ctrl-C) always ends it with CancelledError, even one that lands as the
+        last match ends (``asyncio.timeout``, not ``wait_for``: see
+        :class:`~cardhall.clients.client.Client`, "Cancellation")."""
+        async with asyncio.timeout(timeout):
+            return await self._play()
 
     async def _play(self) -> list[dict[str, Any]]:
         snap = await self.client.join(self.table, role="player", seat=self.wanted_seat, seed=self.seed)

@@ -13,6 +13,7 @@ import importlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 #: subcommand modules, in the order ``cardhall --help`` lists them.
@@ -103,27 +104,34 @@ def main(argv: list[str] | None = None) -> int:
     How a command that cannot go on ends, the same for every subcommand:
 
     * Ctrl-C (KeyboardInterrupt) anywhere: ``cardhall COMMAND: interrupted`` on
-      stderr and 130 (128 + SIGINT, as shells report it). (``serve`` handles
-      SIGINT and SIGTERM itself: a graceful shutdown and 0.)
+      stderr and 130 (128 + SIGINT, as shells report it), never a death by
+      SIGINT (:func:`_ignore_further_interrupts`, :func:`_clear_unhandled_mark`).
+      A Ctrl-C while the command's modules are imported and its arguments
+      parsed waits until its name is known (:func:`_named_first`). An event
+      loop run by :func:`cardhall.clients.load.interrupts.run_interruptible`
+      (``cardhall bot``'s) ends with KeyboardInterrupt whatever its tasks do
+      with the cancellation. (``serve`` handles SIGINT and SIGTERM itself: a
+      graceful shutdown and 0.)
     * an error from outside (:data:`OUTSIDE_ERRORS`: a server that does not
       answer, a websocket URL that is not ``ws://``, Redis down, a port in
       use): ``cardhall COMMAND: MESSAGE`` on stderr and 1.
 
     Neither prints a traceback unless ``$CARDHALL_TRACEBACK`` is set; any other
-    exception is a bug and keeps its traceback."""
+    exception is a bug and keeps its traceback. Called without ``argv`` (the
+    process is this command), SIGINT is ignored once the status is decided: a
+    Ctrl-C as the process exits changes nothing (it would raise where the
+    interpreter is exiting: a traceback, or a death by SIGINT)."""
     command = "cardhall"
     try:
         words = sys.argv[1:] if argv is None else argv
-        args = build_parser(words).parse_args(argv)
-        command = command_name(args)
+        with _named_first():
+            args = build_parser(words).parse_args(argv)
+            command = command_name(args)
         status = args.func(args)
     except KeyboardInterrupt:
         if _want_traceback():
             raise
-        # the command ends now: a further Ctrl-C (a key held down, a signal to the whole process
-        # group) must not turn this orderly 130 into a death by SIGINT while the interpreter exits
-        with contextlib.suppress(ValueError):  # main() called outside the main thread: nothing to change
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _ignore_further_interrupts()
         print(f"{command}: interrupted", file=sys.stderr)
         return 130
     except BaseException as exc:
@@ -132,7 +140,74 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"{command}: {describe(outside)}", file=sys.stderr)
         return 1
+    finally:
+        if argv is None:  # this process is the command (the console script, ``python -m``): its status is
+            _ignore_further_interrupts()  # decided, and a Ctrl-C from now on would only turn it into a traceback
+        _clear_unhandled_mark()
     return int(status or 0)
+
+
+@contextlib.contextmanager
+def _named_first() -> Iterator[None]:
+    """Hold a Ctrl-C back while the block runs (the subcommand's modules imported,
+    its arguments parsed: under a second on a busy machine), then raise it as
+    KeyboardInterrupt when the block ends, also when the block raised (``--help``,
+    a usage error): the line that reports it names the command, not just
+    ``cardhall``. Unchanged where SIGINT is not at Python's default handler
+    (ignored by a background start; a caller's own) or cannot be changed (not
+    the main thread)."""
+    came: list[int] = []
+
+    def note(signum: int, frame: Any) -> None:
+        came.append(signum)
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    try:
+        signal.signal(signal.SIGINT, note)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a Ctrl-C pending now is noted first
+        if came:
+            raise KeyboardInterrupt
+
+
+def _ignore_further_interrupts() -> None:
+    """Ignore SIGINT from now on, once a KeyboardInterrupt was caught: another
+    Ctrl-C (a key held down, a second signal to the process group) raised while
+    the interpreter exits would kill it by SIGINT (status -2) instead of the
+    orderly 130."""
+    while True:
+        try:
+            with contextlib.suppress(ValueError):  # main() called outside the main thread: nothing to change
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return
+        except KeyboardInterrupt:  # a second Ctrl-C, pending as the handler changed: ignored as well
+            continue
+
+
+def _clear_unhandled_mark() -> None:
+    """Forget CPython's note of an unhandled KeyboardInterrupt when :func:`main`
+    ends: it handled every KeyboardInterrupt it did not raise again.
+
+    CPython 3.11 notes a KeyboardInterrupt as unhandled when it leaves code that
+    ``exec``/``eval`` of a string runs (Python/pythonrun.c, ``run_eval_code_obj``),
+    even if it is caught later; after ``python -m``, ``Py_RunMain``
+    (Modules/main.c) then ends the process with ``exit_sigint()``: status -2
+    whatever ``sys.exit`` said (a script file, like the installed ``cardhall``,
+    exits through ``Py_Exit`` and is spared). A Ctrl-C lands in such code when
+    it comes while a module that defines a dataclass or a namedtuple is
+    imported (their methods are made by ``exec`` of a string), as ``cardhall
+    bench engine`` does right after printing its table's header. Each string
+    ``exec`` clears the note as it starts: an empty one clears it. A Python that
+    notes only a KeyboardInterrupt nothing caught has nothing to clear. One that
+    leaves :func:`main` is noted by ``python -m`` itself, after this."""
+    exec("", {})
 
 
 def _want_traceback() -> bool:

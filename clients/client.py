@@ -165,6 +165,14 @@ class Client:
     :class:`cardhall.protocol.schemas.SchemaViolation` from the pending request or the
     next read, and a client message that does not match must be refused by
     the server (an ``error`` reply), else the same is raised.
+
+    Cancellation: a task cancelled while it waits in a method here (a Ctrl-C
+    cancels a command's main task) gets CancelledError, whatever else happens
+    in the same step of the loop. Every bounded wait is ``asyncio.timeout``
+    around a plain ``await``, never ``asyncio.wait_for``: Python 3.11's
+    ``wait_for`` returns the awaited result when it completes in the step that
+    delivers the caller's cancellation (a reply arriving with the Ctrl-C), and
+    the cancellation is lost (``cardhall bot`` would play on).
     """
 
     def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, record: bool = False,
@@ -219,8 +227,12 @@ class Client:
     # -- connection ---------------------------------------------------------
     async def connect(self) -> Client:
         """Open the websocket and start reading; raises the websocket library's
-        errors when the handshake fails (``InvalidStatus`` for a 403)."""
-        await self._open()
+        errors when the handshake fails (``InvalidStatus`` for a 403), and
+        ConnectionRefusedError naming the URL when nothing listens there."""
+        try:
+            await self._open()
+        except ConnectionRefusedError as exc:  # asyncio's message names a socket address, not the URL
+            raise ConnectionRefusedError(exc.errno, f"{self.url}: connection refused") from exc
         return self
 
     async def _open(self, ready: bool = True) -> None:
@@ -254,18 +266,23 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
-        """Close the connection (no reconnect); readers of :meth:`events` stop."""
+        """Close the connection (no reconnect); readers of :meth:`events` stop.
+        The reader gets 5 s after the closing handshake to take the last frames.
+        Cancelled meanwhile (Ctrl-C), it stops the reader and the readers of
+        :meth:`events` all the same, and raises CancelledError: the caller's
+        cancellation is never swallowed here (see :class:`Client`, "Cancellation")."""
         self._closing = True
         if self._reconnecting is not None:
             self._reconnecting.cancel()
-        if self.ws is not None:
-            await self.ws.close()
-        if self._reader is not None:
-            try:
-                await asyncio.wait_for(self._reader, 5)
-            except (TimeoutError, asyncio.CancelledError):
+        try:
+            if self.ws is not None:
+                await self.ws.close()
+            if self._reader is not None:
+                await asyncio.wait({self._reader}, timeout=5)  # neither raises the reader's end nor hides ours
+        finally:
+            if self._reader is not None and not self._reader.done():
                 self._reader.cancel()
-        self._end()
+            self._end()
 
     def _end(self) -> None:
         if not self._ended:
@@ -461,7 +478,8 @@ class Client:
         if not self._ready.is_set():
             if self._ended:
                 raise ConnectionError("connection closed")
-            await asyncio.wait_for(self._ready.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._ready.wait()
         return await self._request(message, timeout)
 
     async def wait_ready(self, timeout: float | None = 30.0) -> None:
@@ -470,7 +488,8 @@ class Client:
         if not self._ready.is_set():
             if self._ended:
                 raise ConnectionError("connection closed")
-            await asyncio.wait_for(self._ready.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._ready.wait()
         if self._ended:
             raise ConnectionError("connection closed")
 
@@ -482,7 +501,8 @@ class Client:
         self._pending[rid] = fut
         try:
             await self.send({**message, "id": rid})
-            reply = await asyncio.wait_for(fut, timeout)
+            async with asyncio.timeout(timeout):
+                reply = await fut
         finally:
             self._pending.pop(rid, None)
         if reply.get("type") == "error":
@@ -593,7 +613,8 @@ class Client:
     async def next_frame(self, timeout: float = 10.0) -> Frame:
         """The next frame from :attr:`inbox`; ConnectionError once the
         connection is gone for good (after the frames already received)."""
-        frame = await asyncio.wait_for(self.inbox.get(), timeout)
+        async with asyncio.timeout(timeout):
+            frame = await self.inbox.get()
         if frame is _END:
             self.inbox.put_nowait(_END)  # every later read ends too
             if self.error is not None:

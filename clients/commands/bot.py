@@ -14,7 +14,6 @@ drops. Exit status 0 when the match ended, 1 on an error.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from typing import Any
@@ -53,11 +52,16 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def main(args: argparse.Namespace) -> int:
+    """Play as ``args`` say; the exit status (0: the matches ended; 1: the server
+    refused or could not be reached, said in one line). A Ctrl-C raises
+    KeyboardInterrupt whenever it lands (:func:`~cardhall.clients.load.interrupts.run_interruptible`),
+    which :func:`cardhall.clients.cli.main` reports."""
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     from cardhall.clients.client import ServerError
+    from cardhall.clients.load.interrupts import run_interruptible
 
     try:
-        asyncio.run(run(args))
+        run_interruptible(run, args)
     except (ServerError, ConnectionError, OSError, ValueError) as exc:
         print(f"cardhall bot: {exc}", file=sys.stderr)
         return 1

@@ -21,6 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cardhall.clients.client import Client, Frame
+from cardhall.clients.load.interrupts import run_interruptible
 from cardhall.clients.load.probe import metric
 from tests.conftest import until
 from tests.server.conftest import running_server
@@ -184,6 +186,122 @@ async def test_bench_engine_interrupted(tmp_path):
     await _wait_for_line(proc.stdout, "ours h/s")  # the table's header: its first row takes 10,000,000 hands
     code, _, err = await _interrupt(proc)
     _interrupted(code, err, "cardhall bench engine")
+
+
+#: a ``cardhall`` command of the test's own, run with ``python -m`` as the suite runs ``cardhall``:
+#: ``{name}`` is its name, ``{register}`` the body of its ``register(subparsers)``
+COMMAND_MODULE = """
+import signal
+import sys
+
+from cardhall.clients import cli
+
+
+def register(subparsers):
+{register}
+
+
+if __name__ == "__main__":
+    cli.COMMANDS[:] = ["{name}"]
+    sys.exit(cli.main())
+"""
+
+
+async def _run_module(tmp_path: Path, name: str, register: str, *args: str) -> tuple[int, str]:
+    """Write :data:`COMMAND_MODULE` as ``commands.NAME`` under ``tmp_path`` and run ``python -m
+    commands.NAME ARGS`` there (SIGINT at its default action); returns ``(exit status, stderr)``."""
+    package = tmp_path / "commands"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").touch()
+    (package / f"{name}.py").write_text(COMMAND_MODULE.format(name=f"commands.{name}", register=register))
+    with _ctrl_c_reachable():
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", f"commands.{name}", *args, cwd=tmp_path,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), DEADLINE)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+async def test_ctrl_c_in_code_run_by_exec_of_a_string_still_exits_130(tmp_path):
+    """The Ctrl-C lands in code that ``exec`` of a string runs, as it does when it comes while a
+    module defining a dataclass is imported (``cardhall bench engine`` right after its table's
+    header): CPython 3.11 notes that KeyboardInterrupt as unhandled although ``cli.main`` catches
+    it, and under ``python -m`` the process then killed itself by SIGINT (-2) after printing its
+    line (:func:`cardhall.clients.cli._clear_unhandled_mark`)."""
+    register = ('    subparsers.add_parser("boom").set_defaults(\n'
+                '        func=lambda args: exec("import signal; signal.raise_signal(signal.SIGINT)"))')
+    code, err = await _run_module(tmp_path, "exec_interrupted", register, "boom")
+    _interrupted(code, err, "cardhall boom")
+
+
+async def test_ctrl_c_while_the_command_is_parsed_names_the_command(tmp_path):
+    """The Ctrl-C comes while the command's modules are imported and its parser built (here:
+    inside ``register``): it is held until the command is named, and the command never runs."""
+    register = ('    signal.raise_signal(signal.SIGINT)\n'
+                '    subparsers.add_parser("quick").set_defaults(func=lambda args: print("ran"))')
+    code, err = await _run_module(tmp_path, "parse_interrupted", register, "quick")
+    _interrupted(code, err, "cardhall quick")
+
+
+class _CancelledOnReply(Client):
+    """A client whose ``victim`` task is cancelled in the very step that completes the request it
+    waits on: a Ctrl-C that comes with the reply."""
+
+    victim: asyncio.Task[Frame] | None = None
+
+    def dispatch(self, frame: Frame) -> None:
+        super().dispatch(frame)
+        if frame.get("type") == "pong" and self.victim is not None:
+            self.victim.cancel()
+
+
+async def test_a_cancellation_that_comes_with_the_reply_is_not_lost(live):
+    """Python 3.11's ``asyncio.wait_for`` returned the reply and dropped the cancellation
+    (``cardhall bot`` interrupted as its join was answered played on, and ended with 0 once its
+    match was over): the client's waits keep the cancellation."""
+    client = await _CancelledOnReply(live.url).connect()
+    try:
+        await client.hello("cancelled")
+        client.victim = asyncio.ensure_future(client.ping())
+        with pytest.raises(asyncio.CancelledError):
+            await client.victim
+        assert client.victim.cancelled()
+    finally:
+        await client.close()
+
+
+@contextlib.contextmanager
+def _sigint_default() -> Iterator[None]:
+    """SIGINT at Python's default handler in this process for the block (as for a command)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("swallows", [0, 1])
+def test_run_interruptible_ends_in_keyboardinterrupt_whatever_the_work_does(swallows):
+    """A Ctrl-C while the work runs ends it with KeyboardInterrupt, also when the work swallows the
+    cancellation (it is cancelled again after :data:`RECANCEL_AFTER` seconds) and then returns a
+    result (``asyncio.run`` would return it: exit status 0)."""
+    taken: list[int] = []
+
+    async def work() -> str:
+        signal.raise_signal(signal.SIGINT)  # the Ctrl-C
+        while True:
+            try:
+                await asyncio.sleep(DEADLINE)
+            except asyncio.CancelledError:
+                taken.append(1)
+                if len(taken) > swallows:
+                    return "finished as if nothing had come"
+
+    with _sigint_default():
+        with pytest.raises(KeyboardInterrupt):
+            run_interruptible(work)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # left as found
+    assert len(taken) == swallows + 1
 
 
 def _children(pid: int) -> list[int]:
