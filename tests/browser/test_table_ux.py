@@ -98,8 +98,10 @@ async def test_lobby_rows_and_a_busted_solo_player_watches(server: LiveServer, b
     tab = await new_tab(browser, server.http)
     page = tab.page
     await page.fill("#seats", "5")  # typed in the form: the list's refreshes keep it
+    # bots slow enough that the match is still on while the row is looked for (a finished table nobody
+    # watches leaves the lobby)
     full = await _post_table(tab, {"game": "loco_poker", "seats": 2, "bots": ["random", "random"],
-                                   "options": {"points_to_win": 1, "bot_think": 0}})
+                                   "options": {"points_to_win": 1, "bot_think": 30}})
     await expect(page.locator(f".table-row[data-table={full}]")).to_be_visible(timeout=60_000)  # no reload
     # a busted solo player (RULES G-4): a tiny stack, all in at every decision
     options = {"starting_stacks": [10, 600, 600], "pause": 0, "bot_think": 0}

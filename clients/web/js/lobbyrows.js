@@ -56,7 +56,9 @@ export function joinable(entry) {
  * joinable tables (waiting ones before finished ones), then running and paused ones, then the rest;
  * the server's order otherwise. */
 export function sortTables(entries, mine = () => false) {
-  const rank = (t) => (mine(t) ? -1 : joinable(t) ? (t.status === "waiting" ? 0 : 1) : t.status === "running" || t.status === "paused" ? 2 : 3);
+  // your own tables first; within yours and within the others: joinable (waiting first), then running, then the rest
+  const state = (t) => (joinable(t) ? (t.status === "waiting" ? 0 : 1) : t.status === "running" || t.status === "paused" ? 2 : 3);
+  const rank = (t) => (mine(t) ? state(t) - 4 : state(t));
   return entries.map((t, i) => [rank(t), i, t]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
 }
 
