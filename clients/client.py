@@ -5,7 +5,10 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
 * requests matched to replies by ``id``/``re``: :meth:`Client.hello`,
   :meth:`~Client.create_table`, :meth:`~Client.join`, :meth:`~Client.act`,
   :meth:`~Client.leave`, :meth:`~Client.chat`, :meth:`~Client.rename`,
-  :meth:`~Client.ping` (an ``error`` reply raises
+  :meth:`~Client.ping`, and the owner's controls of a table (1.5):
+  :meth:`~Client.approve`, :meth:`~Client.deny`, :meth:`~Client.kick`,
+  :meth:`~Client.ban`, :meth:`~Client.transfer`, :meth:`~Client.close_table`
+  (an ``error`` reply raises
   :class:`ServerError` with its ``code``); and over HTTP the game catalogue,
   :meth:`~Client.games` (the games, seats, options and bots ``create_table``
   accepts);
@@ -96,6 +99,9 @@ Frame = dict[str, Any]
 
 #: the validator every client uses unless given its own (None: no checking)
 DEFAULT_VALIDATOR: FrameValidator | None = None
+
+#: the events about a player that change how this client rejoins a table (1.5, SPEC "Private tables")
+_ABOUT_ME = frozenset({"seat_approved", "seat_denied", "seat_request_lapsed", "kicked", "banned"})
 
 #: put in the inbox when the connection is gone for good (readers stop on it)
 _END: Frame = {"type": "_end"}
@@ -204,6 +210,8 @@ class Client:
         self.seqs: dict[str, int] = {}
         #: table -> role (``player``/``spectator``) of every table joined, rejoined after a reconnect
         self.joined: dict[str, str] = {}
+        #: tables where this player's request for a seat waits for the owner (1.5): a reconnect asks again
+        self.asking: set[str] = set()
         self.gaps = 0
         self.reconnects = 0
         #: the close code of every websocket this client had, in order (None: dropped without a close frame)
@@ -373,6 +381,9 @@ class Client:
             if last is not None and seq != last + 1:
                 self.gaps += 1
             self.seqs[table] = seq
+            event = frame.get("event") or {}
+            if event.get("type") in _ABOUT_ME and event.get("player") == self.player:
+                self._about_me(table, event["type"])
         elif kind == "snapshot":
             self.seqs[frame["table"]] = frame["seq"]
         re = frame.get("re")
@@ -385,6 +396,16 @@ class Client:
             self.on_frame(frame)
         else:
             self.inbox.put_nowait(frame)
+
+    def _about_me(self, table: str, kind: str) -> None:
+        """Follow what the owner did to this player at ``table`` (1.5), so that a
+        reconnect joins it again as what it now is: a request answered or lapsed
+        asks no more, a kicked player watches, a banned one is gone."""
+        self.asking.discard(table)
+        if kind in ("seat_denied", "seat_request_lapsed", "kicked") and table in self.joined:
+            self.joined[table] = "spectator"
+        elif kind == "banned":
+            self.joined.pop(table, None)
 
     async def _reconnect(self) -> None:
         """Reconnect with backoff (0.05 s doubling to 2 s) for up to
@@ -405,6 +426,8 @@ class Client:
                     msg: Frame = {"type": "join", "table": table, "role": role}
                     if table in self.seqs:
                         msg["since"] = self.seqs[table]
+                    if table in self.asking:
+                        msg["ask"] = True
                     try:
                         reply = await self._resume(msg)
                     except ServerError as exc:
@@ -543,19 +566,39 @@ class Client:
         return (await self.request(msg))["table"]
 
     async def join(self, table: str, role: str = "player", seat: int | None = None, seed: str | None = None,
-                   since: int | None = None) -> Frame:
+                   since: int | None = None, *, invite: str | None = None, password: str | None = None,
+                   ask: bool = False) -> Frame:
         """``join`` → the ``snapshot``, or, with ``since``, ``ok`` after the missed
         events (which arrive in the inbox first). Joining again returns a fresh
-        snapshot (the state now). ``seed``: a client seed for the next match (G-2)."""
-        msg: Frame = {"type": "join", "table": table, "role": role}
-        if seat is not None:
-            msg["seat"] = seat
-        if seed is not None:
-            msg["seed"] = seed
-        if since is not None:
-            msg["since"] = since
+        snapshot (the state now). ``seed``: a client seed for the next match (G-2).
+
+        A private table (1.5, SPEC "Private tables"): ``invite``, the secret of
+        its invite link (required for an unlisted table); ``password``, its
+        password; ``ask``: ask the owner for a seat at a table with
+        ``approve_seats`` (the answer is a snapshot as a spectator with
+        ``pending: true``; the owner's answer comes as a ``seat_approved``,
+        ``seat_denied`` or ``seat_request_lapsed`` event). Each is sent only
+        when given (``ask`` only when true). A table lets a player in once: a
+        later join, and a reconnect's, needs neither the invite nor the
+        password; a reconnect while the request waits asks again.
+
+        Raises :class:`ServerError`: ``unknown_table`` (no such table, or an
+        unlisted one without its invite), ``bad_password``,
+        ``approval_required`` (join with ``ask=True``), ``seat_denied`` (the
+        owner refused this player a seat until the next rematch), ``banned``,
+        ``kicked`` (as a player, until the match it was kicked from ends),
+        ``table_full``, ``seat_taken``, ``match_running``, ``already_seated``,
+        ``rate_limited`` (too many passwords tried), ``bad_request``."""
+        given = {"seat": seat, "seed": seed, "since": since, "invite": invite, "password": password,
+                 "ask": True if ask else None}
+        msg: Frame = {"type": "join", "table": table, "role": role,
+                      **{key: value for key, value in given.items() if value is not None}}
         reply = await self.request(msg)
         self.joined[table] = role
+        if reply.get("pending"):
+            self.asking.add(table)
+        else:
+            self.asking.discard(table)
         return reply
 
     async def act(self, table: str, action: Frame, turn: int | None = None) -> Frame:
@@ -566,6 +609,56 @@ class Client:
         if turn is not None:
             msg["turn"] = turn
         return await self.request(msg)
+
+    # -- the host's controls (1.5, SPEC "Private tables", "The host's controls") ------------------
+    # Each is a table control sent with act: ok, or ServerError not_owner (the sender does not own the
+    # table), not_joined (the owner has not joined it), unknown_table, table_closed, and bad_request
+    # (``player`` missing, not a public id of 1 to 64 characters, or the owner's own).
+
+    async def approve(self, table: str, player: str) -> Frame:
+        """Seat ``player`` (a public id), whose request for a seat waits, in the
+        seat it asked for if still free, else the lowest free one (events
+        ``seat_approved`` then ``seated``). Raises :class:`ServerError`
+        ``not_owner``, ``bad_request`` (``player`` is not asking), ``table_full``
+        (no free seat: the request stays), ``match_running``."""
+        return await self.act(table, {"type": "approve", "player": player})
+
+    async def deny(self, table: str, player: str) -> Frame:
+        """Refuse ``player`` the seat it asked for (event ``seat_denied``; its
+        joins as player get ``seat_denied`` until the table's next rematch).
+        Raises :class:`ServerError` ``not_owner``, ``bad_request`` (``player``
+        is not asking)."""
+        return await self.act(table, {"type": "deny", "player": player})
+
+    async def close_table(self, table: str) -> Frame:
+        """Close ``table`` for everyone (its last event: ``closed`` with reason
+        ``owner``; later requests get ``unknown_table``). Raises
+        :class:`ServerError` ``not_owner``, ``not_joined``."""
+        return await self.act(table, {"type": "close"})
+
+    async def kick(self, table: str, player: str) -> Frame:
+        """Take ``player``'s seat (by the ``leave`` rule: sat out until the match
+        ends, freed between matches); its connections watch as spectators and it
+        sits again only after the match ends (event ``kicked``). Raises
+        :class:`ServerError` ``not_owner``, ``bad_request``, ``bad_state``
+        (``player`` neither seated nor watching here)."""
+        return await self.act(table, {"type": "kick", "player": player})
+
+    async def ban(self, table: str, player: str) -> Frame:
+        """Remove ``player`` from the table for as long as it is open: its seat
+        as for :meth:`kick`, its connections stop watching, its joins get
+        ``banned`` (event ``banned``; ``player`` need not be at the table).
+        Raises :class:`ServerError` ``not_owner``, ``bad_request``,
+        ``bad_state`` (banned already)."""
+        return await self.act(table, {"type": "ban", "player": player})
+
+    async def transfer(self, table: str, player: str) -> Frame:
+        """Hand the table over: ``player``, who holds a seat of its own here,
+        owns it from now on (event ``owner_changed`` with reason ``transfer``);
+        this player is then one like any other. Raises :class:`ServerError`
+        ``not_owner``, ``bad_request``, ``bad_state`` (``player`` holds no seat
+        here: a spectator, a bot, a seat it was kicked from)."""
+        return await self.act(table, {"type": "transfer", "player": player})
 
     async def chat(self, table: str, text: str) -> Frame:
         """``chat`` → ``ok`` (1.1, SPEC "Chat"): a message to ``table``, which
@@ -588,6 +681,7 @@ class Client:
         matches, sat out during one, G-5)."""
         reply = await self.request({"type": "leave", "table": table})
         self.joined.pop(table, None)
+        self.asking.discard(table)
         return reply
 
     async def ping(self) -> Frame:

@@ -109,6 +109,15 @@ class Occupant(TypedDict):
     connected: bool
 
 
+class SeatRequestEntry(TypedDict):
+    """A request for a seat waiting for the owner (1.5, the owner's ``info.requests``):
+    the player, its name, the seat its join asked for (None: any)."""
+
+    player: str
+    name: str
+    seat: Seat | None
+
+
 class Info(TypedDict):
     """A table's public metadata (``GET /api/tables`` entries have the first eight fields)."""
 
@@ -128,6 +137,7 @@ class Info(TypedDict):
     spectator_chat: bool
     password: bool
     invite: NotRequired[str]
+    requests: NotRequired[list[SeatRequestEntry]]
 
 
 #: The open turn: ``id`` is the seq of the event that began it (send it back as

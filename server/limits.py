@@ -19,6 +19,14 @@ more nodes of a cluster, is counted here, per player or per client address:
 * **renames** of one player (``rename``), all its connections together
   (:data:`RENAME_BURST` at once, one every ``1 / RENAME_RATE`` s): each one
   is told to every table where the player sits or watches;
+* **table passwords** tried (SPEC "Private tables") by one player, all its
+  connections together, and from one address, all its players and
+  connections and its HTTP requests together (:data:`PASSWORD_TRIES` at
+  once, one every :data:`PASSWORD_EVERY` s): a try is counted before its
+  key is derived (so tries running at once are bounded too), against its
+  player first, then its address, and a ``join``'s right password is given
+  back (:meth:`Limits.password_right`): the wrong ones count. What each
+  connection tries is bounded on its node (:mod:`cardhall.server.private_access`);
 * **websockets** open at once from one client address (``max_connections_per_ip``;
   the TCP connections counted at accept stay the gate's, per node:
   :mod:`cardhall.server.gate`).
@@ -37,6 +45,7 @@ the players and the websocket session see only :class:`Limits`.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Protocol
 
@@ -49,6 +58,10 @@ from cardhall.server.ratelimit import AddressBudget
 RENAME_BURST = 3.0
 #: renames per second after the burst (one every 10 s)
 RENAME_RATE = 0.1
+#: table passwords tried at once per player and per address (and per connection, on its node)
+PASSWORD_TRIES = 5
+#: seconds per password try after those (a token bucket refilling one try this often)
+PASSWORD_EVERY = 10.0
 
 
 def too_many_tables(player: bool, limit: int) -> ProtocolError:
@@ -94,6 +107,16 @@ def too_many_renames() -> ProtocolError:
                          f"then one every {1 / RENAME_RATE:g} s")
 
 
+def too_many_passwords(wait: float) -> ProtocolError:
+    """The refusal of a table password past a count of tries, ``wait``
+    seconds before the next (nothing is derived, the right password too).
+
+    >>> too_many_passwords(2.2).message
+    'too many table passwords tried: retry in 3 s'
+    """
+    return ProtocolError("rate_limited", f"too many table passwords tried: retry in {math.ceil(wait)} s")
+
+
 class Limits(Protocol):
     """The counts behind the limits above. Every refusal is a ProtocolError
     with the code and message the limit has on a single node; ``unavailable``
@@ -129,6 +152,19 @@ class Limits(Protocol):
         """Count a rename of ``player`` against its bucket, or refuse it:
         ProtocolError ``rate_limited`` (:func:`too_many_renames`), ``unavailable``."""
 
+    async def password_try(self, player: str | None, address: str) -> None:
+        """Count a table password tried by ``player`` (None: an HTTP request's)
+        from client ``address``, before its key is derived: its player's
+        bucket, then its address's, or refuse it: ProtocolError
+        ``rate_limited`` (:func:`too_many_passwords`; one the address refuses
+        has spent its player's token), ``unavailable``."""
+
+    async def password_right(self, player: str, address: str) -> None:
+        """The password ``player`` tried from ``address`` (counted by
+        :meth:`password_try`) was right: both tokens are given back, so only
+        wrong ones count. Never raises (a token not given back is one try less
+        for a while)."""
+
     async def open_socket(self, address: str) -> bool:
         """Count a websocket from ``address``; False (not counted) when the
         address has ``max_connections_per_ip`` open already."""
@@ -143,7 +179,7 @@ class Limits(Protocol):
 class MemoryLimits:
     """:class:`Limits` counted in this process's memory: each open table's
     ``(owner, address)`` by id, a token bucket per address for new players
-    and per player and per address for chat, per player for renames
+    and per player and per address for chat and for table passwords, per player for renames
     (:class:`~cardhall.server.ratelimit.AddressBudget`, kept while not
     full), websockets per address.
 
@@ -166,6 +202,8 @@ class MemoryLimits:
         self._chat = AddressBudget(int(BURST), BURST / RATE)
         self._chat_from = AddressBudget(int(ADDRESS_BURST), ADDRESS_BURST / ADDRESS_RATE)
         self._renames = AddressBudget(int(RENAME_BURST), RENAME_BURST / RENAME_RATE)
+        self._passwords = AddressBudget(PASSWORD_TRIES, PASSWORD_TRIES * PASSWORD_EVERY)
+        self._passwords_from = AddressBudget(PASSWORD_TRIES, PASSWORD_TRIES * PASSWORD_EVERY)
         self._sockets: dict[str, int] = {}
 
     async def take_table(self, table: str, owner: str | None, address: str | None) -> None:
@@ -216,6 +254,17 @@ class MemoryLimits:
     async def rename(self, player: str) -> None:
         if not self._renames.take(player, time.monotonic()):
             raise too_many_renames()
+
+    async def password_try(self, player: str | None, address: str) -> None:
+        now = time.monotonic()
+        for budget, key in ((self._passwords, player), (self._passwords_from, address)):
+            if key is not None and not budget.take(key, now):
+                raise too_many_passwords(budget.wait(key, now))
+
+    async def password_right(self, player: str, address: str) -> None:
+        now = time.monotonic()
+        self._passwords.give(player, now)
+        self._passwords_from.give(address, now)
 
     async def open_socket(self, address: str) -> bool:
         limit = self.settings.max_connections_per_ip

@@ -14,20 +14,23 @@ Deriving a password's key takes tens of milliseconds (:mod:`cardhall.server.pass
 it runs in a worker thread while the connection's next frames wait (the
 session reads one frame at a time, so a join keeps its place before them).
 Tries are bounded: :data:`TRIES` at once, then one every :data:`TRY_EVERY`
-seconds, per connection (every try: each costs a derivation) and per client
-address (the forwarded one behind a trusted proxy: a websocket's wrong tries
-and every HTTP try together), counted on each node on its own; past either a
-request carrying a password gets ``rate_limited`` without a derivation. A
-table lets a player in once (:mod:`cardhall.server.table.access`), so a
-client sends its password once per table. An invite is 128 random bits: a
-wrong one is not counted.
+seconds, per connection (every try: each costs a derivation), counted here
+on this node, and per player and per client address (the forwarded one
+behind a trusted proxy: a websocket's wrong tries and every HTTP try
+together), counted by the hall's :class:`~cardhall.server.limits.Limits`
+(in Redis: on every node of a cluster together). Each try is counted before
+its key is derived, so tries running at once are bounded too; a ``join``'s
+right password is then given back to its player and address. Past any
+count a request carrying a password gets ``rate_limited`` without a
+derivation. A table lets a player in once (:mod:`cardhall.server.table.access`),
+so a client sends its password once per table. An invite is 128 random
+bits: a wrong one is not counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hmac
-import math
 import time
 import weakref
 from collections.abc import Mapping
@@ -36,6 +39,7 @@ from urllib.parse import unquote
 
 from cardhall.protocol.errors import ProtocolError
 from cardhall.server import passwords
+from cardhall.server.limits import PASSWORD_EVERY, PASSWORD_TRIES, too_many_passwords
 from cardhall.server.options import PASSWORD_MAX
 from cardhall.server.ratelimit import AddressBudget
 from cardhall.server.table.access import lock
@@ -47,10 +51,10 @@ if TYPE_CHECKING:
 
 Data = dict[str, Any]
 
-#: password tries at once per connection and per client address (SPEC "Limits")
-TRIES = 5
+#: password tries at once per connection, per player and per client address (SPEC "Limits")
+TRIES = PASSWORD_TRIES
 #: seconds per try after those (a token bucket refilling one try this often)
-TRY_EVERY = 10.0
+TRY_EVERY = PASSWORD_EVERY
 #: the longest invite a request may carry (the server's are 22 characters)
 INVITE_MAX = 64
 #: the HTTP headers that carry a table's invite and password (SPEC "HTTP")
@@ -93,7 +97,6 @@ class PrivateAccess:
     def __init__(self, hall: Hall) -> None:
         self.hall = hall
         self.by_connection = AddressBudget(TRIES, TRIES * TRY_EVERY)
-        self.by_address = AddressBudget(TRIES, TRIES * TRY_EVERY)
 
     async def lock(self, table_id: str) -> Data | None:
         """The lock of open table ``table_id`` (None: a public table without a
@@ -116,31 +119,36 @@ class PrivateAccess:
             if held is not None:
                 invited = invite is not None and hmac.compare_digest(invite_digest(invite), held["invite"])
                 if password is not None and held["password"] is not None:
-                    password_ok = await self.try_password(held["password"], password, f"c{conn_id}", address)
+                    password_ok = await self.try_password(held["password"], password, address,
+                                                          (f"c{conn_id}", join.player))
         return dataclasses.replace(join, ask=msg.get("ask"), invited=invited, password_ok=password_ok)
 
-    async def try_password(self, record: Data, password: str, key: str | None, address: str) -> bool:
-        """Is ``password`` the one of ``record``? Every try counts against
-        ``key`` (a connection's: each costs a derivation, right or wrong), a
-        wrong one against ``address`` too; an HTTP request's (``key`` None)
-        every try against ``address``. ProtocolError ``rate_limited`` past
-        either's tries (nothing derived then)."""
+    async def try_password(self, record: Data, password: str, address: str,
+                           joining: tuple[str, str] | None = None) -> bool:
+        """Is ``password`` the one of ``record``? ``joining``: a ``join``'s
+        connection key and player (None: an HTTP request's). A join's try
+        counts against its connection (each costs a derivation, right or
+        wrong), and against its player and ``address`` unless it is right;
+        an HTTP request's every try against ``address``. ProtocolError
+        ``rate_limited`` past any count (nothing derived then),
+        ``unavailable`` (the cluster's counts cannot be read)."""
         now = time.monotonic()
-        wait = self.by_address.wait(address, now)
-        if key is not None:
-            wait = max(wait, self.by_connection.wait(key, now))
-        if wait > 0:
+        if joining is not None and (wait := self.by_connection.wait(joining[0], now)) > 0:
             self.hall.metrics.error("rate_limited")
-            raise ProtocolError("rate_limited", f"too many table passwords tried: retry in {math.ceil(wait)} s")
-        if key is not None:
-            self.by_connection.take(key, now)
-        else:
-            self.by_address.take(address, now)
-        if await passwords.matches(record, password):
-            return True
-        if key is not None:
-            self.by_address.take(address, time.monotonic())
-        return False
+            raise too_many_passwords(wait)
+        player = None if joining is None else joining[1]
+        try:
+            await self.hall.limits.password_try(player, address)
+        except ProtocolError as exc:
+            self.hall.metrics.error(exc.code)
+            raise
+        if joining is not None:
+            self.by_connection.take(joining[0], now)
+        if not await passwords.matches(record, password):
+            return False
+        if player is not None:  # a join's right password: only wrong ones count against its player and address
+            await self.hall.limits.password_right(player, address)
+        return True
 
     async def http(self, held: Data | None, headers: Mapping[str, str], address: str, table_id: str,
                    hands: bool) -> None:
@@ -160,6 +168,6 @@ class PrivateAccess:
         record = held.get("password")
         if hands and record is not None and held.get("spectators"):
             given = _decoded(headers.get(PASSWORD_HEADER))
-            if not given or len(given) > PASSWORD_MAX or not await self.try_password(record, given, None, address):
+            if not given or len(given) > PASSWORD_MAX or not await self.try_password(record, given, address):
                 raise ProtocolError("bad_password", f"watching this table needs its password: send it in "
                                     f"{PASSWORD_HEADER}, the right one")

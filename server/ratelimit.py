@@ -116,6 +116,27 @@ class AddressBudget:
         tokens = min(bucket.burst, bucket.tokens + (now - bucket.stamp) * bucket.rate)
         return 0.0 if tokens >= 1.0 else (1.0 - tokens) / bucket.rate
 
+    def give(self, key: str, now: float) -> None:
+        """Give ``key`` back one use it took (``now``: monotonic seconds): a
+        use that turned out not to count (a right password, SPEC "Limits").
+        Never past the budget; a key holding all its uses is forgotten.
+
+        >>> budget = AddressBudget(count=2, window=8.0)
+        >>> [budget.take("a", 0.0), budget.take("a", 0.0), budget.wait("a", 0.0)]
+        [True, True, 4.0]
+        >>> budget.give("a", 0.0); budget.wait("a", 0.0), len(budget)
+        (0.0, 1)
+        >>> budget.give("a", 0.0); len(budget)
+        0
+        """
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return
+        bucket.tokens = min(bucket.burst, bucket.tokens + (now - bucket.stamp) * bucket.rate + 1.0)
+        bucket.stamp = now
+        if bucket.full(now):
+            del self._buckets[key]
+
     def __len__(self) -> int:
         return len(self._buckets)
 

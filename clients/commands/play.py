@@ -40,6 +40,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--auth-file", metavar="FILE", default=None,
                    help="sign in with the token (a JWT) in FILE that the server's operator issued you; "
                         "the player is then kept for this server as usual")
+    p.add_argument("--join", metavar="LINK", default=None,
+                   help="join the table of an invite link (PAGE/#table=ID&invite=INVITE) once the lobby shows; "
+                        "a password or the host's approval is asked for there")
     p.set_defaults(func=main)
 
 
@@ -79,7 +82,8 @@ def main(args: argparse.Namespace) -> int:
     except AuthFileError as exc:
         print(f"cardhall play: {exc}", file=sys.stderr)
         return 1
+    # a Namespace built without --fresh or --join: keep the player, join nothing
     app = CardhallApp(args.server, args.name, "json" if args.json else "msgpack", identity=IdentityStore(),
-                      fresh=getattr(args, "fresh", False), auth=auth)  # a Namespace built without --fresh: keep
+                      fresh=getattr(args, "fresh", False), auth=auth, join=getattr(args, "join", None))
     app.run()
     return app.return_code or 0

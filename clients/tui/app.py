@@ -13,6 +13,17 @@ legal actions and the bet presets; the footer lists the keys that work now.
 It reconnects by itself (``Client(reconnect=True)``) and redraws from a fresh
 snapshot after each event.
 
+Private tables (protocol 1.5, SPEC "Private tables"): ``option=value`` in the create input takes
+the table options too (``visibility=unlisted password=TEXT approve_seats=yes approve_within=60``;
+a ``text`` option stays text, a switch takes yes/no); the owner then finds the invite link on the
+table's host line and ``h`` opens the host controls (:mod:`cardhall.clients.tui.host`: approve or
+deny requests for a seat, kick, ban, make host, copy the invite link, close the table). An invite
+link pasted in the lobby input (``join LINK``, ``watch LINK`` or the link alone), or given as
+``join`` (:class:`CardhallApp`), joins its table; a table that needs a password asks for it; one
+whose owner approves seats asks for a seat, and the table shows you watching and waiting until
+the host answers. The lobby's filter line (``/`` from the table list, Enter applies, empty: all)
+narrows the list: ``game=NAME free=N bots=yes|no min_big_blind=N max_big_blind=N``.
+
 A game without a terminal renderer of its own (:mod:`cardhall.clients.tui.render`
 picks it from the game's registration) is drawn as data
 (:mod:`cardhall.clients.tui.generic`): its view as ``key: value`` lines, its
@@ -54,6 +65,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 from textual.app import App
 
@@ -62,6 +74,8 @@ from cardhall.clients.tui.actions import parse_play
 from cardhall.clients.tui.identity import Identity, IdentityStore, SavedTable
 from cardhall.clients.tui.lobby import FAILURES, Lobby, games_help, parse_create
 from cardhall.clients.tui.plain import Plain, plain, visible
+from cardhall.clients.tui.private import parse_invite
+from cardhall.clients.tui.prompts import PasswordScreen
 from cardhall.clients.tui.table import TableView
 
 __all__ = ["CardhallApp", "Lobby", "TableView", "games_help", "parse_create", "parse_play"]
@@ -96,7 +110,8 @@ class CardhallApp(App):
     kept player's name, else ``player``); ``lobby_refresh``: seconds between the lobby's reloads;
     ``identity``: where the player is kept between runs (None: nowhere, a new player each run);
     ``fresh``: forget the kept player of ``server`` first; ``auth``: a JWT from the server's
-    operator (SPEC "Identity"): the first hello is that account's player, not the kept one."""
+    operator (SPEC "Identity"): the first hello is that account's player, not the kept one; ``join``:
+    an invite link (or ``table=ID&invite=INVITE``) to join once the lobby shows (protocol 1.5)."""
 
     TITLE = "cardhall"
     CSS = """
@@ -110,7 +125,7 @@ class CardhallApp(App):
 
     def __init__(self, server: str = "ws://127.0.0.1:8000/ws", name: str | None = "player", codec: str = "msgpack",
                  lobby_refresh: float = 3.0, identity: IdentityStore | None = None, fresh: bool = False,
-                 auth: str | None = None) -> None:
+                 auth: str | None = None, join: str | None = None) -> None:
         super().__init__()
         self.server = server
         self.auth = auth
@@ -118,14 +133,17 @@ class CardhallApp(App):
         self.lobby_refresh = lobby_refresh
         self.identity = identity
         self.fresh = fresh
+        self.join_link = join
         #: the player as kept for this server (saved by :meth:`_save` when ``identity`` is given)
         self.me = Identity()
         self._remembered: dict[str, float] = {}  # table -> time.monotonic() when last remembered
         self.client = Client(server, codec=codec, reconnect=True)
 
-    def fetch_tables(self) -> list[Frame]:
-        """``GET /api/tables`` (blocking; run in a thread)."""
-        return fetch_json(http_base(self.server) + "/api/tables", timeout=5)
+    def fetch_tables(self, query: dict[str, str] | None = None) -> list[Frame]:
+        """``GET /api/tables`` with the lobby's filters ``query`` (its parameters, SPEC "HTTP";
+        blocking: run it in a thread)."""
+        suffix = "?" + urlencode(query) if query else ""
+        return fetch_json(http_base(self.server) + "/api/tables" + suffix, timeout=5)
 
     def report(self, text: str) -> None:
         """Say ``text`` (what went wrong) on the current screen's message line and as a notification."""
@@ -158,6 +176,18 @@ class CardhallApp(App):
         await self.push_screen(Lobby())
         for notice in notices:
             self.report(notice)
+        if self.join_link:
+            await self.open_link(self.join_link)
+
+    async def open_link(self, text: str, role: str = "player") -> bool:
+        """Join the table of an invite link ``text`` (:func:`~cardhall.clients.tui.private.parse_invite`)
+        as ``role``; False (and a message) when ``text`` is not one."""
+        found = parse_invite(text)
+        if found is None:
+            self.report(f"not an invite link: {text} (expected <page>/#table=ID&invite=INVITE)")
+            return False
+        await self.open_table(found[0], role, invite=found[1])
+        return True
 
     def _load(self, notices: list[str]) -> None:
         """Read the kept player of this server (after forgetting it, with ``fresh``)."""
@@ -253,17 +283,36 @@ class CardhallApp(App):
             self.report(f"cannot keep the player in {self.identity.path}: {exc}")
 
     # -- tables --------------------------------------------------------------------------------
-    async def open_table(self, table: str, role: str) -> None:
+    async def open_table(self, table: str, role: str, invite: str | None = None, password: str | None = None,
+                         ask: bool = False) -> None:
         """Join ``table`` as ``role`` (``player`` or ``spectator``) and show it; a refusal
         (``table_full``, ...) or a dropped connection is a message and the lobby stays. Joining a
-        table where this player holds a seat as ``player`` gives the seat back (G-5)."""
+        table where this player holds a seat as ``player`` gives the seat back (G-5).
+
+        A private table (protocol 1.5, SPEC "Private tables"): ``invite`` is sent with the join;
+        ``bad_password`` asks for the password (:class:`PasswordScreen`) and joins again with it;
+        ``approval_required`` joins again asking the owner for a seat (``ask``), and the table
+        shows this player watching and waiting for the answer."""
         try:
-            snap = await self.client.join(table, role=role)
+            snap = await self.client.join(table, role=role, invite=invite, password=password, ask=ask)
         except FAILURES as exc:
-            if isinstance(exc, ServerError) and exc.code in GONE:
+            code = exc.code if isinstance(exc, ServerError) else None
+            if code == "approval_required" and role == "player" and not ask:
+                await self.open_table(table, role, invite, password, ask=True)
+                return
+            if code == "bad_password":
+                async def entered(typed: str | None) -> None:
+                    if typed is not None:
+                        await self.open_table(table, role, invite, typed, ask)
+
+                self.push_screen(PasswordScreen(table, wrong=password is not None), entered)
+                return
+            if code in GONE:
                 self.forget_tables([table])
             self.report(f"cannot {'join' if role == 'player' else 'watch'} {table}: {exc}")
             return
+        if snap.get("pending"):  # the owner's answer is awaited: watch meanwhile
+            role = "spectator"
         self.table_seen(table, role, snap)
         await self.push_screen(TableView(table, role, snap))
 

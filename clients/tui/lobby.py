@@ -14,12 +14,22 @@ lobby no longer lists (closed) are forgotten.
 Keys (the footer lists those of the focused field): in the input, Enter
 creates; Tab moves to the table list, where Enter joins the selected table,
 ``w`` watches it and ``r`` refreshes at once; Tab goes back to the input.
+``/`` (from the list) moves to the filter line: ``game=NAME free=N bots=yes|no
+min_big_blind=N max_big_blind=N`` (:func:`~cardhall.clients.tui.private.parse_filter`,
+the query of ``GET /api/tables``, SPEC "HTTP"); Enter there applies it and
+returns to the list, an empty line shows every table.
+
+The input also joins by an invite link (protocol 1.5, SPEC "Private tables"):
+``join LINK``, ``watch LINK`` or the link alone (``<page>/#table=ID&invite=INVITE``);
+``join ID`` and ``watch ID`` join a listed table by its id. ``option=value``
+takes the private table options too (``visibility=unlisted password=TEXT
+approve_seats=yes approve_within=60``), each read as its type in ``GET /api/games``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import shlex
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -31,6 +41,7 @@ from textual.widgets import DataTable, Footer, Header, Input
 
 from cardhall.clients.client import ServerError
 from cardhall.clients.tui.plain import Plain, plain
+from cardhall.clients.tui.private import FILTER_HELP, option_kinds, option_value, parse_filter, parse_invite
 
 Frame = dict[str, Any]
 #: what can go wrong talking to the server: shown as a message, never a crash
@@ -50,20 +61,27 @@ def games_help(catalogue: Frame) -> str:
     return f"create: GAME [SEATS [BOTS]] [option=value ...]   {games}"
 
 
-def parse_create(text: str) -> Frame:
-    """``"loco_poker 3 2 points_to_win=2"`` -> a ``create_table`` spec. ValueError on bad input."""
-    words = text.split()
+def parse_create(text: str, catalogue: Frame | None = None) -> Frame:
+    """``"loco_poker 3 2 points_to_win=2"`` -> a ``create_table`` spec; each option's value is
+    read as its type in ``catalogue`` (``GET /api/games``; :func:`~cardhall.clients.tui.private.option_value`:
+    ``password=1234`` stays text), quotes group words (``password="two words"``). ValueError on bad input.
+
+    >>> parse_create("loco_poker password=1234 approve_seats=yes visibility=unlisted")["options"]
+    {'password': '1234', 'approve_seats': True, 'visibility': 'unlisted'}
+    """
+    try:
+        words = shlex.split(text)
+    except ValueError:  # an unpaired quote: the words as typed
+        words = text.split()
     if not words:
         raise ValueError("type: GAME [SEATS [BOTS]] [option=value ...]")
     spec: Frame = {"game": words[0], "options": {}}
+    kinds = option_kinds(catalogue, words[0])
     numbers = []
     for w in words[1:]:
         if "=" in w:
             key, _, value = w.partition("=")
-            try:
-                spec["options"][key] = json.loads(value)
-            except json.JSONDecodeError:
-                spec["options"][key] = value
+            spec["options"][key] = option_value(value, kinds.get(key))
         elif w.isdigit():
             numbers.append(int(w))
         else:
@@ -101,7 +119,8 @@ def yours(saved: Any) -> str:
 def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> list[tuple[str, list[str]]]:
     """The lobby's rows ``(table id, cells)``: the tables where you hold a seat (``mine``: table id ->
     :class:`~cardhall.clients.tui.identity.SavedTable`) first, then those with a free seat that are
-    not over, then the rest. The last cell is :func:`yours`.
+    not over, then the rest. The status cell says ``(password)`` for a table with one (1.5). The
+    last cell is :func:`yours`.
 
     >>> lobby_rows([{"id": "a", "game": "alamo", "seats": 2, "taken": 2, "spectators": 0, "status": "running"},
     ...             {"id": "b", "game": "avalanche", "seats": 3, "taken": 1, "spectators": 1, "status": "waiting"}])[0]
@@ -124,12 +143,18 @@ def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> li
 
     ordered = sorted(tables, key=lambda t: (not seated(t), not joinable(t)))
     return [(t["id"], [str(t["id"]), str(t["game"]), stakes(t), f"{t['taken']}/{t['seats']}",
-                       str(t["seats"] - t["taken"]), str(t["spectators"]), str(t["status"]), yours(mine.get(t["id"]))])
+                       str(t["seats"] - t["taken"]), str(t["spectators"]),
+                       str(t["status"]) + (" (password)" if t.get("password") else ""), yours(mine.get(t["id"]))])
             for t in ordered]
 
 
 class Lobby(Screen):
     """The tables on the server; create, join or watch one."""
+
+    #: the query of ``GET /api/tables`` the filter line set (empty: every table)
+    filters: dict[str, str] = {}
+    #: the catalogue (``GET /api/games``) once it is read: the option types of the create input
+    catalogue: Frame | None = None
 
     #: the input has the focus from the first frame (not the list first, then the input: a key typed
     #: in between would go to the list)
@@ -138,8 +163,9 @@ class Lobby(Screen):
     BINDINGS = [
         Binding("enter", "create", "create table", priority=True),
         Binding("enter", "join", "join", priority=True),
-        Binding("w", "watch", "watch"), Binding("r", "refresh", "refresh"),
-        Binding("tab", "app.focus_next", "next field"),
+        Binding("enter", "apply_filter", "apply filter", priority=True),
+        Binding("w", "watch", "watch"), Binding("r", "refresh", "refresh"), Binding("slash", "filter", "filter"),
+        Binding("tab", "next_field", "next field"),
         Binding("ctrl+q", "app.quit", "quit", priority=True),
     ]
 
@@ -147,7 +173,8 @@ class Lobby(Screen):
         yield Header()
         yield DataTable(id="tables", cursor_type="row")
         yield Plain("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
-        yield Input(placeholder="no_limit_holdem 2 1", id="create")
+        yield Input(placeholder="no_limit_holdem 2 1   (or paste an invite link)", id="create")
+        yield Input(placeholder=f"filter (/ from the list, Enter applies): {FILTER_HELP}", id="filter")
         yield Plain("", id="status")
         yield Footer(compact=True)
 
@@ -156,12 +183,36 @@ class Lobby(Screen):
         return isinstance(self.focused, Input)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The footer shows the keys of the focused field: creation in the input, the list's in the list."""
+        """The footer shows the keys of the focused field: creation in the input, the filter's in
+        the filter line, the list's in the list."""
+        focused = self.focused.id if self.focused is not None else None
         if action == "create":
-            return self._typing
-        if action in ("join", "watch", "refresh"):
+            return self._typing and focused == "create"
+        if action == "apply_filter":
+            return self._typing and focused == "filter"
+        if action in ("join", "watch", "refresh", "filter"):
             return not self._typing
         return True
+
+    def action_next_field(self) -> None:
+        """Tab: from the input to the list, from the list (or the filter line) to the input."""
+        grid = self.query_one("#tables", DataTable)
+        (self.query_one("#create", Input) if self.focused is grid else grid).focus()
+
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    async def action_apply_filter(self) -> None:
+        """Read the filter line, reload the list with it and return to the list; a bad filter is a message."""
+        try:
+            self.filters = parse_filter(self.query_one("#filter", Input).value)
+        except ValueError as exc:
+            self.app.report(str(exc))  # type: ignore[attr-defined]
+            return
+        shown = " ".join(f"{k}={v}" for k, v in self.filters.items())
+        self.query_one("#status", Plain).update(f"showing the tables where {shown}" if shown else "showing every table")
+        self.query_one("#tables", DataTable).focus()
+        await self.action_refresh()
 
     def on_descendant_focus(self) -> None:
         self.refresh_bindings()
@@ -172,7 +223,8 @@ class Lobby(Screen):
         self.query_one("#create", Input).focus()
         app: Any = self.app
         try:
-            self.query_one("#help", Plain).update(games_help(await app.client.games()))
+            self.catalogue = await app.client.games()
+            self.query_one("#help", Plain).update(games_help(self.catalogue) + "   filter: / from the list")
         except FAILURES:
             pass  # the lobby refresh below reports the server unreachable
         await self.action_refresh()
@@ -182,12 +234,15 @@ class Lobby(Screen):
         """Reload the tables, keeping the selected row (by table id) and what is typed."""
         app: Any = self.app
         asked = time.monotonic()
+        query = dict(self.filters)
         try:
-            tables = await asyncio.to_thread(app.fetch_tables)
+            tables = await asyncio.to_thread(app.fetch_tables, query) if query else await asyncio.to_thread(
+                app.fetch_tables)
         except FAILURES as exc:
             self.query_one("#status", Plain).update(f"lobby unavailable: {exc}")
             return
-        app.forget_unlisted({t["id"] for t in tables if t.get("status") != "closed"}, asked)
+        if not query:  # a filtered list leaves out tables that are open: nothing to forget from it
+            app.forget_unlisted({t["id"] for t in tables if t.get("status") != "closed"}, asked)
         grid = self.query_one("#tables", DataTable)
         rows = lobby_rows(tables, app.your_tables())
         if [r for r, _ in rows] == list(getattr(self, "_shown", [])) and rows == getattr(self, "_rows", None):
@@ -234,11 +289,23 @@ class Lobby(Screen):
             await self.app.open_table(table, "spectator")  # type: ignore[attr-defined]
 
     async def action_create(self) -> None:
-        """Create the table typed in the input and sit down at it."""
+        """Create the table typed in the input and sit down at it; or join what it names: an
+        invite link (``join``/``watch`` before it, or alone), ``join ID``, ``watch ID``."""
         app: Any = self.app
         field = self.query_one("#create", Input)
+        words = field.value.split()
+        verb = words[0] if words else ""
+        if (len(words) == 2 and verb in ("join", "watch")) or (len(words) == 1 and parse_invite(words[0])):
+            target = words[-1]
+            role = "spectator" if verb == "watch" else "player"
+            field.value = ""
+            if parse_invite(target):
+                await app.open_link(target, role)
+            else:
+                await app.open_table(target, role)
+            return
         try:
-            spec = parse_create(field.value)
+            spec = parse_create(field.value, getattr(self, "catalogue", None))
             table = await app.client.create_table(spec["game"], spec.get("seats"), spec["options"], spec.get("bots"))
         except FAILURES as exc:
             app.report(f"cannot create: {exc}")

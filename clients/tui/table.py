@@ -13,6 +13,13 @@ effect on the avalanche shown as you type), ``space`` continue (solo play),
 ``ctrl+q`` quits and keeps it, G-5). A
 game drawn as data numbers its legal actions: ``1``..``9`` play them.
 
+Private tables and the host (protocol 1.5, :mod:`cardhall.clients.tui.host`): the table's owner
+sees a host line (the invite link, whether there is a password, the requests for a seat waiting)
+and ``h`` opens the host controls (approve or deny a request, kick, ban, make host, copy the
+invite link, close the table); the key shows for the owner only. A player whose request for a seat
+waits (``pending``) watches, told so on that line, until the host's answer (or its lapse) says
+otherwise on the message line; a player kicked watches, one banned is told so.
+
 Every failure talking to the server becomes a message (:meth:`CardhallApp.report`), never a crash.
 """
 
@@ -27,14 +34,16 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
-from cardhall.clients.client import Client
+from cardhall.clients.client import Client, http_base
 from cardhall.clients.tui.actions import action_words, choose, legal_line, play_preview
 from cardhall.clients.tui.chat import CHAT_EVENTS, ChatBox, ChatInput
 from cardhall.clients.tui.events import event_line, who
 from cardhall.clients.tui.generic import action_from, legal_text, parse_action
+from cardhall.clients.tui.host import HostScreen, HostState, host_text
 from cardhall.clients.tui.lobby import FAILURES
 from cardhall.clients.tui.plain import Plain, PlainLog
 from cardhall.clients.tui.presets import PRESETS, presets
+from cardhall.clients.tui.private import HOST_EVENTS, host_line
 from cardhall.clients.tui.render import has_renderer, table_text
 
 Frame = dict[str, Any]
@@ -53,7 +62,8 @@ def _parsed(action: str) -> tuple[str, tuple[object, ...]]:
 
 
 class TableView(Screen):
-    """One table, as a seat or a spectator; ``snap`` the ``snapshot`` its ``join`` answered."""
+    """One table, as a seat or a spectator; ``snap`` the ``snapshot`` its ``join`` answered (one
+    with ``pending``: this player's request for a seat waits, and it watches meanwhile)."""
 
     BINDINGS = [
         Binding("f", "act('fold')", "fold"), Binding("c", "act('check_call')", "check/call"),
@@ -62,7 +72,7 @@ class TableView(Screen):
         Binding("s", "act('snowfall')", "snowfall"), Binding("p", "act('play')", "play"),
         *(Binding(str(n), f"pick({n})", f"action {n}") for n in range(1, 10)),
         Binding("space", "act('continue')", "continue"), Binding("m", "act('rematch')", "rematch"),
-        Binding("tab", "type", "type amount"), Binding("t", "chat", "chat"),
+        Binding("tab", "type", "type amount"), Binding("t", "chat", "chat"), Binding("h", "host", "host"),
         Binding("enter", "submit", "send", priority=True), Binding("escape", "keys", "keys", priority=True),
         Binding("escape", "leave", "lobby"),
     ]
@@ -79,11 +89,14 @@ class TableView(Screen):
         self.names: dict[int, str] = {}
         self.generic = False  # the game has no terminal renderer of its own: drawn as data
         self._refresh_due = False
+        self.host = HostState()
+        self.banned = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical():
             yield Plain("", id="info")
+            yield Plain("", id="host")
             yield Plain("", id="board")
             yield Plain("", id="turn")
             yield Plain("", id="legal")
@@ -100,12 +113,24 @@ class TableView(Screen):
         return self.app.client  # type: ignore[attr-defined,no-any-return]
 
     @property
+    def page(self) -> str:
+        """The server's page (``http://host:port``): invite links start with it."""
+        return http_base(self.app.server)  # type: ignore[attr-defined]
+
+    @property
+    def owner(self) -> bool:
+        """This player owns the table (the host's controls are its)."""
+        return self.client.player is not None and self.snap["info"].get("owner") == self.client.player
+
+    @property
     def you(self) -> int | None:
         """The viewer's seat, None when watching."""
         return self.snap.get("you")
 
     async def on_mount(self) -> None:
         self._show(self.snap)
+        if self.owner and self.host.invite:
+            self.query_one("#status", Plain).update("h: host controls (approve seats, kick, ban, copy the invite link)")
         self.set_interval(0.2, self._tick)
         self.query_one("#log", PlainLog).focus()  # keys act; tab to type an amount
         self.run_worker(self._follow(), exclusive=True)
@@ -123,6 +148,8 @@ class TableView(Screen):
             return self._typing
         if self._typing:
             return False
+        if action == "host":
+            return self.owner and self.snap["info"]["status"] != "closed"
         kinds = {a["type"] for a in self.legal}
         if action == "act":
             what = str(parameters[0])
@@ -155,13 +182,20 @@ class TableView(Screen):
             event = frame["event"]
             if event["type"] in CHAT_EVENTS:  # the chat box's: no change to the table or its turn
                 self.query_one(ChatBox).add(event)
+                self.host.chat(event)
                 continue
             self.events.append(event)
             if event["type"] == "seated" and isinstance(event.get("seat"), int):
                 self.names[event["seat"]] = str(event.get("name", ""))
-            if event["type"] == "closed":  # the table is gone: not kept any more
+            if event["type"] == "closed":  # the table is gone: not kept any more, nothing to host
                 self.app.forget_tables([self.table])  # type: ignore[attr-defined]
-            line = event_line(event, self.names, generic=self.generic)
+                self.snap["info"]["status"] = "closed"
+                self._host_changed()
+            if event["type"] in HOST_EVENTS:
+                line = host_line(event, self._name_of, self.client.player)
+                self._host_event(event)
+            else:
+                line = event_line(event, self.names, generic=self.generic)
             if line:
                 self.query_one("#log", PlainLog).write(line)
             if "turn" in frame:
@@ -177,8 +211,56 @@ class TableView(Screen):
         if self.is_attached:
             self.app.report("the connection to the server is lost: restart cardhall play")  # type: ignore[attr-defined]
 
+    def _name_of(self, player: str) -> str:
+        """A name for a public player id: its seat's, a request's, a known spectator's."""
+        for o in self.snap["info"]["occupants"]:
+            if o.get("player") == player:
+                return str(o["name"])
+        return self.host.requests.get(player, (self.host.watchers.get(player, ""), None))[0] or player
+
+    def _host_event(self, event: Frame) -> None:
+        """A host event: the requests change, and one about this player changes how it follows the
+        table (approved: as its seat; denied, lapsed, kicked: watching; banned: gone)."""
+        happened = self.host.event(event, self.client.player)
+        if event["type"] == "owner_changed":  # the refreshed snapshot will say so too; the keys change now
+            self.snap["info"]["owner"] = event.get("owner")
+        said = {"approved": "the host approved your request: you sit at seat {seat}",
+                "denied": "the host turned down your request for a seat: you are watching",
+                "lapsed": "your request for a seat lapsed ({reason}): you are watching",
+                "kicked": "the host removed you from your seat: you are watching",
+                "banned": "the host banned you from this table (escape: back to the lobby)",
+                "host": "you host this table now (h: host controls)"}.get(happened or "")
+        if happened == "approved":
+            self.role = "player"
+        elif happened in ("denied", "lapsed", "kicked"):
+            self.role = "spectator"
+        elif happened == "banned":
+            self.banned = True
+            self.app.forget_tables([self.table])  # type: ignore[attr-defined]
+        if said:
+            self.app.report(said.format(**event))  # type: ignore[attr-defined]
+        self._host_changed()
+
+    def _host_changed(self) -> None:
+        """Redraw the host line, the footer's keys, and the host controls when open."""
+        text = host_text(self.host, self.table, self.page, self.owner and self.snap["info"]["status"] != "closed")
+        line = self.query_one("#host", Plain)
+        line.update(text)
+        line.display = bool(text)
+        self._refresh_keys()
+        for screen in self.app.screen_stack:
+            if isinstance(screen, HostScreen) and screen.view is self and screen.is_mounted:
+                screen.redraw()
+
+    def action_host(self) -> None:
+        """Open the host controls (the owner's)."""
+        if self.owner:
+            self.app.push_screen(HostScreen(self))
+
     async def _refresh_state(self) -> None:
         self._refresh_due = False
+        if self.banned:  # the table answers this player no more
+            return
         try:
             snap = await self.client.join(self.table, role=self.role)
         except FAILURES as exc:
@@ -204,6 +286,8 @@ class TableView(Screen):
         self.turn = snap.get("turn")
         self.turn_seen = time.monotonic()
         self.legal = snap.get("legal", [])
+        self.host.snapshot(snap)
+        self._host_changed()
         self._legal_changed()
 
     def _legal_changed(self) -> None:

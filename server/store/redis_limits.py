@@ -21,8 +21,10 @@ Cluster's masters.
   between counting and storing, a release that failed while Redis was
   away), once they are older than :data:`GRACE_MS` (a creation being stored).
 * **New players** per address, **chat** per player and per address, and
-  **renames** per player (:data:`BUCKET`): a token bucket in a hash (``t`` tokens, ``at`` Redis
-  ms), expiring once it would be full again. A chat message takes its
+  **renames** per player (:data:`~cardhall.server.store.redis_buckets.BUCKET`): a token bucket in a
+  hash (``t`` tokens, ``at`` Redis ms), expiring once it would be full again; **table passwords**
+  per player and per address the same way, a right one given back
+  (:class:`~cardhall.server.store.redis_buckets.PasswordTries`). A chat message takes its
   player's token, then (a second script: the two keys are in different hash
   slots) its address's; one the address refuses has spent its player's token,
   as in memory (:mod:`cardhall.server.limits`: the slack falls on the sender).
@@ -40,8 +42,8 @@ token (no slack); for tables and websockets :data:`HOLD` seconds (a table
 closed or a websocket closed on another node meanwhile is seen that much
 later: a refusal may be repeated for up to 1 s, never an extra admission).
 
-Redis unavailable: a table, a ``hello`` without a token, a ``chat`` and a
-``rename`` get ``unavailable``; a websocket is counted against this node's own count
+Redis unavailable: a table, a ``hello`` without a token, a ``chat``, a
+``rename`` and a table password get ``unavailable``; a websocket is counted against this node's own count
 (the per-node bound), and written to Redis when it answers again.
 """
 
@@ -69,6 +71,7 @@ from cardhall.server.limits import (
 )
 from cardhall.server.store.keys import partition_of
 from cardhall.server.store.redis import RedisStore
+from cardhall.server.store.redis_buckets import BUCKET, PasswordTries
 from cardhall.server.store.redis_conn import redis_trouble
 
 log = logging.getLogger("cardhall.limits")
@@ -109,26 +112,6 @@ end
 local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, ARGV[4])
 table.insert(old, 1, 0)
 return old
-"""
-
-#: Take one token of the bucket in hash KEYS[1] (``t``: tokens, ``at``: Redis
-#: ms of ``t``). ARGV: burst, tokens per second. Returns 0 when taken, else the
-#: ms until the next token. The hash expires once it would be full again.
-BUCKET = """
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local burst = tonumber(ARGV[1])
-local rate = tonumber(ARGV[2]) / 1000
-local kept = redis.call('HMGET', KEYS[1], 't', 'at')
-local tokens = burst
-if kept[1] and kept[2] then
-  tokens = math.min(burst, tonumber(kept[1]) + math.max(0, now - tonumber(kept[2])) * rate)
-end
-if tokens < 1 then return math.max(1, math.ceil((1 - tokens) / rate)) end
-tokens = tokens - 1
-redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate) + 1000)
-return 0
 """
 
 #: A websocket opens: KEYS[1] the address's hash. ARGV: limit, this process's
@@ -185,6 +168,7 @@ class RedisLimits:
         self._flushing: asyncio.Task[None] | None = None
         self._refreshed = time.monotonic()
         self._warned = float("-inf")
+        self.passwords = PasswordTries(self.client, self.keys.prefix, self._redis)
 
     # -- keys ----------------------------------------------------------------------
     def player_tables(self, player: str) -> str:
@@ -372,6 +356,17 @@ class RedisLimits:
 
     async def rename(self, player: str) -> None:
         await self._bucket(self.renames_of(player), RENAME_BURST, RENAME_RATE, too_many_renames)
+
+    async def password_try(self, player: str | None, address: str) -> None:
+        await self.passwords.take(player, address)
+
+    async def password_right(self, player: str, address: str) -> None:
+        try:
+            await self.passwords.give(player, address)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the tokens come back with time
+            self._warn(exc)
 
     # -- websockets -----------------------------------------------------------------
     async def open_socket(self, address: str) -> bool:

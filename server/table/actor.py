@@ -45,7 +45,7 @@ from cardhall.server.fanout import Fanout, Peer
 from cardhall.server.mailbox import Mailbox
 from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.format import pack_record
-from cardhall.server.table.answers import answer_join, read_older_events
+from cardhall.server.table.answers import answer_join, read_older_events, send_fresh
 from cardhall.server.table.bots import Thought
 from cardhall.server.table.core import CLOSED
 from cardhall.server.table.host import RelayedPeer, TableMetrics
@@ -417,9 +417,8 @@ class TableActor:
             if peer is not None:
                 peer.send(reply.frame)
                 peer.flush()
-        if effects.errors:
-            for code in effects.errors:
-                host.metrics.error(code)
+        for code in effects.errors:
+            host.metrics.error(code)
         if not (effects.members or effects.notices):
             return
         for key, member in effects.members.items():
@@ -487,6 +486,7 @@ class TableActor:
                 answer_join(self.machine, self.buffer, self.fanout, peer, join, records, older.get(id(join)))
                 peer.flush()
             self._answered += 1  # counted once sent: a fault before leaves it to :meth:`_contain`
+        send_fresh(machine, self._peer, out.fresh, {j.sub for j in out.joins})
         if out.replies:
             peers: list[Peer] = []
             for reply in out.replies:

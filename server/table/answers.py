@@ -5,13 +5,15 @@ or the store's stream for older events) gets the missed events, then ``ok``;
 any other gets a ``snapshot``. The server's own join of a relayed
 connection (:data:`~cardhall.server.table.inputs.REJOIN`) gets the same
 without the ``ok``, and a snapshot only when the events are no longer held.
+A new owner's connections get a snapshot sent on their own after the step's
+events (:func:`send_fresh`, SPEC "The host's controls").
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable
 from typing import Any
 
 from cardhall.protocol import frames
@@ -59,6 +61,29 @@ def answer_join(machine: TableMachine, buffer: EventBuffer[EventRecord], fanout:
     own = join.re == REJOIN  # the server's own join: a snapshot sent on its own, without re
     peer.send(machine.snapshot(join.viewer, None if own else join.re, time.monotonic(), reply=not own,
                                player=join.player))
+
+
+def send_fresh(machine: TableMachine, peer_of: Callable[[Hashable], Peer | None], players: Iterable[str],
+               answered: Collection[Hashable]) -> None:
+    """Send each connection of each of ``players`` watching the table a
+    snapshot on its own (no ``re``), built now, after the step's events
+    (``Outputs.fresh``): the table as that connection's viewer sees it, with
+    the owner's ``info`` (the invite and the requests for a seat) for the
+    owner only (:func:`.views.snapshot`). A player that no longer owns the
+    table by now gets none (nothing it may not see), nor does a connection
+    whose join this delivery answers (``answered``: its answer is as fresh)."""
+    subscribers = machine.subscribers
+    for player in dict.fromkeys(players):
+        if player != machine.owner:
+            continue
+        for key in subscribers.keys_of(player):
+            viewer = subscribers.viewer(key)
+            if key in answered or viewer is NOT_JOINED:
+                continue
+            peer = peer_of(key)
+            if peer is not None:
+                peer.send(machine.snapshot(viewer, None, time.monotonic(), reply=False, player=player))
+                peer.flush()
 
 
 async def read_older_events(machine: TableMachine, buffer: EventBuffer[EventRecord], events_since: EventsSince,

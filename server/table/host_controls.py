@@ -23,7 +23,10 @@ answered ``ok`` or an error, and makes a public event (nothing hidden in it):
   yet gets the error ``banned`` instead), its last frames from the table.
   Every later ``join`` of the player is refused with ``banned``.
 * ``transfer {player}``: the ownership to a person holding a seat here;
-  ``owner_changed`` with reason ``transfer``.
+  ``owner_changed`` with reason ``transfer``, after which each connection of
+  the new owner watching the table is sent a snapshot on its own (no
+  ``re``: its ``info`` carries the invite and the requests for a seat,
+  ``Outputs.fresh``), so the new host has them without joining again.
 
 Ownership also passes by itself, ``owner_changed`` with reason ``absent``,
 when no connection of the owner's player has watched the table for its
@@ -154,6 +157,7 @@ def transfer(t: TableCore, player: str, reason: str) -> None:
     note_owner(t)
     t.changed()
     t.emit(Event({"type": "owner_changed", "owner": player, "reason": reason}))
+    t.pending.fresh.append(player)  # its connections: a snapshot with the invite and the requests
 
 
 # -- the absent owner ----------------------------------------------------------------------

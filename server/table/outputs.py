@@ -121,7 +121,11 @@ class Outputs:
     arrived (monotonic seconds), for latency metrics. ``log``: the steps
     applied, as :class:`LoggedStep` (the input log, ``server/STORAGE.md``);
     ``full``: the next checkpoint must hold the whole state, not only the
-    log (a table created or restored, a hand finished, a fault)."""
+    log (a table created or restored, a hand finished, a fault). ``fresh``:
+    players each of whose connections watching the table is sent a
+    snapshot on its own (no ``re``) once the events are delivered, built
+    then: a new owner, whose ``info`` now carries the invite and the
+    requests for a seat (SPEC "The host's controls")."""
 
     records: list[EventRecord] = field(default_factory=list)
     dirty: bool = False
@@ -130,6 +134,7 @@ class Outputs:
     hands: list[Data] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
     joins: list[JoinAnswer] = field(default_factory=list)
+    fresh: list[str] = field(default_factory=list)
     actions: int = 0
     arrivals: list[float] = field(default_factory=list)
 
@@ -141,7 +146,7 @@ class Outputs:
     @property
     def empty(self) -> bool:
         """Nothing to write or deliver."""
-        return not (self.needs_commit or self.replies or self.joins)
+        return not (self.needs_commit or self.replies or self.joins or self.fresh)
 
 
 @dataclass(slots=True)

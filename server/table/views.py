@@ -72,7 +72,8 @@ def occupants(t: TableCore) -> list[frames.Occupant]:
 def info(t: TableCore, invite: bool = False) -> Info:
     """Public metadata: the lobby entry but its bot count, the seats, the match's commitment (G-2),
     the match number, whether paused, the last result, whether spectators may chat;
-    ``invite``: for the owner, with the table's invite (SPEC "Private tables")."""
+    ``invite``: for the owner, with the table's invite and the waiting requests
+    for a seat (:func:`requests`; SPEC "Private tables")."""
     entry = lobby_entry(t)
     out: Info = {
         "id": t.id, "game": t.game, "seats": t.n_seats, "taken": entry["taken"], "spectators": entry["spectators"],
@@ -81,9 +82,18 @@ def info(t: TableCore, invite: bool = False) -> Info:
         "paused": t.paused, "result": t.last_result, "spectator_chat": t.spectator_chat,
         "password": entry["password"],
     }
-    if invite and t.privacy.invite is not None:
-        out["invite"] = t.privacy.invite
+    if invite:
+        if t.privacy.invite is not None:
+            out["invite"] = t.privacy.invite
+        out["requests"] = requests(t)
     return out
+
+
+def requests(t: TableCore) -> list[frames.SeatRequestEntry]:
+    """The requests for a seat waiting for the owner's answer, oldest first:
+    each ``player``, ``name`` and ``seat`` (the seat its join asked for, or
+    None). For the owner's ``info`` only (SPEC "Private tables")."""
+    return [{"player": player, "name": r.name, "seat": r.seat} for player, r in t.privacy.requests.items()]
 
 
 def lobby_record(t: TableCore) -> Data:
@@ -106,8 +116,9 @@ def snapshot(t: TableCore, viewer: int | None, re: Any, mono: float, reply: bool
     ``mono``: the state through ``Engine.view``, the open turn, and the legal
     actions for the seat to act only; ``reply``: it answers a join (``re``
     present, null without an id), else it is sent on its own (no ``re``).
-    ``player``: whose join it answers: the owner's ``info`` carries the
-    invite, and a player whose request for a seat waits gets ``pending``
+    ``player``: whose join it answers (or, sent on its own, whose connection
+    it goes to): the owner's ``info`` carries the invite and the requests
+    for a seat, and a player whose request for a seat waits gets ``pending``
     (SPEC "Private tables")."""
     turn = turn_public(t, mono)
     state = t.engine.view(viewer) if t.engine is not None else None

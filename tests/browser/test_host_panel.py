@@ -2,12 +2,17 @@
 the lobby form's privacy fields, the owner's invite link joining an unlisted table, a password
 table's prompt (a wrong password shows the server's ``bad_password`` message), a seat asked for at
 an ``approve_seats`` table and approved from the host panel, a kick (the kicked page watches), a
-transfer (the panel moves to the new host) and a close (every page shows the table closed)."""
+transfer (the panel moves to the new host) and a close (every page shows the table closed); the
+requests waiting listed from the host's snapshot (``info.requests``), one denied (the requester is
+told) and one that lapses; the Copy button putting the invite link on the clipboard, a spectator
+known from the chat banned from the panel, and a new host shown the invite it never had."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import pytest
 from playwright.async_api import expect
 
@@ -42,6 +47,11 @@ def player_of(tab: Tab) -> str:
 
 def joins(tab: Tab, table: str) -> list[Frame]:
     return [m for m in tab.sent if m.get("type") == "join" and m.get("table") == table]
+
+
+def welcome(tab: Tab) -> Frame:
+    """The page's last ``welcome`` (its player, name and token)."""
+    return [f for f in tab.frames if f.get("type") == "welcome"][-1]
 
 
 def accept_dialogs(tab: Tab) -> None:
@@ -174,4 +184,77 @@ async def test_lobby_filters_and_own_tables_first(server: LiveServer, browser: A
     assert any(f"player={player_of(me)}" in url and "bots=true" in url for url in asked), asked
     assert not me.errors and not other.errors, me.errors + other.errors
     for tab in (me, other):
+        await tab.close()
+
+
+async def test_requests_listed_on_join_one_denied_one_lapsed(server: LiveServer, browser: Any) -> None:
+    host, guest = await new_tab(browser, server.http), await new_tab(browser, server.http)
+    tables = []
+    async with httpx.AsyncClient(base_url=server.http) as http:  # the host's tables, made with its token
+        for within in (120, 1):  # the second's requests lapse after a second (the least allowed)
+            made = await http.post("/api/tables", headers={"Authorization": f"Bearer {welcome(host)['token']}"},
+                                   json={"game": "no_limit_holdem", "seats": 3, "bots": 0,
+                                         "options": {"approve_seats": True, "approve_within": within}})
+            tables.append(made.json()["table"])
+    denied, lapsing = tables
+    # the guest asks before the host opens the table: the host's snapshot lists the request
+    await guest.page.goto(f"{server.http}/#/t/{denied}")
+    await guest.page.click("[data-control=sit]", timeout=WAIT)
+    await expect(guest.page.locator("[data-pending]")).to_be_visible(timeout=WAIT)
+    await host.page.goto(f"{server.http}/#/t/{denied}")
+    request = host.page.locator(f".host-panel li[data-request='{player_of(guest)}']")
+    await expect(request).to_contain_text(welcome(guest)["name"], timeout=WAIT)
+    assert not [e for e in host.events(denied) if e["event"]["type"] == "seat_requested"]
+    await request.locator("[data-control=deny]").click()
+    await expect(guest.page.locator(".toast")).to_have_text("The host did not let you sit: watching", timeout=WAIT)
+    await expect(guest.page.locator(".log li.ev-seat_denied")).to_have_text("The host turned down your request for a seat")
+    await expect(guest.page.locator("[data-pending]")).to_have_count(0)
+    await expect(request).to_have_count(0)
+    # a request nobody answers lapses: the page is told when the event comes
+    await guest.page.goto(f"{server.http}/#/t/{lapsing}")
+    await guest.page.click("[data-control=sit]", timeout=WAIT)
+    await expect(guest.page.locator(".log li.ev-seat_request_lapsed")).to_have_text(
+        "Your request for a seat lapsed (timeout)", timeout=WAIT)
+    await expect(guest.page.locator("[data-pending]")).to_have_count(0)
+    for tab in (host, guest):
+        assert not tab.errors, tab.errors
+        assert tab.schema_failures()[1] == []
+        await tab.close()
+
+
+async def test_copy_ban_a_spectator_from_the_chat_and_the_new_host_gets_the_invite(
+        server: LiveServer, browser: Any) -> None:
+    host = await new_tab(browser, server.http)
+    await host.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.http)
+    accept_dialogs(host)
+    table = await create_private(host, 3, {})  # a public table: nobody else is told its invite
+    invite = [f for f in host.frames if f.get("type") == "table_created"][-1]["invite"]
+    await host.page.click("[data-control=copy-invite]")
+    await expect(host.page.locator(".invite .copy-status")).to_have_text("Copied", timeout=WAIT)
+    copied = await host.page.evaluate("navigator.clipboard.readText()")
+    assert copied == f"{server.http}/#table={table}&invite={invite}"
+
+    # a spectator known from its chat message: the host bans it from the panel
+    guest, watcher = [await new_tab(browser, server.http, f"/#/t/{table}") for _ in range(2)]
+    await guest.page.click("[data-control=sit]", timeout=WAIT)
+    await guest.page.wait_for_selector(".table-page[data-you='2']", timeout=WAIT)
+    await watcher.page.fill(".chat-input", "just watching")
+    await watcher.page.press(".chat-input", "Enter")
+    spectator = host.page.locator(f".host-panel li[data-spectator='{player_of(watcher)}']")
+    await expect(spectator).to_contain_text(welcome(watcher)["name"], timeout=WAIT)
+    await expect(host.page.locator(f".host-panel li[data-spectator='{player_of(guest)}']")).to_have_count(0)
+    await spectator.locator("[data-control=ban]").click()
+    await expect(watcher.page.locator("[data-removed]")).to_be_visible(timeout=WAIT)
+    await expect(spectator).to_have_count(0, timeout=WAIT)
+
+    # the new host is sent the invite right after owner_changed, without joining again
+    assert invite not in json.dumps(guest.frames)
+    await host.page.locator(f".host-panel li[data-person='{player_of(guest)}'] [data-control=transfer]").click(timeout=WAIT)
+    await expect(guest.page.locator(".host-panel .invite-link")).to_have_value(copied, timeout=WAIT)
+    fresh = [f for f in guest.frames if f.get("type") == "snapshot" and "re" not in f]
+    assert [f["info"]["invite"] for f in fresh] == [invite] and fresh[0]["you"] == 2
+    await expect(guest.page.locator(".table-page")).to_have_attribute("data-you", "2")
+    for tab in (host, guest, watcher):
+        assert not tab.errors, tab.errors
+        assert tab.schema_failures()[1] == []
         await tab.close()

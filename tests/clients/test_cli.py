@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from cardhall.clients.cli import outside_error
+from cardhall.clients.cli import build_parser, outside_error
 from cardhall.clients.load.probe import free_port
 
 CLI = [sys.executable, "-m", "cardhall.clients.cli"]
@@ -51,3 +51,11 @@ def test_which_errors_count_as_from_outside():
     # a task group's errors: from outside only when every one of them is
     assert outside_error(ExceptionGroup("g", [refused, TimeoutError()])) is refused
     assert outside_error(ExceptionGroup("g", [refused, ValueError("a bug")])) is None
+
+
+def test_play_takes_an_invite_link_to_join():
+    """``cardhall play --join LINK`` gives the link to the app (the app joining by a link: tests/clients/test_tui_private.py)."""
+    link = "http://127.0.0.1:8000/#table=t_1&invite=abc"
+    args = build_parser(["play"]).parse_args(["play", "--join", link])
+    assert args.join == link
+    assert build_parser(["play"]).parse_args(["play"]).join is None

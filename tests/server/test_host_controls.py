@@ -61,6 +61,29 @@ def _beyond_a_spectator(client: Client, spectator: dict[int, tuple[Any, ...]], t
     return [seq for seq, view in sorted(mine.items()) if seq in spectator and view != spectator[seq]]
 
 
+async def _create(client: Client, game: str, seats: int, bots: int, options: Frame) -> tuple[str, str]:
+    """``create_table`` → the table's id and its invite."""
+    created = await client.request({"type": "create_table", "game": game, "seats": seats, "bots": bots,
+                                    "options": options})
+    return created["table"], created["invite"]
+
+
+async def _new_owners_snapshot(client: Client, table: str, changed: Frame) -> Frame:
+    """The frame ``client`` received right after the event ``changed``
+    (``owner_changed``): the snapshot sent on its own to a new owner's
+    connection (SPEC "The host's controls"), at the same ``seq``."""
+    frame = await client.next_frame(timeout=30)
+    assert frame["type"] == "snapshot" and "re" not in frame and frame["table"] == table, frame
+    assert frame["seq"] == changed["seq"] and frame["info"]["owner"] == changed["event"]["owner"]
+    return frame
+
+
+def _snapshots_after(client: Client, table: str, seq: int) -> list[Frame]:
+    """The snapshots sent on their own to ``client`` at ``table`` from ``seq`` on."""
+    return [f for f in client.frames if f.get("type") == "snapshot" and "re" not in f
+            and f["table"] == table and f["seq"] >= seq]
+
+
 async def _info(live: LiveServer, table: str) -> Frame:
     async with httpx.AsyncClient(base_url=live.http, timeout=10) as http:
         return dict((await http.get(f"/api/tables/{table}")).json())
@@ -201,9 +224,39 @@ async def test_ownership_goes_to_a_seated_person_who_alone_controls_then(live: L
         await client.close()
 
 
+async def test_the_new_owner_gets_the_invite_and_the_requests_at_once(live: LiveServer) -> None:
+    """After ``transfer`` each connection of the new owner watching the
+    table gets, right after ``owner_changed``, a snapshot on its own whose
+    info is the owner's (invite, requests); nobody else gets one."""
+    owner = await live.client("owner")
+    table, invite = await _create(owner, "loco_poker", 4, 1, {**FAST, "approve_seats": True})
+    await owner.join(table, role="spectator")
+    ann, cat = await live.client("ann"), await live.client("cat")
+    ann2 = await _second(live, ann)
+    await ann.join(table, ask=True)
+    await owner.act(table, {"type": "approve", "player": ann.player})
+    await _event(ann, table, "seated")
+    assert (await ann2.join(table))["you"] == 1
+    await cat.join(table, seat=3, ask=True)
+    await _event(ann, table, "seat_requested")
+    await owner.act(table, {"type": "transfer", "player": ann.player})
+    for client, you in ((ann, 1), (ann2, 1)):
+        changed = await _event(client, table, "owner_changed")
+        fresh = await _new_owners_snapshot(client, table, changed)
+        assert fresh["you"] == you and fresh["info"]["invite"] == invite
+        assert fresh["info"]["requests"] == [{"player": cat.player, "name": "cat", "seat": 3}]
+    await ann.act(table, {"type": "approve", "player": cat.player})  # the new host answers it
+    await _event(owner, table, "seat_approved")
+    for client in (owner, cat):
+        assert _snapshots_after(client, table, changed["seq"]) == []
+    assert invite not in repr(cat.frames)
+    for client in (owner, ann, ann2, cat):
+        await client.close()
+
+
 async def test_an_absent_owners_table_passes_to_the_person_seated_longest(live: LiveServer) -> None:
     owner = await live.client("owner")
-    table = await owner.create_table("loco_poker", seats=4, bots=1, options={**FAST, "close_after": 1})
+    table, invite = await _create(owner, "loco_poker", 4, 1, {**FAST, "close_after": 1})
     await owner.join(table, role="spectator")
     bob, ann = await live.client("bob"), await live.client("ann")
     await bob.join(table, seat=2)  # seated first
@@ -211,6 +264,9 @@ async def test_an_absent_owners_table_passes_to_the_person_seated_longest(live: 
     await owner.close()  # gone: after close_after (1 s) the table is bob's
     changed = await _event(ann, table, "owner_changed", timeout=60)
     assert changed["event"] == {"type": "owner_changed", "owner": bob.player, "reason": "absent"}
+    await _event(bob, table, "owner_changed")
+    assert (await _new_owners_snapshot(bob, table, changed))["info"]["invite"] == invite
+    assert _snapshots_after(ann, table, changed["seq"]) == []
     await bob.act(table, {"type": "start"})  # the new owner starts the match (G-9)
     await _event(ann, table, "match_started")
     for client in (ann, bob):
@@ -260,8 +316,7 @@ async def test_the_host_controls_across_two_nodes(redis_server: RedisServer) -> 
     base = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="host", placement="local")
     async with running_server(replace(base, node_id="a")) as a, running_server(replace(base, node_id="b")) as b:
         owner = await a.client("owner")
-        table = await owner.create_table("no_limit_holdem", seats=3, bots=1,
-                                         options={**FAST, **QUICK["no_limit_holdem"]})
+        table, invite = await _create(owner, "no_limit_holdem", 3, 1, {**FAST, **QUICK["no_limit_holdem"]})
         await owner.join(table, role="spectator")
         assert table in a.hall.tables and table not in b.hall.tables
         ann = await a.client("ann")
@@ -289,7 +344,10 @@ async def test_the_host_controls_across_two_nodes(redis_server: RedisServer) -> 
         assert carl.seqs[table] == banned and carl.close_codes == []
         await bob.join(table, role="player")  # the match is over: he may sit again
         await owner.act(table, {"type": "transfer", "player": bob.player})
-        assert (await _event(bob, table, "owner_changed"))["event"]["owner"] == bob.player
+        changed = await _event(bob, table, "owner_changed")
+        assert changed["event"]["owner"] == bob.player
+        fresh = await _new_owners_snapshot(bob, table, changed)  # relayed by node b, after the event
+        assert fresh["info"]["invite"] == invite and fresh["you"] == 2 and fresh["info"]["requests"] == []
         await bob.act(table, {"type": "close"})
         assert (await _event(ann, table, "closed"))["event"] == {"type": "closed", "reason": "owner"}
         await until(lambda: table not in a.hall.tables, 30, "the table closed on node a")

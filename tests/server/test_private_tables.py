@@ -162,15 +162,26 @@ async def test_wrong_passwords_are_bounded_per_connection_and_per_address(live: 
 
 
 async def test_a_seat_the_owner_approves(live: LiveServer) -> None:
-    ann, bob = await live.client("ann"), await live.client("bob", codec="json")
-    table = (await create(ann, {"approve_seats": True}))["table"]
+    ann, bob, cat = await live.client("ann"), await live.client("bob", codec="json"), await live.client("cat")
+    created = await create(ann, {"approve_seats": True})
+    table = created["table"]
+    assert created["info"]["requests"] == []
     await join(ann, table, "spectator")
     old = await refused(join(bob, table))  # a client that does not know the option
     assert old.code == "approval_required" and "ask" in old.message
     waiting = await join(bob, table, ask=True)
-    assert waiting["pending"] is True and waiting["you"] is None
+    assert waiting["pending"] is True and waiting["you"] is None and "requests" not in waiting["info"]
     asked = await ann.next_event(table, where=lambda f: f["event"]["type"] == "seat_requested")
     assert asked["event"] == {"type": "seat_requested", "player": bob.player, "name": "bob"}
+    await join(cat, table, ask=True, seat=2)
+    await join(bob, table, ask=True)  # asked again: it keeps its place, oldest first
+    # the owner's info lists them (a reload, another connection); nobody else's, not the lobby
+    assert (await join(ann, table, "spectator"))["info"]["requests"] == [
+        {"player": bob.player, "name": "bob", "seat": None}, {"player": cat.player, "name": "cat", "seat": 2}]
+    assert "requests" not in (await join(cat, table, ask=True, seat=2))["info"]
+    async with httpx.AsyncClient(base_url=live.http) as http:
+        for path in ("/api/tables", f"/api/tables/{table}"):
+            assert "requests" not in (await http.get(path)).text
     assert (await refused(bob.act(table, {"type": "approve", "player": bob.player}))).code == "not_owner"
     await ann.act(table, {"type": "approve", "player": bob.player})
     approved = await bob.next_event(table, where=lambda f: f["event"]["type"] == "seat_approved")
@@ -179,6 +190,7 @@ async def test_a_seat_the_owner_approves(live: LiveServer) -> None:
     assert seated["event"]["player"] == bob.player
     snap = await join(bob, table)
     assert snap["you"] == 1 and "pending" not in snap
+    assert [r["player"] for r in (await join(ann, table, "spectator"))["info"]["requests"]] == [cat.player]
 
 
 async def test_a_denied_seat_and_a_request_that_lapses(live: LiveServer) -> None:

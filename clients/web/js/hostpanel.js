@@ -1,10 +1,13 @@
 // The host's side of a table (SPEC "Private tables", "The host's controls", protocol 1.5): the
 // events of seat requests, kicks, bans and ownership kept in the model, their log lines, and the
 // owner's panel: the invite link, the requests for a seat (Approve / Deny), per seated person Kick,
-// Ban and Make host, and Close table.
+// Ban and Make host, per spectator known from the chat Ban, and Close table.
 //
-// The requests are known from the `seat_requested` events this page saw (no snapshot lists them):
-// an owner who reloads sees the requests made after it joined again.
+// The requests waiting are in the owner's snapshot (`info.requests`, oldest first: a reload or a new
+// host knows them), then kept up to date by the `seat_requested` ... `seat_request_lapsed` events.
+// The invite is in the owner's snapshot too (`info.invite`), also the one a new host is sent on its
+// own right after `owner_changed`. Spectators are known only from their chat messages (`chat.from`,
+// seat null): no event or snapshot lists who watches.
 
 import { h } from "./dom.js";
 
@@ -15,6 +18,37 @@ export const HOST_EVENTS = ["seat_requested", "seat_approved", "seat_denied", "s
 /** `<page>#table=<id>&invite=<secret>` (SPEC "Private tables": the part after # never reaches a server). */
 export function inviteLink(table, invite) {
   return `${location.origin}${location.pathname}#table=${encodeURIComponent(table)}&invite=${encodeURIComponent(invite)}`;
+}
+
+/**
+ * Take the requests for a seat of `info` (the owner's snapshot: `info.requests`, a list of
+ * `{player, name, seat}`, oldest first) into model `m` (`m.requests`: player id -> name); nothing
+ * when `info` has none (another viewer's snapshot: the events keep `m.requests`).
+ */
+export function requestsFrom(m, info) {
+  if (!Array.isArray(info.requests)) return;
+  m.requests = {};
+  m.known = m.known || {};
+  for (const r of info.requests) {
+    m.requests[r.player] = r.name;
+    m.known[r.player] = r.name;
+  }
+}
+
+/**
+ * The spectators of model `m` known from their chat messages (`chat` events with seat null), as
+ * `[player id, last name]`: not seated now, not banned, not `me`; in the order they last spoke.
+ */
+export function chattingSpectators(m, me) {
+  const seated = new Set(m.info.occupants.map((o) => o.player).filter(Boolean));
+  const banned = m.banned || {};
+  const seen = new Map();
+  for (const l of m.chat || []) {
+    if (l.seat != null || l.from === me || seated.has(l.from) || banned[l.from]) continue;
+    seen.delete(l.from);
+    seen.set(l.from, l.name);
+  }
+  return [...seen.entries()];
 }
 
 /** A read-only field with the invite link and a Copy button. */
@@ -38,7 +72,7 @@ export function inviteBox(table, invite) {
 
 /**
  * Apply host event `e` to model `m` (`m.requests`: player id -> name of the waiting requests;
- * `m.info.owner`). `me`: this page's player id. Returns what happened to this page's player:
+ * `m.banned`: player ids banned; `m.info.owner`). `me`: this page's player id. Returns what happened to this page's player:
  * "requested" (its request waits: a join with `since` is answered by the events, no snapshot), "approved", "denied", "lapsed", "kicked", "banned" or null.
  */
 export function hostEvent(m, e, me) {
@@ -64,6 +98,8 @@ export function hostEvent(m, e, me) {
       return mine ? "kicked" : null;
     case "banned":
       delete m.requests[e.player];
+      m.banned = m.banned || {};
+      m.banned[e.player] = true;
       return mine ? "banned" : null;
     case "owner_changed":
       m.info.owner = e.owner;
@@ -73,13 +109,14 @@ export function hostEvent(m, e, me) {
   }
 }
 
-/** The log line of host event `e`; `who(player)`: a name for a player id. */
+/** The log line of host event `e`; `who(player)`: a name for a player id ("you" for this page's). */
 export function describeHost(e, who) {
+  const whose = (player) => (who(player) === "you" ? "your" : `${who(player)}'s`);
   switch (e.type) {
     case "seat_requested": return `${e.name} asks for a seat`;
     case "seat_approved": return `${who(e.player)} may sit (seat ${e.seat})`;
-    case "seat_denied": return `The host turned down ${who(e.player)}'s request for a seat`;
-    case "seat_request_lapsed": return `${who(e.player)}'s request for a seat lapsed (${e.reason})`;
+    case "seat_denied": return `The host turned down ${whose(e.player)} request for a seat`;
+    case "seat_request_lapsed": return `${whose(e.player).replace(/^your$/, "Your")} request for a seat lapsed (${e.reason})`;
     case "kicked": return `The host removed ${who(e.player)}${e.seat != null ? ` from seat ${e.seat}` : ""}: now watching`;
     case "banned": return `The host banned ${who(e.player)} from the table`;
     case "owner_changed": return `${who(e.owner)} is the host now${e.reason === "absent" ? " (the host was away)" : ""}`;
@@ -88,8 +125,9 @@ export function describeHost(e, who) {
 }
 
 /**
- * The owner's panel of `table` (a Table: `model`, `conn.player`, `id`, `act(action)`), or null when
- * this page's player does not own it or the table is closed.
+ * The owner's panel of `table` (a Table: `model`, `conn.player`, `id`, `invite`, `act(action)`), or
+ * null when this page's player does not own it or the table is closed. The invite is the owner's
+ * snapshot's, else the one this page came with (a link).
  */
 export function hostPanel(table) {
   const m = table.model;
@@ -108,13 +146,20 @@ export function hostPanel(table) {
         onclick: () => confirm(`Ban ${o.name} from this table?`) && act({ type: "ban", player: o.player }) }, "Ban"),
       h("button", { type: "button", class: "ctl", "data-control": "transfer", title: "Hand this table over: you become a player like any other",
         onclick: () => confirm(`Make ${o.name} the host of this table?`) && act({ type: "transfer", player: o.player }) }, "Make host")));
+  const watchers = chattingSpectators(m, me).map(([player, name]) =>
+    h("li", { "data-spectator": player }, h("span", {}, `${name} (watching)`),
+      h("button", { type: "button", class: "ctl", "data-control": "ban", title: "Remove the spectator from the table for good",
+        onclick: () => confirm(`Ban ${name} from this table?`) && act({ type: "ban", player }) }, "Ban")));
+  const invite = info.invite || table.invite;
   return h("section", { class: "host-panel", "aria-label": "Host controls" },
     h("h2", {}, "You host this table"),
-    info.invite ? inviteBox(table.id, info.invite) : null,
+    invite ? inviteBox(table.id, invite) : null,
     h("h3", {}, "Requests for a seat"),
     requests.length ? h("ul", { class: "requests" }, requests) : h("p", { class: "muted" }, "None waiting."),
     h("h3", {}, "Players"),
     people.length ? h("ul", { class: "people" }, people) : h("p", { class: "muted" }, "Nobody else is seated."),
+    watchers.length ? h("h3", {}, "Spectators who chatted") : null,
+    watchers.length ? h("ul", { class: "spectators" }, watchers) : null,
     h("button", { type: "button", class: "ctl danger", "data-control": "close",
       onclick: () => confirm("Close this table for everyone?") && act({ type: "close" }) }, "Close table"));
 }

@@ -17,7 +17,7 @@ import { alertFor, showAlert } from "./alerts.js";
 import { nameOf } from "./games/common.js";
 import { historyPanel } from "./history.js";
 import { CHAT_EVENTS, ChatPanel, chatEvent, describeChat } from "./chat.js";
-import { HOST_EVENTS, describeHost, hostEvent, hostPanel } from "./hostpanel.js";
+import { HOST_EVENTS, describeHost, hostEvent, hostPanel, requestsFrom } from "./hostpanel.js";
 
 const STORE_PREFIX = "cardhall.table.";
 /** Table events that leave the current turn open (every other event ends it unless it carries one). */
@@ -244,6 +244,14 @@ export class Table {
 
   _snapshot(f) {
     const old = this.model;
+    if (f.info.invite) this.invite = f.info.invite; // the owner's (SPEC "Private tables"): kept with the table
+    if (old && !("re" in f) && f.seq === old.seq && f.info.game === old.info.game) {
+      // sent on its own at the seq this page holds (a new host's, SPEC "The host's controls"): the
+      // same table with the owner's info; the state, the turn and the match's record stay
+      old.info = f.info;
+      requestsFrom(old, f.info);
+      return;
+    }
     const drawn = gameInfo(f.info.game);
     const game = drawn.module;
     const m = {
@@ -260,6 +268,8 @@ export class Table {
     } else {
       m.nextCommitment = f.info.commitment;
     }
+    if (old) Object.assign(m, { requests: old.requests, known: old.known, banned: old.banned });
+    requestsFrom(m, f.info);
     if (f.you != null) this.role = "player";
     m.log.push({ seq: f.seq, text: old ? "Reconnected (fresh snapshot)" : `Joined ${f.you != null ? `at seat ${f.you}` : "as a spectator"}`, cls: "sys" });
     this.model = m;
