@@ -2,7 +2,8 @@
 
 * A finished no-limit match (small stacks: all in by the blinds): the replayer reads the PHH of
   GET /api/tables/{id}/hands, steps forward and back with the board and every hand as dealt, and
-  the PHH download sits beside it.
+  the PHH download sits beside it; at an unlisted table, whose hands answer only with the invite
+  in a header, both the replayer and the download send it.
 * A finished Loco Poker match (its JSON history): the hands and the outcome step by step.
 * During a match: the hands already played as this page saw them, from its own events: never a
   card it was not sent (no opponent's hole cards unless shown).
@@ -78,6 +79,30 @@ async def test_finished_holdem_replay_and_phh(server: LiveServer, browser: Any) 
     assert await forward.is_disabled()
     await dlg.locator(".close").click()
     await dlg.wait_for(state="detached")
+
+
+async def test_an_unlisted_tables_hands_are_read_with_its_invite(server: LiveServer, browser: Any) -> None:
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        r = await http.post("/api/tables", json={"game": "no_limit_holdem", "seats": 2, "bots": 1, "options": {
+            "starting_stacks": 10, "small_blind": 10, "big_blind": 20, "visibility": "unlisted", **FAST}})
+        table, invite = r.json()["table"], r.json()["invite"]
+        assert (await http.get(f"/api/tables/{table}/hands")).status_code == 404  # without the invite
+    tab = await new_tab(browser, server.http, f"/#table={table}&invite={invite}")  # the invite link
+    page = tab.page
+    await press_until(page, ".result-banner", ("continue",))
+
+    history = page.locator(".history")
+    async with page.expect_download() as saving:
+        await history.locator("a.phh-download").click()
+    saved = await (await saving.value).path()
+    with open(saved, encoding="utf-8") as f:
+        phh = f.read()
+    assert phh.startswith("[1]") and 'variant = "NT"' in phh
+
+    await history.locator("[data-control=replay]").click()
+    dlg = page.locator("dialog.replayer[data-source=server]")
+    await dlg.locator(".replay-stage").wait_for()
+    assert await dlg.locator(".hand-pick option").count() == len(re.findall(r"^\[\d+\]$", phh, re.M)) > 0
     assert not tab.errors, tab.errors
     await tab.close()
 

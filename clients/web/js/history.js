@@ -22,6 +22,32 @@ const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "ma
 const PHH_GAMES = new Set(["no_limit_holdem", "fixed_limit_holdem"]);
 
 const handsUrl = (id) => `/api/tables/${encodeURIComponent(id)}/hands`;
+/** The headers the hands of `table` need: its invite when this page knows it (an unlisted table's
+ * hands answer only with it, SPEC "Private tables", "HTTP"). */
+const handsHeaders = (table) => {
+  const invite = table.model.info.invite || table.invite;
+  return invite ? { "X-Table-Invite": invite } : {};
+};
+
+/** The "Download PHH" link of `table`. A link cannot carry a header: with an invite the click
+ * fetches the hands with it and saves what came. */
+function downloadEl(table) {
+  const name = `cardhall-${table.id}.phhs`;
+  const headers = handsHeaders(table);
+  const save = async (ev) => {
+    ev.preventDefault();
+    const r = await fetch(handsUrl(table.id), { cache: "no-store", headers });
+    if (!r.ok) return;
+    const url = URL.createObjectURL(await r.blob());
+    const a = h("a", { href: url, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000); // the download reads the blob after the click
+  };
+  return h("a", { class: "phh-download", href: handsUrl(table.id), download: name,
+    onclick: Object.keys(headers).length ? save : undefined }, "Download PHH");
+}
 const isLive = (m) => m.info.status === "running" || m.info.status === "paused";
 /** A finished match exists, so the server serves hands (SPEC "HTTP": finished matches only). */
 const hasFinished = (m) => Boolean(m.ended) || m.info.match > 1 || m.info.status === "finished" || m.info.status === "closed";
@@ -38,7 +64,7 @@ export function historyPanel(table) {
       h("button", { type: "button", class: "ctl", "data-control": "replay", disabled: !live && !finished,
         onclick: () => openReplayer(table) }, live ? "Replay this match's hands" : "Replay the hands"),
       finished && PHH_GAMES.has(m.info.game)
-        ? h("a", { class: "phh-download", href: handsUrl(table.id), download: `cardhall-${table.id}.phhs` }, "Download PHH") : null),
+        ? downloadEl(table) : null),
     h("p", { class: "hint" }, live ? "The hands so far, as you saw them."
       : finished ? "Every hand of the finished matches, all cards shown." : "The hands appear here once played."));
 }
@@ -63,11 +89,11 @@ export async function openReplayer(table) {
     mount(dlg, header(live, close), h("p", { class: "notice error", role: "alert" }, `The hands could not be read: ${err.message}`));
     return;
   }
-  new Replayer(dlg, hands, { live, close, download: !live && PHH_GAMES.has(m.info.game) ? handsUrl(table.id) : null, id: table.id });
+  new Replayer(dlg, hands, { live, close, download: !live && PHH_GAMES.has(m.info.game) ? () => downloadEl(table) : null });
 }
 
 async function serverHands(table) {
-  const r = await fetch(handsUrl(table.id), { cache: "no-store" });
+  const r = await fetch(handsUrl(table.id), { cache: "no-store", headers: handsHeaders(table) });
   if (r.status === 404) return [];
   if (!r.ok) throw new Error(`HTTP ${r.status}`);
   return parseHands(await r.text(), table.model.info.game, table.names()).map((hd) => ({
@@ -159,7 +185,7 @@ class Replayer {
         pick,
         h("button", { type: "button", class: "ctl", "data-hand": "next", disabled: this.hand === hands.length - 1, onclick: () => this.go(0, this.hand + 1) }, "Hand ›"),
         h("span", { class: "replay-count" }, plural(hands.length, "hand")),
-        opts.download ? h("a", { class: "phh-download", href: opts.download, download: `cardhall-${opts.id}.phhs` }, "Download PHH") : null),
+        opts.download ? opts.download() : null),
       h("div", { class: "replay-stage", "data-hand-index": this.hand, "data-step-index": this.step }, step.draw()),
       h("div", { class: "replay-controls", role: "group", "aria-label": "Step through the hand" },
         btn("« First", "first", 0, this.step === 0, "First step"),
