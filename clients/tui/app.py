@@ -46,6 +46,13 @@ that server and starts a new one. A name given for a kept player that differs
 from its name renames it where the server can (protocol 1.4 ``rename``); else
 the kept name stays, and the message line says so.
 
+An unlisted table (protocol 1.5, SPEC "Private tables") is in no lobby listing,
+so its invite is kept with it (``SavedTable.invite``: the one the join carried,
+from an invite link, or the owner's ``info.invite``); the lobby looks such a
+table up with it (:meth:`CardhallApp.kept_unlisted`, ``GET /api/tables/{id}``
+with ``X-Table-Invite``), lists it among yours, and Enter joins it with the
+invite. The invite is shown nowhere but the owner's host line.
+
 Signed in by the server's operator (``auth``, ``cardhall play --auth-file FILE``;
 protocol/SPEC.md "Identity"): the first ``hello`` carries that JWT instead of
 the kept token, and the welcome's resume token is kept per server as a guest's
@@ -63,9 +70,14 @@ never a crash.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
+import urllib.error
+import urllib.request
+from dataclasses import replace
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from textual.app import App
 
@@ -87,6 +99,24 @@ GONE = ("unknown_table", "table_closed")
 RENAME_MINOR = 4
 #: the refusals of ``hello`` for who is asking (SPEC "Identity"): exit status 1, not 2 (a name)
 AUTH_REFUSALS = ("bad_auth", "auth_required")
+#: at most this many kept unlisted tables looked up per lobby refresh (a ``GET /api/tables/{id}`` each)
+UNLISTED_LOOKUPS = 20
+
+
+def kept_invite(info: Frame, invite: str | None, held: SavedTable | None) -> str | None:
+    """The invite to keep for a table whose ``info`` a snapshot carries: for an unlisted table only
+    (SPEC "Private tables": a public one is found in the lobby), the owner's ``info.invite``, else
+    ``invite`` (the one the join carried), else the one ``held`` already.
+
+    >>> unlisted = {"options": {"visibility": "unlisted"}}
+    >>> kept_invite({**unlisted, "invite": "own"}, "link", None), kept_invite(unlisted, "link", None)
+    ('own', 'link')
+    >>> kept_invite(unlisted, None, SavedTable("player", 1, invite="old")), kept_invite({"options": {}}, "link", None)
+    ('old', None)
+    """
+    if (info.get("options") or {}).get("visibility") != "unlisted":
+        return None
+    return info.get("invite") or invite or (held.invite if held is not None else None)
 
 
 def refusal(exc: ServerError, signed_in: bool) -> str:
@@ -144,6 +174,22 @@ class CardhallApp(App):
         blocking: run it in a thread)."""
         suffix = "?" + urlencode(query) if query else ""
         return fetch_json(http_base(self.server) + "/api/tables" + suffix, timeout=5)
+
+    def fetch_table(self, table: str, invite: str) -> Frame | None:
+        """``GET /api/tables/{table}`` with ``invite`` in ``X-Table-Invite`` (SPEC "HTTP", "Private
+        tables"): the table's ``info``, None when the server answers 404 (no such table, or not
+        with this invite). Blocking: run it in a thread. ``OSError`` (``URLError``, ``HTTPError``
+        other than 404; neither names the invite) or ``ValueError`` when it cannot be read."""
+        request = urllib.request.Request(http_base(self.server) + "/api/tables/" + quote(table, safe=""),
+                                         headers={"X-Table-Invite": invite})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as r:  # noqa: S310 (the server's own http(s) URL)
+                info: Frame = json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                return None
+            raise
+        return info
 
     def report(self, text: str) -> None:
         """Say ``text`` (what went wrong) on the current screen's message line and as a notification."""
@@ -244,8 +290,9 @@ class CardhallApp(App):
         """Table id -> :class:`SavedTable`: the tables this player joined and did not leave."""
         return self.me.tables
 
-    def table_seen(self, table: str, role: str, snap: Frame) -> None:
-        """Keep ``table`` as joined in ``role`` from its ``snapshot``: the seat held and the game; a
+    def table_seen(self, table: str, role: str, snap: Frame, invite: str | None = None) -> None:
+        """Keep ``table`` as joined in ``role`` from its ``snapshot``: the seat held, the game and, for
+        an unlisted table, its invite (:func:`kept_invite`; ``invite``: the one the join carried); a
         player's table where it holds no seat any more (freed, G-7) or a closed one is forgotten."""
         seat = snap.get("you")
         if snap["info"]["status"] == "closed" or (role == "player" and seat is None):
@@ -253,9 +300,11 @@ class CardhallApp(App):
             return
         self._remembered[table] = time.monotonic()
         held = self.me.tables.get(table)
+        secret = kept_invite(snap["info"], invite, held)
         if seat is None and held is not None and held.role == "player":
-            return  # watching a table where this player holds a seat: the seat stays kept
-        kept = SavedTable("player" if seat is not None else role, seat, snap["info"]["game"])
+            kept = replace(held, invite=secret)  # watching where this player holds a seat: the seat stays kept
+        else:
+            kept = SavedTable("player" if seat is not None else role, seat, snap["info"]["game"], secret)
         if self.me.tables.get(table) != kept:
             self.me.tables[table] = kept
             self._save()
@@ -271,8 +320,35 @@ class CardhallApp(App):
     def forget_unlisted(self, listed: set[str], asked: float) -> None:
         """Forget the kept tables the lobby (``GET /api/tables`` asked at ``asked``,
         ``time.monotonic()``) no longer lists: closed since. A table kept after the list was
-        asked for stays (the list may not have it yet)."""
-        self.forget_tables([t for t in self.me.tables if t not in listed and self._remembered.get(t, -1.0) < asked])
+        asked for stays (the list may not have it yet), and so does one kept with an invite (an
+        unlisted table, never listed: :meth:`kept_unlisted` looks it up)."""
+        self.forget_tables([t for t, s in self.me.tables.items()
+                            if t not in listed and s.invite is None and self._remembered.get(t, -1.0) < asked])
+
+    async def kept_unlisted(self, listed: set[str], asked: float) -> list[Frame]:
+        """The ``info`` of the kept tables with an invite that ``listed`` (the lobby's ids) leaves
+        out, at most :data:`UNLISTED_LOOKUPS` of them, each looked up with its invite
+        (:meth:`fetch_table`, concurrently); one the server does not know (404) or that is closed is
+        forgotten, unless kept again after ``asked`` (``time.monotonic()``); one that cannot be
+        looked up now is left out and kept."""
+        wanted = [(t, s.invite) for t, s in self.me.tables.items() if s.invite is not None and t not in listed]
+        wanted = wanted[:UNLISTED_LOOKUPS]
+        found = await asyncio.gather(*(asyncio.to_thread(self.fetch_table, t, invite) for t, invite in wanted),
+                                     return_exceptions=True)
+        shown: list[Frame] = []
+        gone: list[str] = []
+        for (table, _), info in zip(wanted, found, strict=True):
+            if isinstance(info, BaseException):
+                if not isinstance(info, FAILURES):
+                    raise info
+                continue
+            if info is None or info.get("status") == "closed":
+                if self._remembered.get(table, -1.0) < asked:
+                    gone.append(table)
+                continue
+            shown.append(info)
+        self.forget_tables(gone)
+        return shown
 
     def _save(self) -> None:
         if self.identity is None:
@@ -289,10 +365,13 @@ class CardhallApp(App):
         (``table_full``, ...) or a dropped connection is a message and the lobby stays. Joining a
         table where this player holds a seat as ``player`` gives the seat back (G-5).
 
-        A private table (protocol 1.5, SPEC "Private tables"): ``invite`` is sent with the join;
+        A private table (protocol 1.5, SPEC "Private tables"): ``invite`` is sent with the join
+        (None: the one kept with the table, if any: how the lobby joins a kept unlisted table);
         ``bad_password`` asks for the password (:class:`PasswordScreen`) and joins again with it;
         ``approval_required`` joins again asking the owner for a seat (``ask``), and the table
         shows this player watching and waiting for the answer."""
+        if invite is None and table in self.me.tables:
+            invite = self.me.tables[table].invite
         try:
             snap = await self.client.join(table, role=role, invite=invite, password=password, ask=ask)
         except FAILURES as exc:
@@ -313,7 +392,7 @@ class CardhallApp(App):
             return
         if snap.get("pending"):  # the owner's answer is awaited: watch meanwhile
             role = "spectator"
-        self.table_seen(table, role, snap)
+        self.table_seen(table, role, snap, invite)
         await self.push_screen(TableView(table, role, snap))
 
     def table_failed(self, table: str, exc: BaseException) -> None:

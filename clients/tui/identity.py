@@ -1,14 +1,19 @@
 """Who ``cardhall play`` is on each server, kept between runs: the player's
 token (a secret: it resumes the player, protocol/SPEC.md "Messages", ``hello``),
-public id and name, and the tables it joined (table id, role, seat, game), so
-that a restarted client is the same player and can return to its seats (G-5:
-a disconnected player keeps the seat).
+public id and name, and the tables it joined (table id, role, seat, game, and
+an unlisted table's invite), so that a restarted client is the same player and
+can return to its seats (G-5: a disconnected player keeps the seat).
 
 One JSON file, ``identity.json`` in ``platformdirs.user_config_dir("cardhall")``
 (on Linux ``$XDG_CONFIG_HOME/cardhall``, else ``~/.config/cardhall``), holds
 ``{"format": 1, "servers": {URL: entry}}``, an entry per server under its URL
 (:func:`server_key`): ``token``, ``player``, ``name`` and ``tables`` (table id ->
-``role``, ``seat``, ``game``), as the example below shows. It is written
+``role``, ``seat``, ``game``, and ``invite`` for an unlisted table only), as the
+example below shows. ``invite`` (protocol 1.5, SPEC "Private tables") is a secret
+too: an unlisted table is in no lobby, so the client finds it again only by
+asking ``GET /api/tables/{id}`` with it (:mod:`cardhall.clients.tui.lobby`), and
+it is never shown or logged from here. A table kept without ``invite`` (a
+public table, or a file written before it existed) loads with ``invite`` None. It is written
 whole each time, atomically (a temporary file beside it, then ``os.replace``),
 with mode 0600 (it holds secrets), its folder created (0700) as needed. A file that cannot be read or is not of this shape is reported
 (:attr:`IdentityStore.problem`) and replaced by the next save: never a crash.
@@ -25,6 +30,11 @@ True
 >>> json.loads(store.path.read_text())  # doctest: +NORMALIZE_WHITESPACE
 {'format': 1, 'servers': {'ws://h:1/ws': {'name': 'ann', 'player': None,
  'tables': {'t1': {'game': 'alamo', 'role': 'player', 'seat': 1}}, 'token': 'secret'}}}
+>>> me.tables["t2"] = SavedTable("spectator", None, "alamo", invite="Ab-_9")
+>>> store.save("ws://h:1/ws", me)
+>>> store.load("ws://h:1/ws").tables == {"t1": SavedTable("player", 1, "alamo"),
+...                                      "t2": SavedTable("spectator", None, "alamo", "Ab-_9")}
+True
 """
 
 from __future__ import annotations
@@ -65,11 +75,14 @@ def server_key(url: str) -> str:
 @dataclass
 class SavedTable:
     """A table joined: ``role`` (``player`` or ``spectator``), ``seat`` (the seat held, None
-    when watching or not known), ``game`` (its protocol name, None when not known)."""
+    when watching or not known), ``game`` (its protocol name, None when not known), ``invite``
+    (an unlisted table's invite, a secret: how the lobby finds the table again and joins it,
+    SPEC "Private tables"; None for a public table or when not known)."""
 
     role: str
     seat: int | None = None
     game: str | None = None
+    invite: str | None = field(default=None, repr=False)  # a secret: never in a repr
 
 
 @dataclass
@@ -107,14 +120,22 @@ def _identity(entry: Any) -> Identity:
         seat = t.get("seat")
         if seat is not None and (not isinstance(seat, int) or isinstance(seat, bool)):
             raise CorruptFile(f"table {table!r}: the seat is not a number")
-        kept[table] = SavedTable(t["role"], seat, _opt_str(t.get("game"), "game"))
+        kept[table] = SavedTable(t["role"], seat, _opt_str(t.get("game"), "game"), _opt_str(t.get("invite"), "invite"))
     return Identity(_opt_str(entry.get("token"), "token"), _opt_str(entry.get("player"), "player"),
                     _opt_str(entry.get("name"), "name"), kept)
 
 
+def _table(saved: SavedTable) -> dict[str, Any]:
+    """A kept table as the file holds it: ``invite`` only when there is one."""
+    out: dict[str, Any] = {"role": saved.role, "seat": saved.seat, "game": saved.game}
+    if saved.invite is not None:
+        out["invite"] = saved.invite
+    return out
+
+
 def _entry(me: Identity) -> dict[str, Any]:
     return {"token": me.token, "player": me.player, "name": me.name,
-            "tables": {t: {"role": s.role, "seat": s.seat, "game": s.game} for t, s in me.tables.items()}}
+            "tables": {t: _table(s) for t, s in me.tables.items()}}
 
 
 class IdentityStore:

@@ -11,6 +11,20 @@ them is selected with the list focused, so Enter returns to that seat, even
 mid-match (G-5: the server gives the seat back to the same player). Tables the
 lobby no longer lists (closed) are forgotten.
 
+An unlisted table (protocol 1.5, SPEC "Private tables") is in no listing, so
+the client keeps its invite with it (:class:`~cardhall.clients.tui.identity.SavedTable`
+``invite``: from the join by its invite link, or the owner's ``info.invite``).
+Each refresh of the whole list (no filter) looks up those kept tables only, the
+ones the listing leaves out, at most
+:data:`~cardhall.clients.tui.app.UNLISTED_LOOKUPS` of them, each with ``GET
+/api/tables/{id}`` and its invite in ``X-Table-Invite``
+(:meth:`~cardhall.clients.tui.app.CardhallApp.kept_unlisted`), and lists them
+with the others, marked the same (``your seat N``, ``watched``) and
+``(unlisted)`` in the status; a 404 (gone, or never let in) or a closed table
+is forgotten. Enter (``w``) joins such a table with its kept invite: a seat
+holder needs none, a spectator does. The invite itself is never shown here (the
+owner finds it on the table's host line). A filtered list leaves them out.
+
 Keys (the footer lists those of the focused field): in the input, Enter
 creates; Tab moves to the table list, where Enter joins the selected table,
 ``w`` watches it and ``r`` refreshes at once; Tab goes back to the input.
@@ -119,8 +133,8 @@ def yours(saved: Any) -> str:
 def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> list[tuple[str, list[str]]]:
     """The lobby's rows ``(table id, cells)``: the tables where you hold a seat (``mine``: table id ->
     :class:`~cardhall.clients.tui.identity.SavedTable`) first, then those with a free seat that are
-    not over, then the rest. The status cell says ``(password)`` for a table with one (1.5). The
-    last cell is :func:`yours`.
+    not over, then the rest. The status cell says ``(password)`` for a table with one and
+    ``(unlisted)`` for an unlisted one (1.5, a kept table's ``info``). The last cell is :func:`yours`.
 
     >>> lobby_rows([{"id": "a", "game": "alamo", "seats": 2, "taken": 2, "spectators": 0, "status": "running"},
     ...             {"id": "b", "game": "avalanche", "seats": 3, "taken": 1, "spectators": 1, "status": "waiting"}])[0]
@@ -144,7 +158,9 @@ def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> li
     ordered = sorted(tables, key=lambda t: (not seated(t), not joinable(t)))
     return [(t["id"], [str(t["id"]), str(t["game"]), stakes(t), f"{t['taken']}/{t['seats']}",
                        str(t["seats"] - t["taken"]), str(t["spectators"]),
-                       str(t["status"]) + (" (password)" if t.get("password") else ""), yours(mine.get(t["id"]))])
+                       str(t["status"]) + (" (password)" if t.get("password") else "") + (
+                           " (unlisted)" if (t.get("options") or {}).get("visibility") == "unlisted" else ""),
+                       yours(mine.get(t["id"]))])
             for t in ordered]
 
 
@@ -231,7 +247,8 @@ class Lobby(Screen):
         self.set_interval(app.lobby_refresh, self.action_refresh)
 
     async def action_refresh(self) -> None:
-        """Reload the tables, keeping the selected row (by table id) and what is typed."""
+        """Reload the tables, keeping the selected row (by table id) and what is typed; with no
+        filter, the kept unlisted tables too (looked up with their invites)."""
         app: Any = self.app
         asked = time.monotonic()
         query = dict(self.filters)
@@ -242,7 +259,9 @@ class Lobby(Screen):
             self.query_one("#status", Plain).update(f"lobby unavailable: {exc}")
             return
         if not query:  # a filtered list leaves out tables that are open: nothing to forget from it
-            app.forget_unlisted({t["id"] for t in tables if t.get("status") != "closed"}, asked)
+            listed = {t["id"] for t in tables if t.get("status") != "closed"}
+            app.forget_unlisted(listed, asked)
+            tables += await app.kept_unlisted({t["id"] for t in tables}, asked)
         grid = self.query_one("#tables", DataTable)
         rows = lobby_rows(tables, app.your_tables())
         if [r for r, _ in rows] == list(getattr(self, "_shown", [])) and rows == getattr(self, "_rows", None):

@@ -5,11 +5,13 @@ side played through the client library: the lobby's filter line narrows the list
 the invite link and the requests for a seat, and from the host controls approves, denies, kicks,
 bans, hands the table over and closes it, each checked by what the other player receives; a
 player joining by an invite link waits for the host's answer, then sits; a table's password is
-asked for."""
+asked for; an unlisted table joined by its invite link is kept with its invite, so a restarted
+client lists it and returns to the seat, and forgets it once its owner closes it."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -18,6 +20,7 @@ from textual.widgets._footer import FooterKey
 
 from cardhall.clients.tui.app import CardhallApp, Lobby, TableView
 from cardhall.clients.tui.host import HostScreen
+from cardhall.clients.tui.identity import IdentityStore
 from cardhall.clients.tui.private import invite_link
 from cardhall.clients.tui.prompts import ConfirmScreen, PasswordScreen
 from tests.conftest import until
@@ -235,3 +238,48 @@ async def test_a_password_is_asked_for(live):
         assert app.screen.you == 1 and app.screen.host.password  # bob owns it without sitting
     await bob.close()
 
+
+
+async def test_a_kept_unlisted_table_is_listed_returned_to_and_forgotten_once_closed(live, tmp_path: Path):
+    """The lobby lists no unlisted table, so the client keeps its invite with it: a restarted
+    client (the same identity file) looks it up with it, lists it as yours, Enter returns to the
+    seat; once the owner closes it, the lobby forgets it."""
+    bob = await live.client("bob", codec="json")
+    table = await bob.create_table("loco_poker", 3, {**QUIET, "visibility": "unlisted"}, 0)
+    invite = (await bob.join(table, role="spectator"))["info"]["invite"]
+    path = tmp_path / "identity.json"
+    app = CardhallApp(live.url, "ann", codec="json", lobby_refresh=0.2, identity=IdentityStore(path))
+    async with app.run_test(size=(150, 50)) as pilot:
+        await until(lambda: isinstance(app.screen, Lobby), DEADLINE, "the lobby")
+        app.screen.query_one("#create", Input).value = invite_link(live.http, table, invite)  # pasted
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, TableView) and app.screen.you == 1, DEADLINE, "seated")
+        kept = IdentityStore(path).load(live.url).tables[table]
+        assert (kept.role, kept.seat, kept.invite) == ("player", 1, invite) and invite not in repr(kept)
+        player = app.client.player
+
+    def kept_here() -> bool:
+        return table in IdentityStore(path).load(live.url).tables
+
+    again = CardhallApp(live.url, None, codec="json", lobby_refresh=0.2, identity=IdentityStore(path))
+    async with again.run_test(size=(150, 50)) as pilot:
+        await until(lambda: isinstance(again.screen, Lobby), DEADLINE, "the lobby")
+        lobby, grid = again.screen, again.screen.query_one("#tables", DataTable)
+        await until(lambda: table in _listed(grid), DEADLINE, "the unlisted table listed")
+        row = [str(c) for c in grid.get_row(table)]
+        assert row[-1] == "your seat 1" and "(unlisted)" in row[-2] and invite not in " ".join(row), row
+        status = lobby.query_one("#status")
+        await until(lambda: f"your seat 1 at {table}" in _text(status) and again.focused is grid, DEADLINE,
+                    "Enter offered to return to the seat")
+        assert invite not in _text(status)
+        await pilot.press("enter")
+        await until(lambda: isinstance(again.screen, TableView) and again.screen.you == 1, DEADLINE, "back in the seat")
+        assert again.client.player == player
+    assert kept_here()  # quitting keeps the seat
+
+    await bob.close_table(table)  # while nobody runs the client: only the lobby can tell
+    last = CardhallApp(live.url, None, codec="json", lobby_refresh=0.2, identity=IdentityStore(path))
+    async with last.run_test(size=(150, 50)):
+        await until(lambda: isinstance(last.screen, Lobby) and not kept_here(), DEADLINE, "the closed table forgotten")
+        assert table not in _listed(last.screen.query_one("#tables", DataTable))
+    await bob.close()
