@@ -2,7 +2,7 @@
 """Developer entry point: needs nothing but Python 3.11+.
 
     python3 dev.py serve [cardhall serve options]   run the service (in-memory store)
-    python3 dev.py test [pytest options]            run the test suite
+    python3 dev.py test [pytest options]            run the test suite (in parallel: test_workers)
     python3 dev.py cardhall ARGS...                  any other cardhall subcommand
 
 Each command first creates ``.venv`` and installs the project with its test
@@ -74,6 +74,24 @@ def _run(argv: list[str], cwd: Path | None = None) -> int:
     return 127  # not reached
 
 
+def test_workers(args: list[str]) -> list[str]:
+    """The pytest-xdist options ``test`` adds to the pytest ``args`` given: ``-n W --dist loadfile``
+    (each test file in one worker, so a module's server is started once), W one more than the
+    machine's cores, at most 8 (the suite's tests mostly wait on servers and browsers: one more
+    worker keeps every core busy); none when the caller chose (``-n``, ``-p no:xdist``) or needs
+    one process (``-s``, ``--capture``, ``--pdb``, ``--trace``).
+
+    >>> test_workers(["tests/engine", "-x"])[2:], test_workers(["-s"]), test_workers(["-n", "1"])
+    (['--dist', 'loadfile'], [], [])
+    """
+    for i, arg in enumerate(args):
+        if arg in {"-s", "--pdb", "--trace"} or arg.startswith(("-n", "--numprocesses", "--capture", "-pno:xdist")):
+            return []
+        if arg == "-p" and args[i + 1:i + 2] == ["no:xdist"]:
+            return []
+    return ["-n", str(min(8, (os.cpu_count() or 1) + 1)), "--dist", "loadfile"]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(__doc__)
@@ -87,7 +105,7 @@ def main(argv: list[str]) -> int:
         # each reuses the bytecode the first one compiled, kept under .venv, not beside the sources.
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.setdefault("PYTHONPYCACHEPREFIX", str(VENV / "pycache"))
-        return _run([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT)
+        return _run([str(BIN / "python"), "-m", "pytest", *test_workers(rest), *rest], cwd=ROOT)
     if command == "serve":
         return _run([str(BIN / "cardhall"), "serve", *rest])
     if command == "cardhall":  # paths in ARGS are the caller's: stay in the caller's directory

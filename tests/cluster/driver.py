@@ -195,7 +195,9 @@ class Driver:
         self.rng = FairRandom(seed)
         self.keys = Keys(cluster.prefix)
         self.ops = {"X-Operator-Key": cluster.operator_key}
-        self.http = httpx.AsyncClient(timeout=5.0)
+        # a fresh connection per request: nginx's reload (a node added or removed) closes the idle
+        # connections its old workers kept, and a request sent on one as it closes fails to read
+        self.http = httpx.AsyncClient(timeout=5.0, limits=httpx.Limits(max_keepalive_connections=0))
         self.db = aioredis.Redis.from_url(cluster.redis.url)
         self.tables: dict[str, str] = {}  # table -> game
         self.members: list[Member] = []
