@@ -30,7 +30,10 @@ async def test_nothing_covers_the_centre_or_the_verdict(server: LiveServer, brow
     # the bot thinks a little: acting at once as the small blind it could fold the first hand before the
     # page drew it, and the solo table would then wait for a continue with no blind on the table
     await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 60}, {"bot_think": 0.5, "pause": 0})
-    await page.wait_for_selector(".seat.me .bet")  # our blind is out (heads-up: both seats post one)
+    # our blind is out (heads-up: both seats post one) and the table waits for us: nothing moves
+    # while the boxes are measured (on the bot's turn the hand could end and take the bet away)
+    await page.wait_for_function("document.querySelector('.seat.me .bet')"
+                                 " && document.querySelector('.action-panel [data-action]:not([data-action=continue])')")
     await page.screenshot(path=screenshot_path(f"layout-{width}-centre"))
     assert not await overlap(page, ".seat.me .bet", ".center .meta")
     assert not await overlap(page, ".seat.me", ".center .meta")
