@@ -48,6 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from cardhall.clients.client import ServerError
 from cardhall.clients.load.interrupts import ignore_sigint, sigint_ignored
 from cardhall.clients.load.player import LoadPlayer
 from cardhall.clients.load.tracked import Recorder, TrackedClient
@@ -240,9 +241,20 @@ async def _connect(w: Watcher, attempts: int = 5) -> None:
 
 
 async def _open(w: Watcher, attempts: int = 5) -> None:
+    """Connect ``w`` and join its table as a spectator. A join answered
+    ``unavailable`` (the table moving between nodes, or its store down: SPEC
+    "Errors", retry shortly) is sent again, ``attempts`` times in all with a
+    growing pause; any other error, or the last ``unavailable``, is raised."""
     await _connect(w, attempts)
     await w.hello("spectator")
-    await w.join(w.table, role="spectator")
+    for attempt in range(attempts):
+        try:
+            await w.join(w.table, role="spectator")
+            break
+        except ServerError as exc:
+            if exc.code != "unavailable" or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.5 * (attempt + 1))
     w.watching = True
 
 

@@ -4,12 +4,19 @@ Lobby (:mod:`cardhall.clients.tui.lobby`): the tables of ``GET /api/tables``,
 refreshed by themselves; the input, focused first, creates a table: ``GAME
 [SEATS [BOTS]] [option=value ...]`` (e.g. ``no_limit_holdem 3 2
 starting_stacks=500``), which you then join; the help line above it lists the
-server's games, seats and options (``GET /api/games``). Tab moves to the
-table list, where Enter joins the selected table and ``w`` watches it.
+server's games, seats and options (``GET /api/games``); the stakes column shows
+each table's blinds (or its game's first number option), from its options over
+the catalogue's defaults. Tab moves to the table list, where Enter joins the
+selected table and ``w`` watches it; escape leaves a field for nowhere, where
+no key acts on a table. Enter in a field is that field's own
+(:mod:`cardhall.clients.tui.fields`): text typed or pasted fast lands whole first.
 
 Table (:mod:`cardhall.clients.tui.table`): the state as your seat sees it,
 players by name, whose turn it is with the clock counting down, the log, the
-legal actions and the bet presets; the footer lists the keys that work now.
+legal actions and the bet presets; the footer lists the keys that work now (a
+spectator's none of a player's); the log starts with the table's recent events;
+``?`` shows the game's help from the catalogue; escape leaves a field, ``q``
+goes back to the lobby.
 It reconnects by itself (``Client(reconnect=True)``) and redraws from a fresh
 snapshot after each event.
 
@@ -40,7 +47,7 @@ tables it joined. On start it says ``hello`` with the kept token (a token the
 server no longer knows: a new player, and the file follows); the lobby lists
 the tables where it holds a seat first, marked ``your seat N``, and Enter on
 one joins it as a player: the server gives the seat back, mid-match too (G-5).
-Joining, leaving (escape) and a table's closing update the file; quitting
+Joining, leaving (``q``) and a table's closing update the file; quitting
 (ctrl+q) keeps the seats. ``fresh`` (``--fresh``) forgets the kept player of
 that server and starts a new one. A name given for a kept player that differs
 from its name renames it where the server can (protocol 1.4 ``rename``); else
@@ -167,6 +174,8 @@ class CardhallApp(App):
         #: the player as kept for this server (saved by :meth:`_save` when ``identity`` is given)
         self.me = Identity()
         self._remembered: dict[str, float] = {}  # table -> time.monotonic() when last remembered
+        #: the game catalogue (``GET /api/games``) once the lobby has read it: stakes, options, help
+        self.catalogue: Frame | None = None
         self.client = Client(server, codec=codec, reconnect=True)
 
     def fetch_tables(self, query: dict[str, str] | None = None) -> list[Frame]:

@@ -2,8 +2,8 @@
 
 :class:`ChatBox` is a log of the table's ``chat`` events (names and text
 literal, never markup: :class:`~cardhall.clients.tui.plain.PlainLog`) and an
-input; Enter there sends ``chat`` (the table screen routes its Enter to
-:meth:`ChatBox.send` while the chat line has the focus). The owner's
+input; Enter there sends ``chat`` (the line's ``Input.Submitted``, with the text as typed, goes
+to :meth:`ChatBox.send`: :mod:`cardhall.clients.tui.fields` says why not a screen binding). The owner's
 ``spectator_chat`` switch shows as a line. A refusal (too long, too fast,
 spectators' chat off) becomes a line in the log, never a crash.
 
@@ -15,9 +15,10 @@ spectators' chat off) becomes a line in the log, never a crash.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Input
 
@@ -40,7 +41,9 @@ def chat_line(event: Frame) -> str:
 
 
 class ChatInput(Input):
-    """The line a chat message is typed in."""
+    """The line a chat message is typed in: Enter sends it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "submit", "send")]
 
 
 class ChatBox(Vertical):
@@ -69,10 +72,16 @@ class ChatBox(Vertical):
         """Put the cursor in the chat line."""
         self.query_one("#chat-input", ChatInput).focus()
 
-    async def send(self) -> None:
-        """Send what is typed (nothing when blank); a refusal becomes a log line."""
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        """Enter in the chat line: send what it held then."""
+        if isinstance(message.input, ChatInput):
+            message.stop()
+            await self.send(message.value)
+
+    async def send(self, typed: str | None = None) -> None:
+        """Send ``typed`` (None: what the line holds; nothing when blank); a refusal becomes a log line."""
         field = self.query_one("#chat-input", ChatInput)
-        text = field.value.strip()
+        text = (field.value if typed is None else typed).strip()
         if not text:
             return
         try:

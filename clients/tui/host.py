@@ -109,7 +109,7 @@ def host_text(state: HostState, table: str, page: str, owner: bool) -> str:
             parts.append("requests: " + ", ".join(name for name, _ in state.requests.values()))
         return "   ".join(parts) + "   (h: host controls)"
     if state.pending:
-        return "waiting for the host to approve your seat (you watch meanwhile; escape withdraws)"
+        return "waiting for the host to approve your seat (you watch meanwhile; q withdraws)"
     return ""
 
 

@@ -25,10 +25,14 @@ is forgotten. Enter (``w``) joins such a table with its kept invite: a seat
 holder needs none, a spectator does. The invite itself is never shown here (the
 owner finds it on the table's host line). A filtered list leaves them out.
 
-Keys (the footer lists those of the focused field): in the input, Enter
-creates; Tab moves to the table list, where Enter joins the selected table,
-``w`` watches it and ``r`` refreshes at once; Tab goes back to the input.
-``/`` (from the list) moves to the filter line: ``game=NAME free=N bots=yes|no
+Keys (the footer lists those that work now): in the input, Enter creates
+(the field's own Enter, with the text as typed or pasted:
+:mod:`cardhall.clients.tui.fields`); Tab moves to the table list, where Enter
+joins the selected table, ``w`` watches it and ``?`` shows its game's help
+(:mod:`cardhall.clients.tui.help`); Tab goes back to the input. Escape leaves a
+field (or the list) for nowhere: there no key acts on a table, Tab goes to the
+list, ``n`` to the create line; ``r`` refreshes at once. Back from a table the
+create line has the focus. ``/`` (from the list, or nowhere) moves to the filter line: ``game=NAME free=N bots=yes|no
 min_big_blind=N max_big_blind=N`` (:func:`~cardhall.clients.tui.private.parse_filter`,
 the query of ``GET /api/tables``, SPEC "HTTP"); Enter there applies it and
 returns to the list, an empty line shows every table.
@@ -46,14 +50,16 @@ import asyncio
 import shlex
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input
 
 from cardhall.clients.client import ServerError
+from cardhall.clients.tui.fields import CreateInput, FilterInput
+from cardhall.clients.tui.help import HelpScreen
 from cardhall.clients.tui.plain import Plain, plain
 from cardhall.clients.tui.private import FILTER_HELP, option_kinds, option_value, parse_filter, parse_invite
 
@@ -107,11 +113,39 @@ def parse_create(text: str, catalogue: Frame | None = None) -> Frame:
     return spec
 
 
-def stakes(t: Frame) -> str:
-    """A table's stakes from its options: Hold'em blinds, else ``-``."""
-    o = t.get("options") or {}
+def _one(value: Any) -> str:
+    """An option's value in the stakes column: a per-seat list whose values agree as one value."""
+    if isinstance(value, list):
+        return str(value[0]) if value and all(v == value[0] for v in value) else "/".join(map(str, value))
+    return str(value)
+
+
+def stakes(t: Frame, catalogue: Frame | None = None) -> str:
+    """A table's stakes (a ``GET /api/tables`` entry ``t``) from the options its matches are played
+    with: the entry's ``options`` over the game's defaults in ``catalogue`` (``GET /api/games``; an
+    entry lists only the options its creator gave). The blinds ``small/big`` where the game has a
+    ``big_blind`` (plus ``ante N`` when there is one); else the first of the game's numbers or
+    choices (``int``, ``choice`` options, catalogue order) that has a value, ``name value``; ``-``
+    when there is none. No game is named here: the catalogue says what each one has.
+
+    >>> games = {"games": [{"name": "nl", "options": [{"name": "small_blind", "type": "int", "default": 10},
+    ...     {"name": "big_blind", "type": "int", "default": 20}, {"name": "ante", "type": "int", "default": 0}]},
+    ...     {"name": "lp", "options": [{"name": "dealer", "type": "seat", "default": None},
+    ...     {"name": "points_to_win", "type": "int", "default": 3}]}]}
+    >>> stakes({"game": "nl", "options": {"big_blind": 50, "small_blind": 25}}, games), stakes({"game": "nl"}, games)
+    ('25/50', '10/20')
+    >>> stakes({"game": "lp", "options": {"points_to_win": 2}}, games), stakes({"game": "x", "options": {}}, games)
+    ('points to win 2', '-')
+    """
+    game: Frame = next((g for g in (catalogue or {}).get("games", []) if g.get("name") == t.get("game")), {})
+    declared = game.get("options") or []
+    o = {**{d["name"]: d.get("default") for d in declared}, **(t.get("options") or {})}
     if o.get("big_blind") is not None:
-        return f"{o.get('small_blind')}/{o['big_blind']}"
+        blinds = f"{_one(o.get('small_blind'))}/{_one(o['big_blind'])}"
+        return blinds + (f" ante {_one(o['ante'])}" if o.get("ante") else "")
+    for d in declared:
+        if d.get("type") in ("int", "choice") and o.get(d["name"]) is not None:
+            return f"{str(d['name']).replace('_', ' ')} {_one(o[d['name']])}"
     return "-"
 
 
@@ -130,11 +164,13 @@ def yours(saved: Any) -> str:
     return "watched"
 
 
-def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> list[tuple[str, list[str]]]:
+def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None,
+               catalogue: Frame | None = None) -> list[tuple[str, list[str]]]:
     """The lobby's rows ``(table id, cells)``: the tables where you hold a seat (``mine``: table id ->
     :class:`~cardhall.clients.tui.identity.SavedTable`) first, then those with a free seat that are
     not over, then the rest. The status cell says ``(password)`` for a table with one and
-    ``(unlisted)`` for an unlisted one (1.5, a kept table's ``info``). The last cell is :func:`yours`.
+    ``(unlisted)`` for an unlisted one (1.5, a kept table's ``info``). The stakes cell is :func:`stakes`
+    (``catalogue``: ``GET /api/games``), the last cell :func:`yours`.
 
     >>> lobby_rows([{"id": "a", "game": "alamo", "seats": 2, "taken": 2, "spectators": 0, "status": "running"},
     ...             {"id": "b", "game": "avalanche", "seats": 3, "taken": 1, "spectators": 1, "status": "waiting"}])[0]
@@ -156,12 +192,19 @@ def lobby_rows(tables: list[Frame], mine: Mapping[str, Any] | None = None) -> li
         return saved is not None and saved.role == "player"
 
     ordered = sorted(tables, key=lambda t: (not seated(t), not joinable(t)))
-    return [(t["id"], [str(t["id"]), str(t["game"]), stakes(t), f"{t['taken']}/{t['seats']}",
+    return [(t["id"], [str(t["id"]), str(t["game"]), stakes(t, catalogue), f"{t['taken']}/{t['seats']}",
                        str(t["seats"] - t["taken"]), str(t["spectators"]),
                        str(t["status"]) + (" (password)" if t.get("password") else "") + (
                            " (unlisted)" if (t.get("options") or {}).get("visibility") == "unlisted" else ""),
                        yours(mine.get(t["id"]))])
             for t in ordered]
+
+
+class TableList(DataTable):
+    """The lobby's list of tables: Enter joins the selected one, only while the list has the focus
+    (``DataTable.RowSelected``; the footer says ``⏎ join``)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select_cursor", "join")]
 
 
 class Lobby(Screen):
@@ -177,20 +220,18 @@ class Lobby(Screen):
     AUTO_FOCUS = "#create"
 
     BINDINGS = [
-        Binding("enter", "create", "create table", priority=True),
-        Binding("enter", "join", "join", priority=True),
-        Binding("enter", "apply_filter", "apply filter", priority=True),
         Binding("w", "watch", "watch"), Binding("r", "refresh", "refresh"), Binding("slash", "filter", "filter"),
-        Binding("tab", "next_field", "next field"),
+        Binding("n", "new", "new table"), Binding("question_mark", "help", "game help"),
+        Binding("tab", "next_field", "next field"), Binding("escape", "leave_field", "leave field"),
         Binding("ctrl+q", "app.quit", "quit", priority=True),
     ]
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(id="tables", cursor_type="row")
+        yield TableList(id="tables", cursor_type="row")
         yield Plain("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
-        yield Input(placeholder="no_limit_holdem 2 1   (or paste an invite link)", id="create")
-        yield Input(placeholder=f"filter (/ from the list, Enter applies): {FILTER_HELP}", id="filter")
+        yield CreateInput(placeholder="no_limit_holdem 2 1   (or paste an invite link)", id="create")
+        yield FilterInput(placeholder=f"filter (/ from the list, Enter applies): {FILTER_HELP}", id="filter")
         yield Plain("", id="status")
         yield Footer(compact=True)
 
@@ -199,29 +240,62 @@ class Lobby(Screen):
         return isinstance(self.focused, Input)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The footer shows the keys of the focused field: creation in the input, the filter's in
-        the filter line, the list's in the list."""
-        focused = self.focused.id if self.focused is not None else None
-        if action == "create":
-            return self._typing and focused == "create"
-        if action == "apply_filter":
-            return self._typing and focused == "filter"
-        if action in ("join", "watch", "refresh", "filter"):
+        """The footer shows the keys that work now: the field's Enter (its own binding,
+        :mod:`cardhall.clients.tui.fields`) and escape in a field; the list's keys only while the
+        list has the focus (a key typed elsewhere never joins or watches a table)."""
+        listed = self.focused is not None and self.focused.id == "tables"
+        if action == "watch":
+            return listed
+        if action == "help":
+            return listed and self._selected() is not None
+        if action in ("refresh", "filter", "new"):
             return not self._typing
+        if action == "leave_field":
+            return self.focused is not None
         return True
 
     def action_next_field(self) -> None:
-        """Tab: from the input to the list, from the list (or the filter line) to the input."""
+        """Tab: from the input to the list, from the list (or the filter line) to the input; from
+        nowhere (after escape) to the list."""
         grid = self.query_one("#tables", DataTable)
         (self.query_one("#create", Input) if self.focused is grid else grid).focus()
+
+    def action_leave_field(self) -> None:
+        """Escape: leave the field (or the list); the focus goes nowhere, where no key but the
+        footer's acts (tab: the list, n: the create line, /: the filter line)."""
+        self.set_focus(None)
+
+    def action_new(self) -> None:
+        self.query_one("#create", Input).focus()
 
     def action_filter(self) -> None:
         self.query_one("#filter", Input).focus()
 
-    async def action_apply_filter(self) -> None:
-        """Read the filter line, reload the list with it and return to the list; a bad filter is a message."""
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        """Enter in the create line or the filter line, with the text as it was then."""
+        message.stop()
+        if message.input.id == "create":
+            await self.create(message.value)
+        elif message.input.id == "filter":
+            await self.apply_filter(message.value)
+
+    async def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        """Enter on the focused list (or a click on a row): join that table."""
+        message.stop()
+        if message.row_key.value is not None:
+            await self.app.open_table(str(message.row_key.value), "player")  # type: ignore[attr-defined]
+
+    def action_help(self) -> None:
+        """``?`` on the list: the selected table's game (:class:`~cardhall.clients.tui.help.HelpScreen`)."""
+        table = self._selected()
+        game = next((cells[1] for key, cells in getattr(self, "_rows", []) if key == table), None)
+        if game is not None:
+            self.app.push_screen(HelpScreen(game, self.catalogue, None))
+
+    async def apply_filter(self, typed: str) -> None:
+        """Read the filter ``typed``, reload the list with it and return to the list; a bad filter is a message."""
         try:
-            self.filters = parse_filter(self.query_one("#filter", Input).value)
+            self.filters = parse_filter(typed)
         except ValueError as exc:
             self.app.report(str(exc))  # type: ignore[attr-defined]
             return
@@ -233,6 +307,12 @@ class Lobby(Screen):
     def on_descendant_focus(self) -> None:
         self.refresh_bindings()
 
+    def on_screen_resume(self) -> None:
+        """Back from a table (or a prompt): the create line has the focus, not the list (a key
+        pressed on the way back must not join a table again)."""
+        if self.is_mounted and self.focused is not None and self.focused.id == "tables":
+            self.query_one("#create", Input).focus()
+
     async def on_mount(self) -> None:
         table = self.query_one("#tables", DataTable)
         table.add_columns("table", "game", "stakes", "taken", "free", "watching", "status", "you")
@@ -240,6 +320,7 @@ class Lobby(Screen):
         app: Any = self.app
         try:
             self.catalogue = await app.client.games()
+            app.catalogue = self.catalogue
             self.query_one("#help", Plain).update(games_help(self.catalogue) + "   filter: / from the list")
         except FAILURES:
             pass  # the lobby refresh below reports the server unreachable
@@ -263,7 +344,7 @@ class Lobby(Screen):
             app.forget_unlisted(listed, asked)
             tables += await app.kept_unlisted({t["id"] for t in tables}, asked)
         grid = self.query_one("#tables", DataTable)
-        rows = lobby_rows(tables, app.your_tables())
+        rows = lobby_rows(tables, app.your_tables(), self.catalogue)
         if [r for r, _ in rows] == list(getattr(self, "_shown", [])) and rows == getattr(self, "_rows", None):
             return
         selected = self._selected()
@@ -286,7 +367,8 @@ class Lobby(Screen):
         key, cells = yours_[0]
         grid = self.query_one("#tables", DataTable)
         grid.move_cursor(row=0, animate=False)
-        grid.focus()
+        if not self.query_one("#create", Input).value:  # never taken from someone typing
+            grid.focus()
         more = f" (and {len(yours_) - 1} more of yours)" if len(yours_) > 1 else ""
         self.query_one("#status", Plain).update(f"{cells[-1]} at {key} ({cells[1]}): Enter returns to it{more}")
 
@@ -297,22 +379,18 @@ class Lobby(Screen):
         value = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
         return str(value) if value is not None else None
 
-    async def action_join(self) -> None:
-        table = self._selected()
-        if table:
-            await self.app.open_table(table, "player")  # type: ignore[attr-defined]
-
     async def action_watch(self) -> None:
         table = self._selected()
         if table:
             await self.app.open_table(table, "spectator")  # type: ignore[attr-defined]
 
-    async def action_create(self) -> None:
-        """Create the table typed in the input and sit down at it; or join what it names: an
-        invite link (``join``/``watch`` before it, or alone), ``join ID``, ``watch ID``."""
+    async def create(self, typed: str) -> None:
+        """Create the table ``typed`` (the create line's text when Enter was pressed) and sit down
+        at it; or join what it names: an invite link (``join``/``watch`` before it, or alone),
+        ``join ID``, ``watch ID``."""
         app: Any = self.app
         field = self.query_one("#create", Input)
-        words = field.value.split()
+        words = typed.split()
         verb = words[0] if words else ""
         if (len(words) == 2 and verb in ("join", "watch")) or (len(words) == 1 and parse_invite(words[0])):
             target = words[-1]
@@ -324,7 +402,7 @@ class Lobby(Screen):
                 await app.open_table(target, role)
             return
         try:
-            spec = parse_create(field.value, getattr(self, "catalogue", None))
+            spec = parse_create(typed, getattr(self, "catalogue", None))
             table = await app.client.create_table(spec["game"], spec.get("seats"), spec["options"], spec.get("bots"))
         except FAILURES as exc:
             app.report(f"cannot create: {exc}")

@@ -9,6 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input
 
+from cardhall.clients.tui.fields import PasswordInput
 from cardhall.clients.tui.plain import Plain
 
 #: the most characters of a table's password (SPEC "Limits": ``join.password``)
@@ -21,11 +22,12 @@ ModalScreen > Vertical { width: 80; height: auto; padding: 1 2; border: round $w
 
 
 class PasswordScreen(ModalScreen[str | None]):
-    """Asks for the password of ``table``: Enter dismisses with what is typed (None when blank),
-    escape with None. ``wrong``: the last one tried was refused (said above the field)."""
+    """Asks for the password of ``table``: Enter dismisses with what is typed (None when blank;
+    the field's ``Input.Submitted``, so a pasted password lands whole first), escape with None.
+    ``wrong``: the last one tried was refused (said above the field)."""
 
     DEFAULT_CSS = DIALOG_CSS
-    BINDINGS = [Binding("enter", "submit", "join", priority=True), Binding("escape", "cancel", "cancel", priority=True)]
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
 
     def __init__(self, table: str, wrong: bool = False) -> None:
         super().__init__()
@@ -36,16 +38,16 @@ class PasswordScreen(ModalScreen[str | None]):
         with Vertical():
             said = "that password is not the table's: try again" if self.wrong else "this table has a password"
             yield Plain(f"{self.table}: {said}", id="prompt")
-            yield Input(placeholder="password (Enter joins, escape cancels)", password=True, id="password",
-                        max_length=PASSWORD_MAX)
+            yield PasswordInput(placeholder="password (Enter joins, escape cancels)", password=True, id="password",
+                                max_length=PASSWORD_MAX)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#password", Input).focus()
 
-    def action_submit(self) -> None:
-        value = self.query_one("#password", Input).value
-        self.dismiss(value if value else None)
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        self.dismiss(message.value if message.value else None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

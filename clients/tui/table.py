@@ -8,10 +8,21 @@ line. The footer lists the keys that work now: ``f`` fold, ``c`` check/call,
 ``1``..``5`` the presets (min, ½ pot, ¾ pot, pot, all-in: they fill the
 amount), Avalanche's ``s`` snowfall and ``p`` play (``RANK [COUNT]`` typed, its
 effect on the avalanche shown as you type), ``space`` continue (solo play),
-``m`` rematch, ``tab`` to type, ``escape`` back to the keys or to the lobby
-(leaving the table: the seat is freed between matches, sat out during one;
-``ctrl+q`` quits and keeps it, G-5). A
-game drawn as data numbers its legal actions: ``1``..``9`` play them.
+``m`` rematch, ``tab`` to type, ``t`` to chat, ``?`` the game's help
+(:mod:`cardhall.clients.tui.help`). Escape leaves a field (back to the keys) and
+does nothing else; ``q`` goes back to the lobby (leaving the table: the seat is
+freed between matches, sat out during one; ``ctrl+q`` quits and keeps it, G-5).
+Enter in a field is the field's own (:mod:`cardhall.clients.tui.fields`): it
+plays, or sends the chat line, with the text as typed or pasted. A spectator
+has no action keys and no amount field: the footer lists only what it can do.
+A game drawn as data numbers its legal actions: ``1``..``9`` play them.
+
+The log starts with the table's recent events: right after the ``snapshot``
+the screen joins again with ``since`` = the snapshot's ``seq`` less
+:data:`HISTORY` (SPEC "Resuming and reconnecting": the server resends the
+events after ``since`` that it still holds, then ``ok``), and writes those
+events in ``seq`` order, each once (the live ones that arrived meanwhile are
+the same events): the ones the snapshot already holds only as log lines.
 
 Private tables and the host (protocol 1.5, :mod:`cardhall.clients.tui.host`): the table's owner
 sees a host line (the invite link, whether there is a password, the requests for a seat waiting)
@@ -36,9 +47,11 @@ from textual.widgets import Footer, Header, Input
 
 from cardhall.clients.client import Client, http_base
 from cardhall.clients.tui.actions import action_words, choose, legal_line, play_preview
-from cardhall.clients.tui.chat import CHAT_EVENTS, ChatBox, ChatInput
+from cardhall.clients.tui.chat import CHAT_EVENTS, ChatBox
 from cardhall.clients.tui.events import event_line, who
+from cardhall.clients.tui.fields import AmountInput
 from cardhall.clients.tui.generic import action_from, legal_text, parse_action
+from cardhall.clients.tui.help import HelpScreen, table_keys
 from cardhall.clients.tui.host import HostScreen, HostState, host_text
 from cardhall.clients.tui.lobby import FAILURES
 from cardhall.clients.tui.plain import Plain, PlainLog
@@ -52,6 +65,11 @@ BETTING = ("fold", "check_call", "bet_raise", "all_in")
 AVALANCHE = ("snowfall", "play")
 #: seconds left on the clock below which the turn line warns
 LOW_CLOCK = 5.0
+#: how many of the table's events before the snapshot the log asks for on joining (at most what the
+#: server still holds, SPEC "Limits": 256 per table)
+HISTORY = 60
+#: the keys only a seated player has (a spectator's footer leaves them out)
+SEATED_ONLY = ("act", "preset", "pick", "type")
 
 
 def _parsed(action: str) -> tuple[str, tuple[object, ...]]:
@@ -73,8 +91,8 @@ class TableView(Screen):
         *(Binding(str(n), f"pick({n})", f"action {n}") for n in range(1, 10)),
         Binding("space", "act('continue')", "continue"), Binding("m", "act('rematch')", "rematch"),
         Binding("tab", "type", "type amount"), Binding("t", "chat", "chat"), Binding("h", "host", "host"),
-        Binding("enter", "submit", "send", priority=True), Binding("escape", "keys", "keys", priority=True),
-        Binding("escape", "leave", "lobby"),
+        Binding("question_mark", "help", "game help"),
+        Binding("escape", "keys", "leave field"), Binding("q", "leave", "lobby"),
     ]
 
     def __init__(self, table: str, role: str, snap: Frame) -> None:
@@ -101,8 +119,8 @@ class TableView(Screen):
             yield Plain("", id="turn")
             yield Plain("", id="legal")
             yield PlainLog(id="log", max_lines=200, wrap=True)
-            yield Input(placeholder="amount, or for Avalanche: RANK [COUNT]   (tab to type, escape back to keys)",
-                        id="amount")
+            yield AmountInput(placeholder="amount, or for Avalanche: RANK [COUNT]   (tab to type, escape back to keys)",
+                              id="amount")
             yield Plain("", id="preview")
             yield Plain("", id="status")
             yield ChatBox(self.client, self.table, id="chat")
@@ -142,11 +160,11 @@ class TableView(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """True: the key works now; None: shown dimmed (this game's, not possible now); False: hidden."""
-        if action == "submit":  # Enter in the amount field or the chat line (action_submit tells which)
-            return self.focused is not None and (self.focused.id == "amount" or isinstance(self.focused, ChatInput))
         if action == "keys":
             return self._typing
         if self._typing:
+            return False
+        if action in SEATED_ONLY and self.you is None:  # watching: no action keys at all
             return False
         if action == "host":
             return self.owner and self.snap["info"]["status"] != "closed"
@@ -175,41 +193,91 @@ class TableView(Screen):
 
     # -- the event stream ---------------------------------------------------------------------
     async def _follow(self) -> None:
+        for frame in await self._recent():
+            self._take(frame)
         async for frame in self.client.events(self.table):
-            if frame["type"] == "snapshot":
-                self._show(frame)
-                continue
-            event = frame["event"]
-            if event["type"] in CHAT_EVENTS:  # the chat box's: no change to the table or its turn
-                self.query_one(ChatBox).add(event)
-                self.host.chat(event)
-                continue
-            self.events.append(event)
-            if event["type"] == "seated" and isinstance(event.get("seat"), int):
-                self.names[event["seat"]] = str(event.get("name", ""))
-            if event["type"] == "closed":  # the table is gone: not kept any more, nothing to host
-                self.app.forget_tables([self.table])  # type: ignore[attr-defined]
-                self.snap["info"]["status"] = "closed"
-                self._host_changed()
-            if event["type"] in HOST_EVENTS:
-                line = host_line(event, self._name_of, self.client.player)
-                self._host_event(event)
-            else:
-                line = event_line(event, self.names, generic=self.generic)
-            if line:
-                self.query_one("#log", PlainLog).write(line)
-            if "turn" in frame:
-                self.turn, self.turn_seen = frame["turn"], time.monotonic()
-                self.legal = frame.get("legal", [])
-                self._legal_changed()
-            elif self.turn is not None and event["type"] in ("match_ended", "paused", "closed"):
-                self.turn, self.legal = None, []
-                self._legal_changed()
-            if not self._refresh_due:
-                self._refresh_due = True
-                self.call_later(self._refresh_state)
+            self._take(frame)
         if self.is_attached:
             self.app.report("the connection to the server is lost: restart cardhall play")  # type: ignore[attr-defined]
+
+    async def _recent(self) -> list[Frame]:
+        """The table's last :data:`HISTORY` events up to now, for the log: join again with ``since``
+        (SPEC "Resuming and reconnecting"), then take the frames received by then, in ``seq`` order,
+        each ``seq`` once (an event that arrived live and again resent: the resent copy, whose
+        ``legal`` is the turn's now). A ``snapshot`` in reply (the server no longer holds those
+        events) is shown; a failure leaves the log to the live events."""
+        since = max(0, int(self.snap.get("seq") or 0) - HISTORY)
+        try:
+            reply = await self.client.join(self.table, role=self.role, since=since)
+        except FAILURES:
+            return []
+        if reply.get("type") == "snapshot":
+            self._show(reply)
+        events: dict[int, Frame] = {}
+        snapshots: list[Frame] = []
+        for _ in range(self.client.inbox.qsize()):
+            try:
+                frame = await self.client.next_frame(timeout=1.0)
+            except (ConnectionError, TimeoutError):
+                break
+            if frame.get("table") != self.table:
+                continue
+            if frame.get("type") == "event":
+                events[int(frame["seq"])] = frame
+            elif frame.get("type") == "snapshot":
+                snapshots.append(frame)
+        return [events[seq] for seq in sorted(events)] + snapshots[-1:]
+
+    def _take(self, frame: Frame) -> None:
+        """One frame of the table: a snapshot redraws it; an event goes to the log (or the chat box)
+        and, when newer than the snapshot shown, changes the turn, the names, the host line."""
+        if frame["type"] == "snapshot":
+            self._show(frame)
+            return
+        event = frame["event"]
+        if int(frame.get("seq") or 0) <= int(self.snap.get("seq") or 0):  # the snapshot holds it: a line only
+            self._recall(event)
+            return
+        if event["type"] in CHAT_EVENTS:  # the chat box's: no change to the table or its turn
+            self.query_one(ChatBox).add(event)
+            self.host.chat(event)
+            return
+        self.events.append(event)
+        if event["type"] == "seated" and isinstance(event.get("seat"), int):
+            self.names[event["seat"]] = str(event.get("name", ""))
+        if event["type"] == "closed":  # the table is gone: not kept any more, nothing to host
+            self.app.forget_tables([self.table])  # type: ignore[attr-defined]
+            self.snap["info"]["status"] = "closed"
+            self._host_changed()
+        if event["type"] in HOST_EVENTS:
+            line = host_line(event, self._name_of, self.client.player)
+            self._host_event(event)
+        else:
+            line = event_line(event, self.names, generic=self.generic)
+        if line:
+            self.query_one("#log", PlainLog).write(line)
+        if "turn" in frame:
+            self.turn, self.turn_seen = frame["turn"], time.monotonic()
+            self.legal = frame.get("legal", [])
+            self._legal_changed()
+        elif self.turn is not None and event["type"] in ("match_ended", "paused", "closed"):
+            self.turn, self.legal = None, []
+            self._legal_changed()
+        if not self._refresh_due:
+            self._refresh_due = True
+            self.call_later(self._refresh_state)
+
+    def _recall(self, event: Frame) -> None:
+        """An event the snapshot shown already holds (the log's history): its line only."""
+        if event["type"] in CHAT_EVENTS:
+            self.query_one(ChatBox).add(event)
+            return
+        if event["type"] in HOST_EVENTS:
+            line = host_line(event, self._name_of, self.client.player)
+        else:
+            line = event_line(event, self.names, generic=self.generic)
+        if line:
+            self.query_one("#log", PlainLog).write(line)
 
     def _name_of(self, player: str) -> str:
         """A name for a public player id: its seat's, a request's, a known spectator's."""
@@ -228,7 +296,7 @@ class TableView(Screen):
                 "denied": "the host turned down your request for a seat: you are watching",
                 "lapsed": "your request for a seat lapsed ({reason}): you are watching",
                 "kicked": "the host removed you from your seat: you are watching",
-                "banned": "the host banned you from this table (escape: back to the lobby)",
+                "banned": "the host banned you from this table (q: back to the lobby)",
                 "host": "you host this table now (h: host controls)"}.get(happened or "")
         if happened == "approved":
             self.role = "player"
@@ -287,6 +355,7 @@ class TableView(Screen):
         self.turn_seen = time.monotonic()
         self.legal = snap.get("legal", [])
         self.host.snapshot(snap)
+        self.query_one("#amount", Input).display = you is not None  # watching: nothing to type there
         self._host_changed()
         self._legal_changed()
 
@@ -348,9 +417,10 @@ class TableView(Screen):
         """The action for key ``what`` (see :func:`cardhall.clients.tui.actions.choose`)."""
         return choose(what, self.legal, self._amount())
 
-    async def action_act(self, what: str) -> None:
+    async def action_act(self, what: str, typed: str | None = None) -> None:
+        """Play the action of key ``what`` with ``typed`` (None: what the amount field holds)."""
         try:
-            action = self.choose(what)
+            action = choose(what, self.legal, self._amount() if typed is None else typed)
         except ValueError as exc:  # a rank typed that the hand does not hold: say so, play nothing
             self.app.report(str(exc))  # type: ignore[attr-defined]
             return
@@ -398,27 +468,34 @@ class TableView(Screen):
     def action_keys(self) -> None:
         self.query_one("#log", PlainLog).focus()
 
-    async def action_submit(self) -> None:
-        """Enter in the input: a game drawn as data plays what is typed (``TYPE [values]``);
-        otherwise play (Avalanche) or bet/raise the amount typed. Back to the keys after.
-        In the chat line: send the message."""
-        if isinstance(self.focused, ChatInput):
-            await self.query_one(ChatBox).send()
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        """Enter in the amount field, with what it held then: a game drawn as data plays what is
+        typed (``TYPE [values]``); otherwise play (Avalanche) or bet/raise that amount. Back to the
+        keys after. (The chat line's Enter is the chat box's.)"""
+        if message.input.id != "amount":
             return
+        message.stop()
         if self.generic:
             try:
-                action = parse_action(self._amount(), self.legal)
+                action = parse_action(message.value.strip(), self.legal)
             except ValueError as exc:
                 self.app.report(str(exc))  # type: ignore[attr-defined]
             else:
                 await self._send(action)
         else:
             kinds = {a["type"] for a in self.legal}
-            await self.action_act("play" if "play" in kinds else "bet_raise")
+            await self.action_act("play" if "play" in kinds else "bet_raise", message.value.strip())
         self.action_keys()
 
+    def action_help(self) -> None:
+        """``?``: the game's help from the catalogue (:mod:`cardhall.clients.tui.help`), with this
+        table's options and the keys."""
+        info = self.snap["info"]
+        keys = table_keys(self.you is not None, self.generic)
+        self.app.push_screen(HelpScreen(info["game"], getattr(self.app, "catalogue", None), info.get("options"), keys))
+
     async def action_leave(self) -> None:
-        """Leave the table (a seat is freed between matches, sat out during one, G-5) and forget it."""
+        """``q``: leave the table (a seat is freed between matches, sat out during one, G-5) and forget it."""
         try:
             await self.client.leave(self.table)
         except FAILURES:

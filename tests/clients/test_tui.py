@@ -101,7 +101,7 @@ async def test_play_a_hand_by_keys(game):
             started = [line for line in log.written if line.startswith("match 1 (")]
             if game != "avalanche":  # (a whole Avalanche game is longer than the log keeps)
                 assert started and ("button" in started[0] or "dealer" in started[0]), started  # match_started.options
-            await pilot.press("escape")
+            await pilot.press("q")  # back to the lobby (escape only leaves a field)
             await until(lambda: isinstance(app.screen, Lobby), DEADLINE, "back in the lobby")
 
 

@@ -152,7 +152,7 @@ async def test_a_damaged_file_or_a_forgotten_token_gives_a_new_player(tmp_path: 
 
 async def test_joining_and_leaving_update_the_kept_tables(tmp_path: Path) -> None:
     """The kept player is resumed by its token; a kept table the lobby no longer lists (closed) is
-    forgotten; sitting down keeps the table with its seat and game; leaving (escape) forgets it."""
+    forgotten; sitting down keeps the table with its seat and game; leaving (q) forgets it."""
     path = tmp_path / "identity.json"
     async with running_server() as live:
         ann = await live.client("ann", codec="json")
@@ -170,7 +170,7 @@ async def test_joining_and_leaving_update_the_kept_tables(tmp_path: Path) -> Non
             [(table, kept)] = store.load(live.url).tables.items()
             assert kept == SavedTable("player", 1, "alamo")
             await until(lambda: not isinstance(app.screen, Lobby), DEADLINE, "the table screen")
-            await pilot.press("escape")  # the keys have the focus: escape leaves the table
+            await pilot.press("q")  # q leaves the table (escape only leaves a field)
             await until(lambda: isinstance(app.screen, Lobby) and table not in store.load(live.url).tables, DEADLINE,
                         "the table left is forgotten")
             assert store.load(live.url).token == ann.token

@@ -113,7 +113,7 @@ async def test_no_limit_presets_names_errors_and_wrapping():
                                                  min(pot_to, raise_["max"]), raise_["max"]]
             keys = await _footer_showing(pilot, app, "5", "all-in")
             assert [keys.get(str(n)) for n in range(1, 6)] == ["min", "½ pot", "¾ pot", "pot", "all-in"], keys
-            assert keys.get("f") == "fold" and keys.get("b") == "bet/raise" and keys.get("escape") == "lobby"
+            assert keys.get("f") == "fold" and keys.get("b") == "bet/raise" and keys.get("q") == "lobby"
             assert "presets: 1 min" in _text(view.query_one("#legal"))
             assert "YOUR TURN" in _text(view.query_one("#turn"))
             # a raise the server refuses: its reason on the message line, the table still there
@@ -169,7 +169,8 @@ async def test_avalanche_shows_what_a_play_would_do():
             preview = view.query_one("#preview")
             seen: set[str] = set()
             for _ in range(200):  # turns until a play that is not a start (how soon depends on the deal)
-                await until(lambda: view.turn and view.turn["seat"] == 1 and view.legal, DEADLINE, "my turn")
+                await until(lambda: view.turn and view.turn["seat"] == 1 and view.legal and view.snap.get("state"), DEADLINE,
+                                "my turn, its state drawn")
                 acted = view.turn["id"]
                 play = next((a for a in view.legal if a["type"] == "play"), None)
                 pile = view.snap["state"]["avalanche"]
