@@ -1,4 +1,4 @@
-"""The terminal client's fixes of issue 29, in a pseudo-terminal: the real ``cardhall play`` against
+"""The terminal client's fields, focus, stakes, spectator keys and log, in a pseudo-terminal: the real ``cardhall play`` against
 a live server, its screen read through ``pyte`` as a person would (:class:`Terminal`).
 
 * Text pasted (bracketed paste, one write) or typed fast with its Enter in the same write lands
@@ -16,10 +16,12 @@ Every wait is on the screen, on the server's lobby or on a protocol event, with 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from cardhall.clients.client import fetch_json
+from cardhall.clients.client import Client, fetch_json
 from tests.clients.test_tui_auth import terminal_env
 from tests.clients.test_tui_identity import CTRL_Q, DEADLINE, Terminal
 from tests.conftest import until
@@ -45,96 +47,103 @@ async def _created(live: LiveServer, known: set[str]) -> dict[str, Any]:
     return found[0]
 
 
+@asynccontextmanager
+async def _session(tmp_path: Path) -> AsyncIterator[tuple[LiveServer, Client, Callable[[], Terminal]]]:
+    """A live server, bob's client there, and what starts ann's ``cardhall play`` on it (a new
+    player); all closed at the end."""
+    async with running_server() as live:
+        bob = await live.client("bob", codec="json")
+        started: list[Terminal] = []
+
+        def start_ann() -> Terminal:
+            started.append(Terminal(["play", "--server", live.url, "--json", "--name", "ann"],
+                                    terminal_env(tmp_path / "config")))
+            return started[-1]
+
+        try:
+            yield live, bob, start_ann
+        finally:
+            for terminal in started:
+                terminal.close()
+            await bob.close()
+
+
 def _footer(terminal: Terminal) -> str:
     """The footer's row (the one that ends with the command palette's key)."""
     return next(line for line in reversed(terminal.text.splitlines()) if "^p palette" in line)
 
 
 async def test_paste_fast_typing_escape_and_stakes_in_the_lobby(tmp_path: Path) -> None:
-    async with running_server() as live:
-        bob = await live.client("bob", codec="json")
-        ann: Terminal | None = None
-        try:
-            blinds = await bob.create_table("no_limit_holdem", 2, {"small_blind": 25, "big_blind": 50}, 0)
-            await bob.create_table("loco_poker", 2, {"points_to_win": 2}, 0)
-            ann = Terminal(["play", "--server", live.url, "--json", "--name", "ann"], terminal_env(tmp_path / "config"))
-            screen = await ann.shows("⏎ create table", "points to win 2", blinds)
-            row = next(line for line in screen.splitlines() if blinds in line)
-            assert "25/50" in row, row
-            known = {t["id"] for t in await _tables(live)}
+    async with _session(tmp_path) as (live, bob, start_ann):
+        blinds = await bob.create_table("no_limit_holdem", 2, {"small_blind": 25, "big_blind": 50}, 0)
+        await bob.create_table("loco_poker", 2, {"points_to_win": 2}, 0)
+        ann = start_ann()
+        screen = await ann.shows("⏎ create table", "points to win 2", blinds)
+        row = next(line for line in screen.splitlines() if blinds in line)
+        assert "25/50" in row, row
+        known = {t["id"] for t in await _tables(live)}
 
-            # a paste (bracketed, one write) and its Enter: the whole spec, every option
-            ann.press(PASTE_START + b"no_limit_holdem 2 1 small_blind=5 big_blind=10 blind_levels=7 pause=5"
-                      + PASTE_END + b"\r")
-            await ann.shows("you: seat 1 (ann)")
-            made = await _created(live, known)
-            assert made["game"] == "no_limit_holdem" and made["seats"] == 2 and made["bots"] == 1, made
-            assert {k: made["options"].get(k) for k in ("small_blind", "big_blind", "blind_levels", "pause")} == {
-                "small_blind": 5, "big_blind": 10, "blind_levels": 7, "pause": 5.0}, made
-            ann.press(b"q")  # back to the lobby: the create line has the focus again
-            await ann.shows("⏎ create table", "5/10")
-            known.add(made["id"])
+        # a paste (bracketed, one write) and its Enter: the whole spec, every option
+        ann.press(PASTE_START + b"no_limit_holdem 2 1 small_blind=5 big_blind=10 blind_levels=7 pause=5"
+                  + PASTE_END + b"\r")
+        await ann.shows("you: seat 1 (ann)")
+        made = await _created(live, known)
+        assert made["game"] == "no_limit_holdem" and made["seats"] == 2 and made["bots"] == 1, made
+        assert {k: made["options"].get(k) for k in ("small_blind", "big_blind", "blind_levels", "pause")} == {
+            "small_blind": 5, "big_blind": 10, "blind_levels": 7, "pause": 5.0}, made
+        ann.press(b"q")  # back to the lobby: the create line has the focus again
+        await ann.shows("⏎ create table", "5/10")
+        known.add(made["id"])
 
-            # keys typed fast, Enter in the same write (as a terminal sends them)
-            ann.press(b"loco_poker 3 1 points_to_win=4 multi_call=duels\r")
-            await ann.shows("you: seat 1 (ann)")
-            made = await _created(live, known)
-            assert made["game"] == "loco_poker" and made["seats"] == 3, made
-            assert made["options"].get("points_to_win") == 4 and made["options"].get("multi_call") == "duels", made
-            ann.press(b"q")
-            await ann.shows("⏎ create table", "points to win 4")
-            known.add(made["id"])
+        # keys typed fast, Enter in the same write (as a terminal sends them)
+        ann.press(b"loco_poker 3 1 points_to_win=4 multi_call=duels\r")
+        await ann.shows("you: seat 1 (ann)")
+        made = await _created(live, known)
+        assert made["game"] == "loco_poker" and made["seats"] == 3, made
+        assert made["options"].get("points_to_win") == 4 and made["options"].get("multi_call") == "duels", made
+        ann.press(b"q")
+        await ann.shows("⏎ create table", "points to win 4")
+        known.add(made["id"])
 
-            # escape leaves the field for nowhere: stray Enter and w act on no table
-            ann.press(ESC)
-            await ann.shows("n new table")  # the footer of nowhere (n: back to the create line)
-            assert "⏎ join" not in _footer(ann) and "w watch" not in _footer(ann), _footer(ann)
-            ann.press(b"\r")
-            ann.press(b"w\rw")
-            ann.press(b"/")  # processed after the stray keys: the filter line takes the focus
-            await ann.shows("⏎ apply filter")
-            assert "you: seat" not in ann.text and "you: watching" not in ann.text, ann.text
-            after = await _tables(live)
-            assert {t["id"] for t in after} == known and all(t["spectators"] == 0 for t in after), after
-            ann.press(CTRL_Q)
-            assert await ann.exited() == 0
-        finally:
-            if ann is not None:
-                ann.close()
-            await bob.close()
+        # escape leaves the field for nowhere: stray Enter and w act on no table
+        ann.press(ESC)
+        await ann.shows("n new table")  # the footer of nowhere (n: back to the create line)
+        assert "⏎ join" not in _footer(ann) and "w watch" not in _footer(ann), _footer(ann)
+        ann.press(b"\r")
+        ann.press(b"w\rw")
+        ann.press(b"/")  # processed after the stray keys: the filter line takes the focus
+        await ann.shows("⏎ apply filter")
+        assert "you: seat" not in ann.text and "you: watching" not in ann.text, ann.text
+        after = await _tables(live)
+        assert {t["id"] for t in after} == known and all(t["spectators"] == 0 for t in after), after
+        ann.press(CTRL_Q)
+        assert await ann.exited() == 0
 
 
 async def test_a_spectator_sees_the_recent_log_no_action_keys_and_the_games_help(tmp_path: Path) -> None:
-    async with running_server() as live:
-        bob = await live.client("bob", codec="json")
-        ann: Terminal | None = None
-        try:
-            # a hand under way, waiting on bob (the button acts first heads-up, NL-4): no event while ann looks
-            table = await bob.create_table("no_limit_holdem", 2, {"button": 1, "pause": 0, "bot_think": 5}, 1)
-            await bob.join(table)
-            await bob.next_event(table, DEADLINE, where=lambda f: f.get("turn", {}).get("seat") == 1)
-            ann = Terminal(["play", "--server", live.url, "--json", "--name", "ann"], terminal_env(tmp_path / "config"))
-            await ann.shows("⏎ create table", table, "10/20")
-            ann.press(b"\t")  # the list, explicitly
-            await ann.shows("⏎ join", "w watch")
-            ann.press(b"w")
-            screen = await ann.shows("you: watching", "bob sits at seat 1", "posts small blind", "— hand 1")
-            assert "match 1 (commitment" in screen, screen
-            await ann.shows("q lobby", "t chat")  # the footer, drawn once the focus is set
-            footer = _footer(ann)
-            for key in ("fold", "check/call", "bet/raise", "all-in", "continue", "rematch", "type amount", "min"):
-                assert key not in footer, footer
-            assert "q lobby" in footer and "t chat" in footer, footer
+    async with _session(tmp_path) as (live, bob, start_ann):
+        # a hand under way, waiting on bob (the button acts first heads-up, NL-4): no event while ann looks
+        table = await bob.create_table("no_limit_holdem", 2, {"button": 1, "pause": 0, "bot_think": 5}, 1)
+        await bob.join(table)
+        await bob.next_event(table, DEADLINE, where=lambda f: f.get("turn", {}).get("seat") == 1)
+        ann = start_ann()
+        await ann.shows("⏎ create table", table, "10/20")
+        ann.press(b"\t")  # the list, explicitly
+        await ann.shows("⏎ join", "w watch")
+        ann.press(b"w")
+        screen = await ann.shows("you: watching", "bob sits at seat 1", "posts small blind", "— hand 1")
+        assert "match 1 (commitment" in screen, screen
+        await ann.shows("q lobby", "t chat")  # the footer, drawn once the focus is set
+        footer = _footer(ann)
+        for key in ("fold", "check/call", "bet/raise", "all-in", "continue", "rematch", "type amount", "min"):
+            assert key not in footer, footer
+        assert "q lobby" in footer and "t chat" in footer, footer
 
-            ann.press(b"?")
-            await ann.shows("No-limit Hold'em (no_limit_holdem)", "big_blind", "The full rules come later",
-                            "watching: no action keys")
-            ann.press(ESC)
-            await until(lambda: "The full rules come later" not in ann.text, DEADLINE, "escape closes the help")
-            await ann.shows("you: watching", "q lobby")
-            ann.press(CTRL_Q)
-            assert await ann.exited() == 0
-        finally:
-            if ann is not None:
-                ann.close()
-            await bob.close()
+        ann.press(b"?")
+        await ann.shows("No-limit Hold'em (no_limit_holdem)", "big_blind", "The full rules come later",
+                        "watching: no action keys")
+        ann.press(ESC)
+        await until(lambda: "The full rules come later" not in ann.text, DEADLINE, "escape closes the help")
+        await ann.shows("you: watching", "q lobby")
+        ann.press(CTRL_Q)
+        assert await ann.exited() == 0
