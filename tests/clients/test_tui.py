@@ -134,9 +134,9 @@ async def test_a_game_without_a_terminal_renderer_is_played_as_data():
                         elif view.legal:
                             assert "1:bet 1..4  2:fold" in _text(view.query_one("#legal"))
                             if bets == 0:  # the first bet with an amount typed, later ones at the minimum
-                                await pilot.click("#amount")
-                                await pilot.press("3")
-                                view.query_one("#log").focus()
+                                await pilot.press("tab", "3", "escape")  # into the amount field, 3, out
+                                await until(lambda: view.query_one("#amount").value == "3"
+                                            and not view.query_one("#amount").has_focus, DEADLINE, "3 typed")
                             await pilot.press("1")
                             bets += 1
                             # the bet answered: the turn moves on (its id is the seq that began it), the input cleared
