@@ -31,6 +31,10 @@ def _checkpoint(table: str, seq: int, token: str | None) -> Checkpoint:
     return cp
 
 
+#: a lease or heartbeat no test step outlives (milliseconds)
+MINUTE_MS = 60_000
+
+
 @pytest.fixture
 async def store(redis_server):
     store = RedisStore(redis_server.url, prefix="fx", stream_bound=64)
@@ -154,12 +158,14 @@ async def test_tables_stored_under_the_old_key_names_are_moved(store):
 
 async def test_leases_heartbeats_and_the_lobby_on_a_redis_cluster(redis_cluster):
     """Every script runs on one slot and what spans partitions is pipelined:
-    the same calls work on a Redis Cluster of three masters."""
+    the same calls work on a Redis Cluster of three masters. The leases and the
+    heartbeat last a minute: nothing here waits for one to expire, and a busy
+    machine may take seconds between a claim and its check."""
     conn = RedisConn(redis_cluster.url, timeout=2.0)
     await conn.ready()
     keys = Keys("lc")
     client = conn.client
-    a, b = Leases(client, keys, "a", "n1", 800), Leases(client, keys, "b", "n2", 800)
+    a, b = Leases(client, keys, "a", "n1", MINUTE_MS), Leases(client, keys, "b", "n2", MINUTE_MS)
     tables = [f"t_{i}" for i in range(40)]
     assert len({conn.node_of(keys.lease(t)) for t in tables}) == 3
     channel = keys.channel(tables[0])
@@ -184,12 +190,12 @@ async def test_leases_heartbeats_and_the_lobby_on_a_redis_cluster(redis_cluster)
         assert await a.renew(held) == [3, 17]  # indexes in ``held``, whatever the partitions
         assert sorted(await b.orphans()) == sorted([tables[3], tables[17]])
         assert len(await b.orphans(limit=1)) == 1
-        again = Leases(client, keys, "a", "n3", 800)
+        again = Leases(client, keys, "a", "n3", MINUTE_MS)
         assert sorted(await again.orphans(takeover=True)) == sorted(tables)
         assert await a.release(tables[0], tokens[tables[0]]) is True
         assert (await b.owners([tables[0], tables[1]])) == {tables[0]: None, tables[1]: "a"}
         # the registry ({nodes}: one slot) and the lobby (one hash per partition)
-        registry = Registry(client, keys, "a", 800)
+        registry = Registry(client, keys, "a", MINUTE_MS)
         assert await registry.beat({"id": "a", "tables": 2}) is True
         assert set(registry.live) == {"a"} and (await registry.holder("a"))[0]["tables"] == 2
         for t in tables[:10]:
