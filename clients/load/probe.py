@@ -13,6 +13,7 @@ Used by ``cardhall loadtest`` (a server anywhere) and ``cardhall bench server``
 from __future__ import annotations
 
 import re
+import secrets
 import socket
 import subprocess
 import time
@@ -63,11 +64,30 @@ def rss(pid: int) -> int:
     return 0
 
 
+#: where :func:`free_port` looks: below Linux's default range of ephemeral ports (32768-60999), from
+#: which the kernel gives every outgoing connection its local port, so a port chosen here and bound a
+#: moment later by a server is not taken meanwhile by some client's connection
+LISTEN_PORTS = range(20000, 32768)
+
+
 def free_port() -> int:
-    """A TCP port free on the loopback interface right now."""
+    """A TCP port free on the loopback interface right now, from :data:`LISTEN_PORTS` (chosen with
+    the OS's CSPRNG, so processes looking at once rarely pick the same), else one the OS gives.
+
+    >>> free_port() in LISTEN_PORTS
+    True
+    """
+    for _ in range(50):
+        port = LISTEN_PORTS[secrets.randbelow(len(LISTEN_PORTS))]
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # in use (a server, or a connection's end): another
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def wait_port(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from cardhall.clients.client import Client
+from cardhall.clients.load.probe import free_port as loopback_port
 from cardhall.server.app import serving
 from cardhall.server.config import Settings
 from cardhall.server.hall import Hall
@@ -39,9 +40,7 @@ def free_port() -> int:
     before in this process: a port of a test's stopped Redis or node is free
     while it is down, and must not be given to another process of that test."""
     for _ in range(1000):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = loopback_port()  # outside the range of outgoing connections' ports
         if port not in _GIVEN_PORTS:
             _GIVEN_PORTS.add(port)
             return port
