@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from tests.browser.pages import WAIT_MS
 from tests.conftest import require
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 
@@ -39,8 +40,9 @@ async def server() -> AsyncIterator[LiveServer]:
 async def browser() -> AsyncIterator[Any]:
     """Chromium, headless, through Playwright."""
     require(CHROMIUM is not None, "Chromium is not installed (apt-get install chromium)")
-    from playwright.async_api import async_playwright
+    from playwright.async_api import async_playwright, expect
 
+    expect.set_options(timeout=WAIT_MS)
     async with async_playwright() as p:
         chromium = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

@@ -16,6 +16,17 @@ from cardhall.protocol.schemas import FrameValidator
 
 Frame = dict[str, Any]
 
+#: how long any wait of a page, a locator or an ``expect`` may take (ms): generous, so that a
+#: busy, shared machine is slow and never red; a test that passes waits only as long as it must
+WAIT_MS = 90_000
+
+
+async def fresh_context(browser: Any, **options: Any) -> Any:
+    """A new browser context (``browser.new_context(**options)``) whose waits take :data:`WAIT_MS`."""
+    context = await browser.new_context(**options)
+    context.set_default_timeout(WAIT_MS)
+    return context
+
 
 @dataclass
 class Tab:
@@ -59,7 +70,7 @@ async def new_tab(browser: Any, base: str, path: str = "/", width: int = 1360, h
                   init_script: str | None = None) -> Tab:
     """A fresh context (its own localStorage: another person) showing ``base + path``;
     ``init_script`` runs in every page before the page's own scripts."""
-    context = await browser.new_context(viewport={"width": width, "height": height})
+    context = await fresh_context(browser, viewport={"width": width, "height": height})
     if init_script:
         await context.add_init_script(init_script)
     page = await context.new_page()
@@ -118,7 +129,7 @@ POLICY: dict[str, list[str]] = {
 }
 
 
-async def play_to_end(tab: Tab, game: str, timeout: float = 60.0, on_decision: Any = None) -> int:
+async def play_to_end(tab: Tab, game: str, timeout: float = 300.0, on_decision: Any = None) -> int:
     """Click through the match: Continue when the table waits, else the policy's first button;
     returns the number of clicks once the result banner shows. ``on_decision(clicks, kind)`` is
     awaited before each click."""

@@ -26,7 +26,7 @@ from playwright.async_api import expect
 
 from cardhall.server.auth import public_id
 from tests.browser.conftest import screenshot_path
-from tests.browser.pages import Frame, Tab, create_table, new_tab
+from tests.browser.pages import Frame, Tab, create_table, fresh_context, new_tab
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -83,7 +83,7 @@ async def open_refused(browser: Any, base: str, path: str, init_script: str = ""
     """A fresh context showing ``base + path`` on a clock Playwright drives, its frames kept as
     :func:`tests.browser.pages.new_tab` keeps them; returns once the page says it is not signed in
     (``#conn-status[data-state=refused]``: the server refused its hello)."""
-    context = await browser.new_context(viewport={"width": 1360, "height": 860})
+    context = await fresh_context(browser, viewport={"width": 1360, "height": 860})
     await context.add_init_script(COUNT_SOCKETS + init_script)
     page = await context.new_page()
     await page.clock.install()

@@ -16,13 +16,12 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.browser.pages import Frame, Tab, new_tab, set_field
+from tests.browser.pages import WAIT_MS, Frame, Tab, new_tab, set_field
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-#: generous: the machine is shared and loaded
-WAIT = 20_000
+WAIT = WAIT_MS
 
 
 async def create_private(tab: Tab, seats: int, privacy: dict[str, Any]) -> str:

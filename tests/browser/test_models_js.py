@@ -14,6 +14,7 @@ from cardhall.engine.base import Event
 from cardhall.engine.play import seat_bots
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
+from tests.browser.pages import fresh_context
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -41,7 +42,7 @@ MODULE = {"no_limit_holdem": "holdem", "fixed_limit_holdem": "holdem", "alamo": 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def page(server: LiveServer, browser: Any) -> Any:
-    context = await browser.new_context()
+    context = await fresh_context(browser)
     page = await context.new_page()
     await page.goto(server.http + "/healthz")
     yield page

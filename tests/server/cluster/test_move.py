@@ -2,12 +2,13 @@
 ``move``, server/cluster/leaving.py): one node in process on a private
 ``redis-server``, a bots table playing, a spectator on a real websocket.
 
-Redis loses its data (``FLUSHALL``) just before the move: the table's final
-state cannot be written and its stored copy is gone. The move reports
+Redis loses its data (``FLUSHALL``) just before the move, the table paused by
+its owner so that the move's final write is the first to meet the emptied
+Redis: that write fails and the table's stored copy is gone. The move reports
 failure and the table is not lost: it is served on the giving node again
 from its state in memory, its spectator goes on receiving its events in
 order, and once the node writes every table back into the emptied Redis the
-table is stored again and plays on.
+table (resumed) is stored again and plays on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import replace
 
 import redis.asyncio as aioredis
 
-from cardhall.clients.client import Client
+from cardhall.clients.client import Client, ServerError
 from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 
@@ -35,12 +36,27 @@ async def _seqs(client: Client, table: str, count: int) -> list[int]:
     return out
 
 
+async def _resumed(owner: Client, table: str) -> bool:
+    """Ask ``table`` to resume: True when it did, False when answered ``unavailable``."""
+    try:
+        await owner.act(table, {"type": "resume"})
+    except ServerError as exc:
+        if exc.code != "unavailable":
+            raise
+        return False
+    return True
+
+
 async def test_a_move_whose_final_write_fails_keeps_the_table(redis_server: RedisServer) -> None:
+    # no probe timer, a renewal a minute apart and the table paused: nothing but the move itself may
+    # meet the emptied Redis first (a probe, renewal or commit that found it empty would write
+    # everything back before the move's final write, which would then succeed)
     settings = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="move-fails", node_id="a",
-                       lease_ttl=1.5, lease_renew=0.3, rebalance_rate=0, store_probe=0.2)
+                       lease_ttl=180, lease_renew=60, rebalance_rate=0, store_probe=0)
     async with running_server(settings) as a:
         owner = await a.client("owner")
         table = await owner.create_table(**BOTS)
+        await owner.join(table, role="spectator")  # the owner's pause and resume need a join
         watcher = await a.client("watcher")
         await watcher.join(table, role="spectator")
         await _seqs(watcher, table, 5)  # it plays
@@ -48,10 +64,14 @@ async def test_a_move_whose_final_write_fails_keeps_the_table(redis_server: Redi
         actor = a.hall.tables[table]
         db = aioredis.Redis.from_url(redis_server.url)
         try:
+            await owner.act(table, {"type": "pause"})  # no commit of its own meets the emptied Redis first
             await db.flushall()
             assert await node.move(actor, "b") is False
             revived = a.hall.tables.get(table)
             assert revived is not None and revived is not actor, "the table is served here again"
+            # the resume's commit finds Redis empty: it is answered unavailable while the node writes
+            # every table back (SPEC "Errors": retry), then ok
+            await until(lambda: _resumed(owner, table), 20, "the table resumed")
             await until(lambda: node.leases.stored(table), 20, "the table stored again")  # written back with the others
             try:
                 after = await _seqs(watcher, table, 20)
