@@ -139,6 +139,11 @@ class GameSpec:
     ``function(state, you, names) -> str``; None: the generic one.
     ``example``: how ``protocol/examples`` records the game (:class:`Example`);
     None: it has no recorded example.
+    ``quick_options``: game options that make a whole match short (a few
+    hands or a few minutes of bots' play), for tests, demos and load tools
+    that play every registered game; each is one of the game's options,
+    checked when a table is created with them. Empty: the game's defaults
+    are already short.
     ``order``: the game's place in the catalogue (lower first, then by name).
     ``source``: where the spec came from (filled in by the registry).
     """
@@ -151,6 +156,7 @@ class GameSpec:
     web_renderer: str | Path | None = None
     tui_renderer: str | None = None
     example: Example | None = None
+    quick_options: Mapping[str, Any] = field(default_factory=dict)
     order: int = 1000
     source: str = ""
 
@@ -201,6 +207,8 @@ class GameSpec:
             raise bad(f"web_renderer {self.web_renderer!r}: a URL path starts with '/'")
         if isinstance(self.web_renderer, Path) and (self.web_renderer.suffix != ".js" or not self.web_renderer.is_file()):
             raise bad(f"web_renderer {self.web_renderer}: not a .js file")
+        if not isinstance(self.quick_options, Mapping) or not all(isinstance(k, str) for k in self.quick_options):
+            raise bad("quick_options must map option names to values")
         if self.tui_renderer is not None and not (isinstance(self.tui_renderer, str) and _REF.match(self.tui_renderer)):
             raise bad(f"tui_renderer {self.tui_renderer!r} is not a 'module:function' reference")
 

@@ -870,4 +870,5 @@ GAME = GameSpec(
     schema=builtin_schema("alamo.json"),
     example=Example(),
     web_renderer="/web/js/games/alamo.js", tui_renderer="cardhall.clients.tui.games:alamo_text",
+    quick_options={"max_hands": 3},
 )

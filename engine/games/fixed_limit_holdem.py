@@ -84,4 +84,5 @@ GAME = GameSpec(
     schema=builtin_schema("holdem.json"),
     example=Example({"starting_stacks": 100}),
     web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.games:holdem_text",
+    quick_options={"starting_stacks": 60},
 )

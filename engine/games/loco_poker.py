@@ -764,4 +764,5 @@ GAME = GameSpec(
     schema=builtin_schema("loco_poker.json"),
     example=Example({"points_to_win": 2}),
     web_renderer="/web/js/games/loco.js", tui_renderer="cardhall.clients.tui.games:loco_text",
+    quick_options={"points_to_win": 2},
 )

@@ -20,4 +20,5 @@ GAME = GameSpec(
     bots={"bold": "tests.toygame.bot:BoldBot"},
     default_bot="bold",
     schema=Path(__file__).resolve().with_name("high_card.json"),
+    quick_options={"hands": 2},
 )
