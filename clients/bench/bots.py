@@ -11,11 +11,13 @@ worker process unless ``--bot-workers`` says otherwise, trusting
 2. creates ``--tables`` bot-only ``--seats``-seat no-limit Hold'em tables
    over HTTP, ``tables / addresses`` from each of ``--addresses`` client
    addresses (``X-Forwarded-For: 10.0.x.y``; 20 each by default, the
-   per-address limit), each with the game's default (equity) bots, and waits
-   ``--warmup`` seconds;
+   per-address limit), each with the game's default (equity) bots, waits
+   until the server has counted its first action (the tables play; at most
+   120 s), then ``--warmup`` seconds;
 3. **loaded**: the same probes while every table plays, with the server's
-   actions per second (``cardhall_actions_total``) and the bot turns waiting
-   for a slot at the end (``cardhall_bot_turns_waiting``).
+   actions per second (``cardhall_actions_total``), its actions in all
+   (``actions_total``) and the bot turns waiting for a slot at the end
+   (``cardhall_bot_turns_waiting``).
 
 It prints p50/p99/max of both probes in each phase (ms), the loaded p99's
 ratio to the idle one, and where the processes ran (the server, its bot
@@ -66,7 +68,8 @@ def register(subparsers: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the benchmark (see the module docstring); 0 once printed."""
+    """Run the benchmark (see the module docstring); 0 once printed, 1 (with the reason on
+    stderr) when the tables never played."""
     port = free_port()
     cmd = [sys.executable, "-m", "cardhall.clients.cli", "serve", "--port", str(port), "--log-level", "warning",
            "--trusted-proxy", "127.0.0.1"]
@@ -79,6 +82,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         wait_port(port, server)
         out = asyncio.run(_run(args, port, server.pid))
+    except RuntimeError as exc:
+        print(f"cardhall bench bots: {exc}", file=sys.stderr)
+        return 1
     finally:
         server.terminate()
         try:
@@ -161,6 +167,20 @@ async def _create(port: int, tables: int, addresses: int, seats: int) -> dict[st
     return {"statuses": statuses, "seconds": round(time.perf_counter() - started, 2)}
 
 
+#: seconds the tables may take to play their first action before the benchmark gives up
+FIRST_ACTION_WITHIN = 120.0
+
+
+async def _first_action(http: httpx.AsyncClient, within: float) -> None:
+    """Return once the server's ``cardhall_actions_total`` is above 0 (polled every 50 ms);
+    RuntimeError after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while metric((await http.get("/metrics")).text, "cardhall_actions_total") <= 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the tables played no action within {within:g} s")
+        await asyncio.sleep(0.05)
+
+
 def _children(pid: int) -> list[int]:
     out: list[int] = []
     try:
@@ -181,15 +201,17 @@ async def _run(args: argparse.Namespace, port: int, server: int) -> dict[str, An
                            "bot_workers": args.bot_workers, "pythonpath": args.pythonpath}
     out["idle"] = await _probe(port, args.duration)
     out["created"] = await _create(port, args.tables, args.addresses, args.seats)
-    await asyncio.sleep(args.warmup)
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=60.0) as http:
+        await _first_action(http, FIRST_ACTION_WITHIN)
+        await asyncio.sleep(args.warmup)
         before = metric((await http.get("/metrics")).text, "cardhall_actions_total")
         pids = [server, *_children(server), os.getpid()]
         cpu0, t0 = _cpu(pids), time.monotonic()
         out["loaded"] = await _probe(port, args.duration)
         cpu1, wall = _cpu(pids), time.monotonic() - t0
         text = (await http.get("/metrics")).text
-    out["actions_per_s"] = round((metric(text, "cardhall_actions_total") - before) / wall, 1)
+    out["actions_total"] = metric(text, "cardhall_actions_total")
+    out["actions_per_s"] = round((out["actions_total"] - before) / wall, 1)
     out["bot_turns_waiting"] = metric(text, "cardhall_bot_turns_waiting")
     names = {server: "server", os.getpid(): "load"}
     out["cores"] = {names.get(p, f"server child {p}"): round((cpu1[p] - cpu0[p]) / wall, 2) for p in pids}

@@ -1,6 +1,7 @@
 """``cardhall bench bots`` runs end to end on a small load: it starts its server, creates the bot
 tables from several addresses (all accepted within the per-address limit), probes a person's
-``ping`` and ``/healthz`` in both phases and reads the server's actions."""
+``ping`` and ``/healthz`` in both phases and reads the server's actions (the loaded phase starts
+once the tables have played: its actions per second may still be 0 on a machine busy enough)."""
 
 from __future__ import annotations
 
@@ -19,4 +20,4 @@ def test_bench_bots_measures_a_small_crowd():
     for phase in ("idle", "loaded"):
         assert figures[phase]["ping"]["n"] > 0 and figures[phase]["healthz"]["n"] > 0
         assert figures[phase]["ping"]["max_ms"] < 30_000  # every probe answered
-    assert figures["actions_per_s"] > 0 and "server" in figures["cores"]
+    assert figures["actions_total"] > 0 and figures["actions_per_s"] >= 0 and "server" in figures["cores"]

@@ -9,7 +9,6 @@ stays on its node (``test_private_tables.py``)."""
 from __future__ import annotations
 
 import re
-
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
