@@ -135,8 +135,17 @@ class GameSpec:
     ``web_renderer``: how the browser client draws the game: a URL path this
     server already serves (``"/web/js/games/loco.js"``), or the path of an ES
     module file (served by ``cardhall.server.web``); None: the generic renderer.
-    ``tui_renderer``: ``"module:function"`` drawing the game in the terminal client,
-    ``function(state, you, names) -> str``; None: the generic one.
+    ``tui_renderer``: ``"module:name"``, the game's parts in the terminal client: a callable
+    drawing the table, ``text(state, you, names) -> str`` (``state`` the game's view, ``you``
+    the viewer's seat or None, ``names`` seat -> name), which may also carry (as attributes;
+    ``cardhall.clients.tui.render.TuiGame`` is such an object) any of: ``event(event, names)
+    -> str | None`` its events' log lines (None: the shared text), ``keys`` the action keys
+    it uses (of ``fold``, ``check_call``, ``bet_raise``, ``all_in``, ``snowfall``, ``play``),
+    ``preview(typed, legal, state) -> str`` what the text typed would do, ``parse(key, legal,
+    typed) -> action | None`` a key played with the text typed, ``words(action) -> str | None``
+    an action in words, ``hint`` what the amount field takes; each one absent is the generic
+    behaviour (generic event lines, a key shown while the legal actions have its type).
+    None: the game is drawn as data, its legal actions numbered.
     ``example``: how ``protocol/examples`` records the game (:class:`Example`);
     None: it has no recorded example.
     ``quick_options``: game options that make a whole match short (a few

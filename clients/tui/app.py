@@ -89,7 +89,6 @@ from urllib.parse import quote, urlencode
 from textual.app import App
 
 from cardhall.clients.client import Client, ServerError, fetch_json, http_base
-from cardhall.clients.tui.actions import parse_play
 from cardhall.clients.tui.identity import Identity, IdentityStore, SavedTable
 from cardhall.clients.tui.lobby import FAILURES, Lobby, games_help, parse_create
 from cardhall.clients.tui.plain import Plain, plain, visible
@@ -97,7 +96,7 @@ from cardhall.clients.tui.private import parse_invite
 from cardhall.clients.tui.prompts import PasswordScreen
 from cardhall.clients.tui.table import TableView
 
-__all__ = ["CardhallApp", "Lobby", "TableView", "games_help", "parse_create", "parse_play"]
+__all__ = ["CardhallApp", "Lobby", "TableView", "games_help", "parse_create"]
 
 Frame = dict[str, Any]
 #: the errors that say a table is gone for good: it is forgotten (SPEC "Errors")

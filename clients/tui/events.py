@@ -2,21 +2,20 @@
 cards as cards, never a Python value (no ``None``, lists or maps).
 
 ``names`` maps a seat to its player's name (``snapshot.info.occupants``, kept
-up to date from ``seated`` events); a seat without a name is ``seat N``.
-Events of the built-in games are told apart by their fields (Alamo counts
-``cards``, Hold'em ``total`` chips, Loco Poker has neither), as the browser's
-renderers describe them (``clients/web/js/games/*.js``).
+up to date from ``seated`` events); a seat without a name is ``seat N``. The
+table's own events (protocol/SPEC.md "Events") have their lines here; a game's
+own events have the lines of its terminal parts (``event``,
+:class:`cardhall.clients.tui.render.TuiGame`), and a game without them the
+generic ``type: key value`` line.
 
 >>> names = {1: "ann", 2: "bot 2"}
->>> event_line({"type": "action", "seat": 2, "action": "raise", "amount": 40, "total": 60}, names)
-'bot 2 raises to 60'
->>> event_line({"type": "hand_end", "hand": 1, "stacks": {}, "net": {"1": 44, "2": -44}}, names)
-'— hand 1 over: ann +44, bot 2 -44'
->>> event_line({"type": "hand_end", "hand": 3, "result": "all_in_won", "points": {"1": 1, "2": 0}}, names)
-'— hand 3 over: the all-in won (points ann 1, bot 2 0)'
+>>> event_line({"type": "seated", "seat": 2, "name": "bot 2", "bot": "random"}, names)
+'bot 2 sits at seat 2 (bot)'
 >>> event_line({"type": "match_ended", "match": 1, "result": {"winners": [2], "ranking": [[2], [1]]}}, names)
 'MATCH OVER: bot 2 wins'
->>> event_line({"type": "turn", "seat": 1}, names) is None
+>>> event_line({"type": "action", "seat": 2, "action": "bet", "amount": 3}, names)
+'action: seat bot 2, action bet, amount 3'
+>>> event_line({"type": "turn", "seat": 1}, names, game=lambda e, names: None) is None
 True
 """
 
@@ -26,18 +25,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cardhall.clients.tui.generic import event_text
-from cardhall.clients.tui.text import card, cards
 
 Data = dict[str, Any]
 Names = Mapping[int, str]
 #: the table's own events (protocol/SPEC.md "Events"): every game's stream has them
 TABLE_EVENTS = frozenset({"seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
                           "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"})
-#: Loco Poker's ``hand_end.result`` in words
-LOCO_OUTCOMES = {"checked_down": "checked down: no points", "folded_around": "folded around: no points",
-                 "uncalled_all_in": "uncalled all-in: a point", "all_in_won": "the all-in won",
-                 "all_in_lost": "the all-in lost", "push": "push"}
-VERBS = {"fold": "folds", "check": "checks", "call": "calls", "all_in": "goes all-in"}
 
 
 def who(names: Names, seat: Any) -> str:
@@ -62,46 +55,10 @@ def per_seat(names: Names, m: Mapping[str, Any] | None, signed: bool = False) ->
                      for s, v in items) or "-"
 
 
-def _wins(names: Names, winners: Iterable[Any] | None) -> str:
+def wins(names: Names, winners: Iterable[Any] | None) -> str:
+    """``ann wins``, ``ann, bob win``: the winners by name."""
     seats = list(winners or [])
     return f"{who_all(names, seats)} {'win' if len(seats) > 1 else 'wins'}"
-
-
-def _action(e: Data, n: Callable[[Any], str]) -> str:
-    kind = e.get("action")
-    if "cards" in e:  # Alamo: amounts are cards
-        verb = {"call": f"calls {e['cards']} cards", "bet": f"bets {e.get('amount')}",
-                "raise": f"raises to {e.get('amount')}", "all_in": f"goes all-in ({e['cards']} cards)"}.get(kind)
-    else:
-        verb = {"call": f"calls {e.get('amount')}", "bet": f"bets {e.get('total', e.get('amount'))}",
-                "raise": f"raises to {e.get('total', e.get('amount'))}"}.get(kind) if e.get("amount") else None
-    text = f"{n(e.get('seat'))} {verb or VERBS.get(kind, str(kind))}"
-    return text + (" (all-in)" if e.get("all_in") and kind != "all_in" else "")
-
-
-def _hand_end(e: Data, names: Names) -> str:
-    head = f"— hand {e.get('hand')} over"
-    if "net" in e:
-        return f"{head}: {per_seat(names, e['net'], signed=True)}"
-    if "winnings" in e:
-        return f"{head}: " + ", ".join(f"{who(names, s)} takes {c} cards" for s, c in e["winnings"].items())
-    if "result" in e:
-        said = LOCO_OUTCOMES.get(e["result"], str(e["result"]).replace("_", " "))
-        return f"{head}: {said}" + (f" (points {per_seat(names, e['points'])})" if e.get("points") else "")
-    return head
-
-
-def _award(e: Data, names: Names) -> str:
-    if isinstance(e.get("winners"), Mapping):
-        won = ", ".join(f"{who(names, s)} wins {c}" for s, c in e["winners"].items())
-        return won + (f" with {e['hand']}" if e.get("hand") else "")
-    return "; ".join(f"{'side pot ' + str(i) if i else 'pot'} ({p.get('cards')} cards) to {who_all(names, p.get('winners'))}"
-                     for i, p in enumerate(e.get("pots", [])))
-
-
-def _street(e: Data) -> str:
-    street = str(e.get("street") or "board")
-    return f"{street.capitalize()}: {cards(e.get('cards'))}"
 
 
 def _option(key: str, value: Any, n: Callable[[Any], str]) -> str:
@@ -137,59 +94,29 @@ def _table_event(e: Data, n: Callable[[Any], str]) -> str | None:
             "broken": "the table failed and is out of service"}.get(t)
 
 
-def event_line(e: Data, names: Names | None = None, generic: bool = False) -> str | None:
-    """One line for the log, or None for events not worth one (turns, pots).
-    ``generic``: the game has no renderer of its own, so its events get the
-    generic ``type: key value, ...`` line with names for seats (the table's own
-    events keep theirs)."""
+def event_line(e: Data, names: Names | None = None,
+               game: Callable[[Data, Names], str | None] | None = None) -> str | None:
+    """One line for the log, or None for an event not worth one (turns, pots).
+
+    ``game``: the game's own texts (event, names -> line, or None for the shared texts): the
+    table's own events keep theirs and the game's other events get no line. None: the game has
+    no texts of its own (drawn as data), so its events get the generic ``type: key value, ...``
+    line with names for seats."""
     names = names or {}
+    if game is not None:
+        line = game(e, names)
+        if line is not None:
+            return line
     t = e.get("type")
 
     def n(seat: Any) -> str:
         return who(names, seat)
 
-    if t == "match_ended" or (t == "match_end" and not generic):
+    if t == "match_ended":
         result = e.get("result") if isinstance(e.get("result"), Mapping) else e
-        return f"{'MATCH OVER' if t == 'match_ended' else 'the match is over'}: {_wins(names, result.get('winners'))}"
+        return f"MATCH OVER: {wins(names, result.get('winners'))}"
     if t in TABLE_EVENTS:
         return _table_event(e, n)
-    if generic:
+    if game is None:
         return event_text({k: (n(v) if k == "seat" else v) for k, v in e.items()})
-    simple: dict[str, Callable[[], str]] = {
-        "action": lambda: _action(e, n),
-        "hand_end": lambda: _hand_end(e, names),
-        "award": lambda: _award(e, names),
-        "board": lambda: _street(e),
-        "street": lambda: _street(e),
-        "hand_start": lambda: f"— hand {e.get('hand')}" + (
-            f": {n(e['button'])} has the button" if "button" in e else f": {n(e['dealer'])} deals" if "dealer" in e else ""),
-        "blinds": lambda: "; ".join(f"{n(p['seat'])} posts {str(p['kind']).replace('_', ' ')} {p['amount']}"
-                                    for p in e.get("posts", [])),
-        "hole_cards": lambda: f"you are dealt {cards(e['cards'])}" if e.get("cards") else "hole cards are dealt",
-        "uncalled": lambda: (f"{e['cards']} cards" if "cards" in e else str(e.get("amount")))
-        + f" uncalled back to {n(e.get('seat'))}",
-        "show": lambda: f"{n(e.get('seat'))} shows {cards(e.get('cards'))}" + (f" ({e['hand']})" if e.get("hand") else ""),
-        "muck": lambda: f"{n(e.get('seat'))} mucks",
-        "showdown": lambda: "showdown: " + ", ".join(f"{n(h['seat'])} {cards(h['cards'])} ({h['hand']})"
-                                                   for h in e.get("hands", [])),
-        "bust": lambda: f"{who_all(names, e.get('seats'))} busted",
-        "eliminated": lambda: f"{n(e.get('seat'))} is eliminated ({e.get('cards')} cards into the pot)",
-        "loco": lambda: f"¡Loco! {who_all(names, e.get('seats'))} led after the turn and lost",
-        "point": lambda: f"{n(e.get('seat'))} scores a point ({e.get('points')})",
-        "knocked_out": lambda: f"{who_all(names, e.get('seats'))} knocked out",
-        "blind_level": lambda: f"blinds go up: {e['stakes']['small_blind']}/{e['stakes']['big_blind']}",
-        "deal": lambda: f"you are dealt {cards(e['cards'])}" if e.get("cards") else "ten cards each are dealt",
-        "snowfall": lambda: f"{n(e.get('seat'))} takes a snowfall" + (f": {card(e['card'])}" if e.get("card") else ""),
-        "play": lambda: f"{n(e.get('seat'))} plays {cards(e.get('cards'))}: "
-        + {"start": "starts an avalanche", "grow": "grows it", "stop": "stops it",
-           "fall": "lets it fall"}.get(str(e.get("outcome")), str(e.get("outcome"))),
-        "stopped": lambda: f"{n(e.get('seat'))} stopped the avalanche: {e.get('count')} cards to the neutral pile",
-        "fallen": lambda: f"the avalanche falls on {n(e.get('to'))}: {e.get('count')} cards stored",
-        "refill": lambda: f"{n(e.get('seat'))} draws {e.get('count')} cards" + (f": {cards(e['cards'])}" if e.get("cards") else ""),
-        "out": lambda: f"{n(e.get('seat'))} is out of cards",
-        "game_end": lambda: f"game over: {_wins(names, e.get('winners'))} (stored {per_seat(names, e.get('stored'))})",
-        "match_start": lambda: "the match starts",
-        "game_start": lambda: f"game starts: {n(e.get('dealer'))} deals from {e.get('deck_total')} cards",
-    }
-    line = simple.get(str(t))
-    return line() if line else None
+    return None

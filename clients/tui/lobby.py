@@ -81,6 +81,18 @@ def games_help(catalogue: Frame) -> str:
     return f"create: GAME [SEATS [BOTS]] [option=value ...]   {games}"
 
 
+def create_hint(catalogue: Frame | None) -> str:
+    """The create line's placeholder: an example from the catalogue's first game (its fewest
+    seats, one of them a bot), else the form.
+
+    >>> create_hint({"games": [{"name": "cribbage", "seats": {"min": 2, "max": 4}}]}), create_hint(None)
+    ('cribbage 2 1   (or paste an invite link)', 'GAME SEATS BOTS   (or paste an invite link)')
+    """
+    first = next(iter((catalogue or {}).get("games") or []), None)
+    example = "GAME SEATS BOTS" if first is None else f"{first['name']} {first['seats']['min']} {first['seats']['min'] - 1}"
+    return f"{example}   (or paste an invite link)"
+
+
 def parse_create(text: str, catalogue: Frame | None = None) -> Frame:
     """``"loco_poker 3 2 points_to_win=2"`` -> a ``create_table`` spec; each option's value is
     read as its type in ``catalogue`` (``GET /api/games``; :func:`~cardhall.clients.tui.private.option_value`:
@@ -230,7 +242,7 @@ class Lobby(Screen):
         yield Header()
         yield TableList(id="tables", cursor_type="row")
         yield Plain("create: GAME [SEATS [BOTS]] [option=value ...]", id="help")  # the games: on_mount
-        yield CreateInput(placeholder="no_limit_holdem 2 1   (or paste an invite link)", id="create")
+        yield CreateInput(placeholder=create_hint(None), id="create")  # an example from the games: on_mount
         yield FilterInput(placeholder=f"filter (/ from the list, Enter applies): {FILTER_HELP}", id="filter")
         yield Plain("", id="status")
         yield Footer(compact=True)
@@ -322,6 +334,7 @@ class Lobby(Screen):
             self.catalogue = await app.client.games()
             app.catalogue = self.catalogue
             self.query_one("#help", Plain).update(games_help(self.catalogue) + "   filter: / from the list")
+            self.query_one("#create", Input).placeholder = create_hint(self.catalogue)
         except FAILURES:
             pass  # the lobby refresh below reports the server unreachable
         await self.action_refresh()

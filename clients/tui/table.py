@@ -6,8 +6,7 @@ happened (wrapped to the width), the legal actions, the bet presets, a message
 line. The footer lists the keys that work now: ``f`` fold, ``c`` check/call,
 ``b`` (or ``r``) bet/raise the amount typed (else the minimum), ``a`` all-in,
 ``1``..``5`` the presets (min, ½ pot, ¾ pot, pot, all-in: they fill the
-amount), Avalanche's ``s`` snowfall and ``p`` play (``RANK [COUNT]`` typed, its
-effect on the avalanche shown as you type), ``space`` continue (solo play),
+amount), ``s`` snowfall and ``p`` play (with the text typed), ``space`` continue (solo play),
 ``m`` rematch, ``tab`` to type, ``t`` to chat, ``?`` the game's help
 (:mod:`cardhall.clients.tui.help`). Escape leaves a field (back to the keys) and
 does nothing else; ``q`` goes back to the lobby (leaving the table: the seat is
@@ -16,6 +15,10 @@ Enter in a field is the field's own (:mod:`cardhall.clients.tui.fields`): it
 plays, or sends the chat line, with the text as typed or pasted. A spectator
 has no action keys and no amount field: the footer lists only what it can do.
 A game drawn as data numbers its legal actions: ``1``..``9`` play them.
+
+Which action keys a game has, what its typed text means and what it would do (a preview under
+the field as it is typed), its log lines and its words for actions are its terminal parts
+(:func:`cardhall.clients.tui.render.parts`, from its registration): nothing here names a game.
 
 The log starts with the table's recent events: right after the ``snapshot``
 the screen joins again with ``since`` = the snapshot's ``seq`` less
@@ -46,7 +49,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
 from cardhall.clients.client import Client, http_base
-from cardhall.clients.tui.actions import action_words, choose, legal_line, play_preview
+from cardhall.clients.tui.actions import Words, action_words, choose, legal_line
 from cardhall.clients.tui.chat import CHAT_EVENTS, ChatBox
 from cardhall.clients.tui.events import event_line, who
 from cardhall.clients.tui.fields import AmountInput
@@ -57,12 +60,11 @@ from cardhall.clients.tui.lobby import FAILURES
 from cardhall.clients.tui.plain import Plain, PlainLog
 from cardhall.clients.tui.presets import PRESETS, presets
 from cardhall.clients.tui.private import HOST_EVENTS, host_line
-from cardhall.clients.tui.render import has_renderer, table_text
+from cardhall.clients.tui.render import TuiGame, parts, table_text
 
 Frame = dict[str, Any]
-#: the keys each kind of game uses (the others are hidden from its footer)
-BETTING = ("fold", "check_call", "bet_raise", "all_in")
-AVALANCHE = ("snowfall", "play")
+#: what the amount field takes in a game drawn as data
+GENERIC_HINT = "TYPE [values], or an amount for 1-9"
 #: seconds left on the clock below which the turn line warns
 LOW_CLOCK = 5.0
 #: how many of the table's events before the snapshot the log asks for on joining (at most what the
@@ -105,7 +107,8 @@ class TableView(Screen):
         self.turn_seen = 0.0
         self.events: list[Frame] = []
         self.names: dict[int, str] = {}
-        self.generic = False  # the game has no terminal renderer of its own: drawn as data
+        self.parts: TuiGame | None = parts(snap["info"]["game"])  # None: drawn as data
+        self.generic = self.parts is None
         self._refresh_due = False
         self.host = HostState()
         self.banned = False
@@ -119,8 +122,8 @@ class TableView(Screen):
             yield Plain("", id="turn")
             yield Plain("", id="legal")
             yield PlainLog(id="log", max_lines=200, wrap=True)
-            yield AmountInput(placeholder="amount, or for Avalanche: RANK [COUNT]   (tab to type, escape back to keys)",
-                              id="amount")
+            hint = GENERIC_HINT if self.parts is None else self.parts.hint
+            yield AmountInput(placeholder=f"{hint}   (tab to type, escape back to keys)", id="amount")
             yield Plain("", id="preview")
             yield Plain("", id="status")
             yield ChatBox(self.client, self.table, id="chat")
@@ -175,9 +178,13 @@ class TableView(Screen):
                 return True if self.turn and self.turn.get("continue") and self.turn["seat"] == self.you else None
             if what == "rematch":
                 return True if self.snap["info"]["status"] == "finished" and self.you else False
-            if self.generic or what not in (AVALANCHE if self.snap["info"]["game"] == "avalanche" else BETTING):
+            if self.parts is None:
                 return False
             wanted = {"check_call": {"check", "call"}, "bet_raise": {"bet", "raise"}}.get(what, {what})
+            if self.parts.keys is None:  # the game names no keys: those of its legal actions now
+                return bool(kinds & wanted)
+            if what not in self.parts.keys:
+                return False
             return True if kinds & wanted else None
         if action == "preset":
             return bool(self._presets()) and not self.generic
@@ -253,7 +260,7 @@ class TableView(Screen):
             line = host_line(event, self._name_of, self.client.player)
             self._host_event(event)
         else:
-            line = event_line(event, self.names, generic=self.generic)
+            line = self._event_line(event)
         if line:
             self.query_one("#log", PlainLog).write(line)
         if "turn" in frame:
@@ -275,9 +282,13 @@ class TableView(Screen):
         if event["type"] in HOST_EVENTS:
             line = host_line(event, self._name_of, self.client.player)
         else:
-            line = event_line(event, self.names, generic=self.generic)
+            line = self._event_line(event)
         if line:
             self.query_one("#log", PlainLog).write(line)
+
+    def _event_line(self, event: Frame) -> str | None:
+        """The log's line for one of the table's or the game's events (None: no line)."""
+        return event_line(event, self.names, game=None if self.parts is None else self.parts.event)
 
     def _name_of(self, player: str) -> str:
         """A name for a public player id: its seat's, a request's, a known spectator's."""
@@ -344,7 +355,8 @@ class TableView(Screen):
         you = snap.get("you")
         self.app.table_seen(self.table, self.role, snap)  # type: ignore[attr-defined]  # the seat kept between runs
         self.names = {o["seat"]: o["name"] for o in info["occupants"]}
-        self.generic = not has_renderer(info["game"])
+        self.parts = parts(info["game"])
+        self.generic = self.parts is None
         seats = ", ".join(f"{o['seat']} {o['name']}" + (" (bot)" if "bot" in o else "")
                           + ("" if o["connected"] else " (away)") for o in info["occupants"])
         me = f"seat {you} ({who(self.names, you)})" if you else "watching"
@@ -364,7 +376,7 @@ class TableView(Screen):
         if self.generic:
             shown = legal_text(self.legal)
         else:
-            shown = legal_line(self.legal)
+            shown = legal_line(self.legal, self._words)
             sizes = self._presets()
             if sizes:
                 shown += "\npresets: " + "  ".join(f"{n} {p.label} {p.amount}" for n, p in enumerate(sizes, 1))
@@ -380,9 +392,15 @@ class TableView(Screen):
             self._keys = keys
             self.refresh_bindings()
 
+    @property
+    def _words(self) -> Words | None:
+        """The game's own words for actions (``TuiGame.words``), or None."""
+        return None if self.parts is None else self.parts.words
+
     def _preview(self) -> None:
-        avalanche = (self.snap.get("state") or {}).get("avalanche") or []
-        text = play_preview(self._amount(), self.legal, avalanche) if not self.generic else ""
+        """Under the amount field: what the game says the text typed would do (its ``preview``)."""
+        preview = None if self.parts is None else self.parts.preview
+        text = preview(self._amount(), self.legal, self.snap.get("state")) if preview is not None else ""
         self.query_one("#preview", Plain).update(text)
 
     def on_input_changed(self, message: Input.Changed) -> None:
@@ -415,12 +433,13 @@ class TableView(Screen):
 
     def choose(self, what: str) -> Frame | None:
         """The action for key ``what`` (see :func:`cardhall.clients.tui.actions.choose`)."""
-        return choose(what, self.legal, self._amount())
+        return choose(what, self.legal, self._amount(), None if self.parts is None else self.parts.parse)
 
     async def action_act(self, what: str, typed: str | None = None) -> None:
         """Play the action of key ``what`` with ``typed`` (None: what the amount field holds)."""
         try:
-            action = choose(what, self.legal, self._amount() if typed is None else typed)
+            action = choose(what, self.legal, self._amount() if typed is None else typed,
+                            None if self.parts is None else self.parts.parse)
         except ValueError as exc:  # a rank typed that the hand does not hold: say so, play nothing
             self.app.report(str(exc))  # type: ignore[attr-defined]
             return
@@ -456,7 +475,7 @@ class TableView(Screen):
         except FAILURES as exc:
             self.app.report(str(exc))  # type: ignore[attr-defined]
             return
-        self.query_one("#status", Plain).update(f"you: {action_words(action)}")
+        self.query_one("#status", Plain).update(f"you: {action_words(action, self._words)}")
         self.query_one("#amount", Input).value = ""
 
     def action_type(self) -> None:
@@ -470,8 +489,8 @@ class TableView(Screen):
 
     async def on_input_submitted(self, message: Input.Submitted) -> None:
         """Enter in the amount field, with what it held then: a game drawn as data plays what is
-        typed (``TYPE [values]``); otherwise play (Avalanche) or bet/raise that amount. Back to the
-        keys after. (The chat line's Enter is the chat box's.)"""
+        typed (``TYPE [values]``); otherwise play (a game with a ``play`` action) or bet/raise that
+        amount. Back to the keys after. (The chat line's Enter is the chat box's.)"""
         if message.input.id != "amount":
             return
         message.stop()

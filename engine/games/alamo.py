@@ -869,6 +869,6 @@ GAME = GameSpec(
     bots={"equity": "cardhall.engine.bots.alamo:AlamoBot"}, default_bot="equity",
     schema=builtin_schema("alamo.json"),
     example=Example(),
-    web_renderer="/web/js/games/alamo.js", tui_renderer="cardhall.clients.tui.games:alamo_text",
+    web_renderer="/web/js/games/alamo.js", tui_renderer="cardhall.clients.tui.game_alamo:TUI",
     quick_options={"max_hands": 3},
 )

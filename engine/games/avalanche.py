@@ -650,5 +650,5 @@ GAME = GameSpec(
     bots={"heuristic": "cardhall.engine.bots.avalanche:AvalancheBot"}, default_bot="heuristic",
     schema=builtin_schema("avalanche.json"),
     example=Example(until="match_ended"),
-    web_renderer="/web/js/games/avalanche.js", tui_renderer="cardhall.clients.tui.games:avalanche_text",
+    web_renderer="/web/js/games/avalanche.js", tui_renderer="cardhall.clients.tui.game_avalanche:TUI",
 )

@@ -763,6 +763,6 @@ GAME = GameSpec(
     bots={"threshold": "cardhall.engine.bots.loco_poker:LocoBot"}, default_bot="threshold",
     schema=builtin_schema("loco_poker.json"),
     example=Example({"points_to_win": 2}),
-    web_renderer="/web/js/games/loco.js", tui_renderer="cardhall.clients.tui.games:loco_text",
+    web_renderer="/web/js/games/loco.js", tui_renderer="cardhall.clients.tui.game_loco:TUI",
     quick_options={"points_to_win": 2},
 )

@@ -66,6 +66,6 @@ GAME = GameSpec(
     bots={"equity": "cardhall.engine.bots.holdem:HoldemBot"}, default_bot="equity",
     schema=builtin_schema("holdem.json"),
     example=Example({"starting_stacks": 200}),
-    web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.games:holdem_text",
+    web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.game_holdem:TUI",
     quick_options={"starting_stacks": 200},
 )

@@ -118,21 +118,15 @@ async def create_table(tab: Tab, game: str, seats: int, bots: int, options: dict
     return page.url.rsplit("/", 1)[-1]
 
 
-#: button preferences per game: the first present is clicked (short matches: push the chips in)
-POLICY: dict[str, list[str]] = {
-    "no_limit_holdem": ["all_in", "call", "check"],
-    "fixed_limit_holdem": ["all_in", "raise", "bet", "call", "check"],
-    "alamo": ["all_in", "call", "check"],
-    "loco_poker": ["all_in", "call", "check"],
-    "avalanche": ["play"],
-    "high_card": ["bet"],  # tests/toygame: drawn by the generic renderer (its buttons are the legal actions)
-}
+#: the action buttons clicked, the first present (after Continue): short matches push the chips in,
+#: and a game's own kinds come last; the same for every game (the panel shows the legal actions)
+POLICY: tuple[str, ...] = ("all_in", "raise", "bet", "call", "check", "play")
 
 
 async def play_to_end(tab: Tab, game: str, timeout: float = 300.0, on_decision: Any = None) -> int:
-    """Click through the match: Continue when the table waits, else the policy's first button;
-    returns the number of clicks once the result banner shows. ``on_decision(clicks, kind)`` is
-    awaited before each click."""
+    """Click through the match: Continue when the table waits, else the first button of
+    :data:`POLICY` (``game`` names the match in a failure); returns the number of clicks once the
+    result banner shows. ``on_decision(clicks, kind)`` is awaited before each click."""
     page = tab.page
     clicks = 0
     deadline = time.monotonic() + timeout
@@ -145,7 +139,7 @@ async def play_to_end(tab: Tab, game: str, timeout: float = 300.0, on_decision: 
             return clicks
         panel = page.locator(".action-panel")
         button = None
-        for kind in ["continue", *POLICY.get(game, [])]:
+        for kind in ("continue", *POLICY):
             candidate = panel.locator(f"button[data-action='{kind}']")
             if await candidate.count():
                 button = candidate.first

@@ -1,9 +1,10 @@
 """The browser's G-2 check (clients/web/js/fair.js, verify.js) against the Python generator and engines.
 
 The JS generator must produce the same numbers as ``cardhall.engine.rng.FairRandom`` (the
-rejection path included), and the per-game replays must accept every card of
-whole matches the Python engines dealt (as a seat and as a spectator see them)
-and reject a single changed card or a wrong seed.
+rejection path included), and each game's replay (its renderer module's ``fairness``, found
+through the catalogue) must accept every card of whole matches the Python engines dealt (as a
+seat and as a spectator see them) and reject a single changed card or a wrong seed. Every
+registered game is played, with its registration's ``quick_options``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from cardhall.engine import plugins
 from cardhall.engine.base import Event
 from cardhall.engine.play import seat_bots
 from cardhall.engine.registry import engine_class
@@ -86,22 +88,19 @@ async def test_commitment(page: Any) -> None:
 
 # ----------------------------------------------------------------- whole matches
 
-QUICK: dict[str, tuple[int, dict[str, Any]]] = {
-    "fixed_limit_holdem": (3, {"starting_stacks": 60}),
-    "no_limit_holdem": (3, {"starting_stacks": 200}),
-    "loco_poker": (3, {"points_to_win": 2}),
-    "alamo": (3, {}),
-    "avalanche": (3, {}),
-}
+#: the games played whole (every registered one) and the seats of each match
+GAMES = sorted(plugins.games())
+SEATS = 3
 
 
 def wire(obj: Any) -> Any:
     return json.loads(json.dumps(obj))
 
 
-def play(game: str, viewer: int | None, label: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A whole match with random bots; the record the page keeps as ``viewer`` and its ``match_ended``."""
-    n, options = QUICK[game]
+def play(game: str, viewer: int | None, label: str, n: int = SEATS) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A whole match of ``n`` seats with random bots and the game's ``quick_options``; the record
+    the page keeps as ``viewer`` and its ``match_ended``."""
+    options = dict(plugins.spec(game).quick_options)
     seeds = [CLIENT_SEEDS[k].encode() for k in sorted(CLIENT_SEEDS, key=int)]
     engine = engine_class(game).new(list(range(1, n + 1)), options, FairRandom(SEED, seeds))
     bots = seat_bots(game, n, FairRandom(label.encode()), "random")
@@ -137,7 +136,7 @@ def first_private(record: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("no private cards")
 
 
-@pytest.mark.parametrize("game", sorted(QUICK))
+@pytest.mark.parametrize("game", GAMES)
 async def test_replay_accepts_a_whole_match_and_rejects_a_changed_card(page: Any, game: str) -> None:
     record, ended = play(game, 1, f"bots/{game}")
     result = await verify(page, record, ended)
@@ -162,7 +161,7 @@ async def test_replay_accepts_a_whole_match_and_rejects_a_changed_card(page: Any
     assert (await verify(page, record, other))["status"] == "mismatch"
 
 
-@pytest.mark.parametrize("game", sorted(QUICK))
+@pytest.mark.parametrize("game", GAMES)
 async def test_replay_as_a_spectator(page: Any, game: str) -> None:
     record, ended = play(game, None, f"bots/{game}")
     result = await verify(page, record, ended)

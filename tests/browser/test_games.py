@@ -1,4 +1,4 @@
-"""Each of the five games in Chromium: a table with bots created from the lobby, a whole match
+"""Each game in Chromium: a table with bots created from the lobby, a whole match (its quick options)
 played by clicking, a second browser context watching from the lobby, and at the end the G-2 check
 of every card the pages saw.
 
@@ -15,18 +15,12 @@ import pytest
 
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import Frame, Tab, create_table, new_tab, play_to_end
+from tests.games import GAMES, quick
+from tests.games import seats as seats_for
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-#: game -> (seats, bots, game options): short matches
-MATCHES: dict[str, tuple[int, int, dict[str, Any]]] = {
-    "no_limit_holdem": (3, 2, {"starting_stacks": 60, "small_blind": 10, "big_blind": 20}),
-    "fixed_limit_holdem": (2, 1, {"starting_stacks": 40}),
-    "alamo": (2, 1, {"max_hands": 2}),
-    "loco_poker": (3, 2, {"points_to_win": 1}),
-    "avalanche": (2, 1, {}),
-}
 FAST = {"bot_think": 0, "pause": 0}
 
 #: private fields per event type (Event.private in the engines): never in a spectator's frame
@@ -75,12 +69,12 @@ async def seat_cards(tab: Tab, seat: int) -> list[str]:
         "els => els.map(e => e.dataset.card)")
 
 
-@pytest.mark.parametrize("game", list(MATCHES))
+@pytest.mark.parametrize("game", GAMES)
 async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: str) -> None:
-    seats, bots, options = MATCHES[game]
+    seats = seats_for(game, 3)
     player = await new_tab(browser, server.http)
     await player.page.screenshot(path=screenshot_path("lobby"))
-    table = await create_table(player, game, seats, bots, options, FAST)
+    table = await create_table(player, game, seats, seats - 1, quick(game), FAST)
 
     # a second person opens the lobby and watches this table
     watcher = await new_tab(browser, server.http)

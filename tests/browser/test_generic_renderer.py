@@ -1,5 +1,5 @@
 """A game the page has no drawing for, in Chromium: High Card (tests/toygame, registered in this
-process for the module; its catalogue entry names no renderer) is created from the lobby and played
+process for the module without its browser module, so its catalogue entry names no renderer) is created from the lobby and played
 to the end through the generic renderer: the view and the events as data, the legal actions as
 buttons with an amount field; the G-2 check says it is not available for this game. A spectator's
 page never shows the player's card. A registration that names a renderer file gets it served
@@ -37,7 +37,8 @@ class DrawnHighCard(HighCard):
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server() -> AsyncIterator[LiveServer]:
     """A live server that knows High Card (no renderer) and High Card Drawn (a renderer file)."""
-    (toy,) = plugins.load_module("tests.toygame")
+    (registered,) = plugins.load_module("tests.toygame")
+    toy = dataclasses.replace(registered, web_renderer=None)  # its own module set aside: the generic one draws it
     drawn = dataclasses.replace(toy, name="high_card_drawn", engine=DrawnHighCard, schema=None,
                                 web_renderer=HERE / "renderers" / "drawn.js", source="tests.browser")
     with plugins.registered(toy, drawn):

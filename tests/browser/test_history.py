@@ -1,4 +1,4 @@
-"""The hand replayer in Chromium (history.js, hands.js).
+"""The hand replayer in Chromium (history.js, hands.js, each game module's ``history``).
 
 * A finished no-limit match (small stacks: all in by the blinds): the replayer reads the PHH of
   GET /api/tables/{id}/hands, steps forward and back with the board and every hand as dealt, and
@@ -7,19 +7,24 @@
 * A finished Loco Poker match (its JSON history): the hands and the outcome step by step.
 * During a match: the hands already played as this page saw them, from its own events: never a
   card it was not sent (no opponent's hole cards unless shown).
+* Every registered game (its ``quick_options``): a finished bots-only match's hands, as many as the
+  server serves, each stepped through to its end.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import httpx
 import pytest
 
+from cardhall.engine import plugins
 from tests.browser.clicking import press_until
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import create_table, new_tab
+from tests.conftest import until
 from tests.server.conftest import LiveServer
 from tests.server.play import cards_in
 
@@ -168,5 +173,45 @@ async def test_live_replay_shows_only_what_this_viewer_saw(server: LiveServer, b
     assert re.search(r"wins \d+", await step_text(page)), await step_text(page)
     await dlg.locator("[data-step=first]").click()
     assert (await step_text(page)).startswith("Match starts")
+    assert not tab.errors, tab.errors
+    await tab.close()
+
+
+@pytest.mark.parametrize("game", sorted(plugins.games()))
+async def test_every_games_finished_hands_replay(server: LiveServer, browser: Any, game: str) -> None:
+    async with httpx.AsyncClient(base_url=server.http) as http:
+        r = await http.post("/api/tables", json={"game": game, "seats": 2, "bots": 2,
+                                                  "options": {**plugins.spec(game).quick_options, **FAST}})
+        table = r.json()["table"]
+
+        async def finished() -> bool:
+            return (await http.get(f"/api/tables/{table}")).json()["status"] == "finished"
+
+        await until(finished, 120, f"the end of the {game} match")
+        body = (await http.get(f"/api/tables/{table}/hands")).text
+    phh = body.startswith("[1]")
+    served = len(re.findall(r"^\[\d+\]$", body, re.M)) if phh else len(json.loads(body)["hands"])
+    assert served > 0
+    tab = await new_tab(browser, server.http, f"/#/t/{table}/watch")
+    page = tab.page
+    await page.wait_for_selector(".result-banner")
+    assert await page.locator(".history a.phh-download").count() == int(phh)
+    await page.click(".history [data-control=replay]")
+    dlg = page.locator("dialog.replayer[data-source=server]")
+    await dlg.locator(".replay-stage").wait_for()
+    labels = await dlg.locator(".hand-pick option").all_inner_texts()
+    assert len(labels) == served and all(label.startswith("Match 1 · ") for label in labels), labels
+    drew = False  # some step draws the hand's cards (a finished match shows them all)
+    for i in (0, served - 1):
+        await dlg.locator(".hand-pick").select_option(str(i))
+        steps = await dlg.locator(".replay-steps li").count()
+        assert steps >= 2, (game, i, steps)
+        for _ in range(steps - 1):
+            drew = drew or bool(await stage_cards(page))
+            await dlg.locator("[data-step=forward]").click()
+        assert await dlg.locator("[data-step=forward]").is_disabled()
+        assert await dlg.locator(".replay-pos").inner_text() == f"Step {steps} of {steps}"
+        assert await dlg.locator(".replay-stage .replay-felt").count() == 1
+    assert drew, game
     assert not tab.errors, tab.errors
     await tab.close()

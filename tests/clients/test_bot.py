@@ -11,15 +11,8 @@ import pytest
 
 from cardhall.clients.bots import BotPlayer
 from cardhall.clients.client import Client
+from tests.games import GAMES, quick
 from tests.server.conftest import running_server
-
-QUICK = {
-    "fixed_limit_holdem": {"starting_stacks": 60},
-    "no_limit_holdem": {"starting_stacks": 120},
-    "alamo": {"max_hands": 3},
-    "loco_poker": {"points_to_win": 2},
-    "avalanche": {},
-}
 
 
 @pytest.fixture
@@ -30,8 +23,7 @@ async def live():
 
 async def test_cardhall_bot_command_plays_a_match_to_the_end(live):
     owner = await live.client("owner", codec="json")
-    table = await owner.create_table("loco_poker", seats=2, bots=1,
-                                     options={"pause": 0, "bot_think": 0, "points_to_win": 2})
+    table = await owner.create_table("loco_poker", seats=2, bots=1, options=quick("loco_poker", pause=0, bot_think=0))
     await owner.join(table, role="spectator")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "cardhall.clients.cli", "bot", "--server", live.url, "--table", table, "--seat", "1",
@@ -49,11 +41,11 @@ async def test_cardhall_bot_command_plays_a_match_to_the_end(live):
     await owner.close()
 
 
-@pytest.mark.parametrize("game", ["fixed_limit_holdem", "no_limit_holdem", "alamo", "avalanche"])
+@pytest.mark.parametrize("game", GAMES)
 async def test_default_strategy_plays_through_the_protocol(live, game):
     c = await Client(live.url, codec="msgpack", reconnect=True).connect()
     await c.hello("bot")
-    table = await c.create_table(game, seats=2, bots=1, options={"pause": 0, "bot_think": 0, **QUICK[game]})
+    table = await c.create_table(game, seats=2, bots=1, options=quick(game, pause=0, bot_think=0))
     player = BotPlayer(c, table, bot_seed=game.encode())
     results = await player.play(timeout=120)
     assert player.strategy != "random" and player.actions > 0

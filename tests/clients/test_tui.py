@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from cardhall.clients.tui.app import CardhallApp, Lobby, TableView, parse_create, parse_play
+from cardhall.clients.tui.app import CardhallApp, Lobby, TableView, parse_create
+from cardhall.clients.tui.game_avalanche import parse_play
 from tests.conftest import until
 from tests.server.conftest import running_server
 

@@ -1,12 +1,14 @@
 """The terminal client (``cardhall play``) as a player finds it, driven by textual's pilot
 against a real server on loopback: errors are messages, the footer lists the keys and focus
 starts in the creation input, players go by name and no Python value shows, the lobby refreshes
-itself, long log lines wrap, Avalanche previews a play, and the bet presets fill the amount."""
+itself, long log lines wrap, Avalanche previews a play, and the bet presets fill the amount; a
+game's terminal parts come from its registration, each one absent being the generic behaviour."""
 
 from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from textual.widgets import DataTable, Input
@@ -14,8 +16,10 @@ from textual.widgets._footer import FooterKey
 
 from cardhall.clients.client import Client
 from cardhall.clients.tui.app import CardhallApp, Lobby, TableView
-from cardhall.clients.tui.games import OUTCOME_TEXT, outcome
+from cardhall.clients.tui.game_avalanche import OUTCOME_TEXT, outcome
 from cardhall.clients.tui.presets import presets
+from cardhall.clients.tui.render import TuiGame, parts
+from cardhall.engine import plugins
 from tests.conftest import until
 from tests.server.conftest import running_server
 
@@ -200,6 +204,62 @@ async def test_avalanche_shows_what_a_play_would_do():
             assert seen - {"start"}, seen
     browser = (Path(__file__).resolve().parents[2] / "clients/web/js/games/avalanche.js").read_text()
     assert all(f'"{said}"' in browser for said in OUTCOME_TEXT.values())  # the browser's words
+
+
+def draw_with_parts(state, you, names) -> str:
+    """A renderer that is a plain function carrying two of the other parts as attributes."""
+    return f"{len(state)} fields"
+
+
+draw_with_parts.keys = ["fold", "bet_raise"]  # type: ignore[attr-defined]
+draw_with_parts.hint = "chips"  # type: ignore[attr-defined]
+
+
+def test_the_parts_come_from_the_registration():
+    """A game's terminal parts are what its registration names: a :class:`TuiGame`, or a plain
+    function with whichever parts it carries (the others absent); a reference that does not
+    import, or none, draws the game as data."""
+    assert isinstance(parts("avalanche"), TuiGame) and parts("avalanche").keys == ("snowfall", "play")
+    (spec,) = plugins.load_module("tests.toygame")
+    with plugins.registered(replace(spec, tui_renderer=f"{__name__}:draw_with_parts")):
+        found = parts(spec.name)
+        assert found is not None and found({"a": 1}, None, {}) == "1 fields"
+        assert (found.keys, found.hint, found.event, found.preview, found.parse) == (("fold", "bet_raise"), "chips",
+                                                                                    None, None, None)
+    with plugins.registered(replace(spec, tui_renderer=f"{__name__}:no_such_renderer")):
+        assert parts(spec.name) is None
+    with plugins.registered(spec):
+        assert parts(spec.name) is None
+
+
+async def test_a_renderer_alone_gets_the_generic_keys_and_log_lines():
+    """A game whose registration names only a drawing function (High Card drawn by the generic
+    text): the footer offers the action keys of its legal actions now (bet: b, fold: f) and hides
+    the others (no check/call, snowfall, play), the field says it takes an amount, and its events
+    get the generic log lines."""
+    (spec,) = plugins.load_module("tests.toygame")
+    with plugins.registered(replace(spec, tui_renderer="cardhall.clients.tui.generic:generic_text")):
+        async with running_server() as live:
+            app = CardhallApp(live.url, "ann", codec="json")
+            async with app.run_test(size=(160, 50)) as pilot:
+                await until(lambda: isinstance(app.screen, Lobby), DEADLINE, "the lobby")
+                await pilot.press(*"high_card 2 1 pause=0 bot_think=0 hands=2 max_bet=4", "enter")
+                view = await _table(app, pilot)
+                for _ in range(50):  # past the table's waits for a continue, to a turn with actions
+                    await until(lambda: view.turn and view.turn["seat"] == 1, DEADLINE, "my turn")
+                    if not view.turn.get("continue"):
+                        break
+                    turn = view.turn["id"]
+                    await pilot.press("space")
+                    await until(lambda t=turn: not view.turn or view.turn["id"] != t, DEADLINE, "the table goes on")
+                assert not view.generic and {a["type"] for a in view.legal} == {"bet", "fold"}, view.legal
+                keys = await _footer_showing(pilot, app, "b", "bet/raise")
+                assert keys.get("f") == "fold" and not {"c", "a", "s", "p"} & set(keys), keys
+                assert view.query_one("#amount", Input).placeholder.startswith("amount ")
+                await pilot.press("b")
+                log = view.query_one("#log")
+                mine = re.compile(r"^action: hand \d+, seat ann, action bet, amount 1$")
+                await until(lambda: any(mine.match(line) for line in log.written), DEADLINE, "the bet's generic line")
 
 
 def test_cardhall_play_exits_with_the_apps_status(monkeypatch):

@@ -47,7 +47,7 @@ from cardhall.server.cluster.leases import token_node
 from cardhall.server.store.keys import Keys
 from tests.cluster.harness import Cluster, Node
 from tests.conftest import until
-from tests.server.play import QUICK
+from tests.games import GAMES, quick
 from tests.server.test_recovery_kill import _diff, _without_clocks, check_history, stored_history
 
 Frame = dict[str, Any]
@@ -804,12 +804,12 @@ class Driver:
 # -- the tables the tests share ---------------------------------------------------------------
 async def bots_table(d: Driver, game: str, **kw: Any) -> str:
     """An all-bots table of ``game`` (three seats) that rematches by itself."""
-    return await d.create(game, 3, 3, {**QUICK[game], **BOTS}, **kw)
+    return await d.create(game, 3, 3, quick(game, **BOTS), **kw)
 
 
 async def humans_table(d: Driver, game: str, **kw: Any) -> str:
     """A table of ``game`` with two human seats and a bot (three seats)."""
-    return await d.create(game, 3, 1, {**QUICK[game], **HUMANS}, **kw)
+    return await d.create(game, 3, 1, quick(game, **HUMANS), **kw)
 
 
 def tables_of(owners: Mapping[str, str], node: str) -> list[str]:
@@ -831,7 +831,7 @@ async def spread(d: Driver, *, rounds: int = 1, bots: int = 0, rebalancing: bool
     moved a table meanwhile, even next to one of its members)."""
     nodes = d.cluster.nodes
     made: dict[str, str] = {}
-    games = list(QUICK)
+    games = GAMES
     for i in range(rounds * len(games) + bots):
         owner = nodes[i % len(nodes)]
         others = [n for n in nodes if n is not owner]

@@ -30,14 +30,14 @@ import pytest
 
 from tests.cluster.driver import NODE_ARGS, Driver
 from tests.cluster.harness import Cluster
-from tests.server.play import QUICK
+from tests.games import GAMES, quick
 
 pytestmark = pytest.mark.redis
 
 
 # -- 1 --------------------------------------------------------------------------------
 async def test_every_game_across_three_nodes(make_cluster):
-    """Each of the five games, with a bot, two human players and two
+    """Each game, with a bot, two human players and two
     spectators, the second player and a spectator on JSON on a node that does
     not own the table, played to the match's end; at least one player is
     connected to a node that does not own its table (forced: straight to
@@ -47,9 +47,9 @@ async def test_every_game_across_three_nodes(make_cluster):
     d = Driver(cluster, b"cluster/every-game")
     d.rematch = False
     try:
-        for game in QUICK:
-            await d.create(game, 3, 1, {**QUICK[game], "bot_think": 0, "pause": 0, "action_clock": 60,
-                                        "time_bank": 60, "close_after": 3600})
+        for game in GAMES:
+            await d.create(game, 3, 1, quick(game, bot_think=0, pause=0, action_clock=60, time_bank=60,
+                                             close_after=3600))
         owners = await d.settled(live=3)
         assert len(set(owners.values())) >= 2, owners  # placement spreads the tables
         for i, table in enumerate(d.tables):

@@ -49,7 +49,7 @@ from cardhall.server.store.keys import Keys, partition_of
 from tests.cluster.conftest import _FAILED, require_cluster_tools
 from tests.cluster.driver import NODE_ARGS, Driver, bots_table, spread, tables_of
 from tests.cluster.redis_cluster import CardhallOnRedisCluster, RedisClusterProcs, SlotRouter, slot_of_table
-from tests.server.play import QUICK
+from tests.games import GAMES
 
 pytestmark = pytest.mark.redis
 
@@ -194,7 +194,7 @@ async def test_a_node_on_a_cluster_serves_tables(rig: Rig) -> None:
     await cluster.start()  # the Redis Cluster runs already: this starts the node (and nginx)
     ready = time.monotonic() - began
     d = rig.driver(cluster)
-    table = await bots_table(d, list(QUICK)[0], node=node)
+    table = await bots_table(d, GAMES[0], node=node)
     created = time.monotonic() - began
     watcher = await d.seat(table, None, node=node)
     played = (await d.progress({table: watcher.first_seq + 3}, began, timeout=30))[table]

@@ -41,12 +41,12 @@ from tests.cluster.conftest import require_cluster_tools
 from tests.cluster.driver import NODE_ARGS, Driver, Member, TimedClient
 from tests.cluster.harness import Cluster
 from tests.conftest import until
-from tests.server.play import QUICK
+from tests.games import GAMES, quick
 from tests.server.test_recovery_kill import as_json, stored_history
 
 pytestmark = [pytest.mark.redis, pytest.mark.asyncio(loop_scope="module")]
 
-#: table options beside the game's QUICK ones: quick bots and pacing, clocks that never run out here
+#: table options beside the game's quick ones: quick bots and pacing, clocks that never run out here
 OPTIONS = {"bot_think": 0.05, "pause": 0.05, "action_clock": 60, "time_bank": 60, "close_after": 3600}
 #: events each connection must have received past seat 2's first private event before the frames are compared
 MORE = 5
@@ -95,7 +95,7 @@ def private_seq(m: Member, seat: int, since: int) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("game", list(QUICK))
+@pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("layout", ["one-node", "two-nodes"])
 async def test_no_view_of_a_seat_left_from_another_connection(two_nodes: Cluster, layout: str,
                                                               game: str) -> None:
@@ -107,7 +107,7 @@ async def test_no_view_of_a_seat_left_from_another_connection(two_nodes: Cluster
     x_first = TimedClient(away.ws)
     x_second = TimedClient(owner.ws)
     try:
-        table = await d.create(game, 3, 1, {**QUICK[game], **OPTIONS}, node=owner)
+        table = await d.create(game, 3, 1, quick(game, **OPTIONS), node=owner)
         assert (await d.settled(live=2))[table] == owner.node_id
         watcher = await d.seat(table, None, node=away)  # the spectator X's frames must equal
 

@@ -16,9 +16,12 @@ from typing import Any
 import msgpack
 from hypothesis import strategies as st
 
+from tests.games import GAMES as REGISTERED
+
 Message = dict[str, Any]
 
-GAMES = ["fixed_limit_holdem", "no_limit_holdem", "alamo", "loco_poker", "avalanche", "chess"]
+#: the games a ``create_table`` names: every registered one, and one no server has
+GAMES = [*REGISTERED, "chess"]
 ACTION_TYPES = ["fold", "check", "call", "bet", "raise", "all_in", "snowfall", "play", "continue", "sit_out",
                 "sit_in", "show", "muck", "start", "pause", "resume", "rematch", "spectator_chat"]
 CARDS = ["Ah", "Td", "2c", "Ks", "Xr", "Zz", "", "A"]

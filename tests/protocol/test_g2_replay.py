@@ -30,6 +30,7 @@ import pytest
 
 from cardhall.clients.bots import BotPlayer
 from tests.conftest import until
+from tests.games import GAMES, quick, seats  # the games and their quick options only: no rule of theirs
 from tests.server.conftest import running_server
 
 
@@ -87,16 +88,6 @@ RANK = {r: i for i, r in enumerate("23456789TJQKAX")}
 
 # --------------------------------------------------------------------------- a real match
 
-QUICK = {
-    "fixed_limit_holdem": {"starting_stacks": 60},
-    "no_limit_holdem": {"starting_stacks": 200},
-    "alamo": {"max_hands": 5},
-    "loco_poker": {"points_to_win": 2},
-    "avalanche": {},
-}
-SEATS = {"fixed_limit_holdem": 3, "no_limit_holdem": 3, "alamo": 3, "loco_poker": 3, "avalanche": 2}
-
-
 MATCHES = 2  # the first match and its rematch
 #: the fewest cards a match's replay must check (at least one whole hand): a Loco Poker match can be
 #: one hand folded before the flop (its record's three seats' hole cards, two seats' own frames)
@@ -120,9 +111,8 @@ async def _match(live, game):
     ann = await live.client("ann", codec="json")
     bob = await live.client("bob")  # msgpack
     eve = await live.client("eve", codec="json")
-    seats = SEATS[game]
-    table = await ann.create_table(game, seats=seats, bots=seats - 2,
-                                   options={"pause": 0, "bot_think": 0, **QUICK[game]})
+    n = seats(game, 3)
+    table = await ann.create_table(game, seats=n, bots=n - 2, options=quick(game, pause=0, bot_think=0))
     info = (await eve.join(table, role="spectator"))["info"]
     players = [BotPlayer(bob, table, "random", seat=2, seed="bob's seed", bot_seed=b"b", rematches=MATCHES - 1),
                BotPlayer(ann, table, "random", seat=1, seed="ann's seed", bot_seed=b"a", rematches=MATCHES - 1)]
@@ -412,17 +402,19 @@ def _replay_alamo(rng, game, public, own, records, number, options, previous):
     return checked, first
 
 
-REPLAYS = {"avalanche": _replay_avalanche, "alamo": _replay_alamo}
+#: each game's replay from SPEC "Randomness" (a registered game needs one here)
+REPLAYS = {"fixed_limit_holdem": _replay_board_game, "no_limit_holdem": _replay_board_game,
+           "loco_poker": _replay_board_game, "avalanche": _replay_avalanche, "alamo": _replay_alamo}
 
 
-@pytest.mark.parametrize("game", ["fixed_limit_holdem", "no_limit_holdem", "loco_poker", "alamo", "avalanche"])
+@pytest.mark.parametrize("game", GAMES)
 async def test_every_card_of_a_real_match_and_its_rematch_from_the_revealed_seeds(live, game):
+    assert game in REPLAYS, f"{game}: no replay of SPEC 'Randomness' for it in this test"
     matches, options = await _match(live, game)
     first = None
     for number, (ended, public, own, records) in enumerate(matches, 1):
         rng = _generator(ended)
-        checked, first = REPLAYS.get(game, _replay_board_game)(rng, game, public, own, records, number, options,
-                                                              first)
+        checked, first = REPLAYS[game](rng, game, public, own, records, number, options, first)
         assert checked >= MIN_CHECKED.get(game, 21), (game, number, checked)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import until
+from tests.games import GAMES, quick, seats
 from tests.server.conftest import running_server
 
 SPEC = (Path(__file__).resolve().parents[2] / "protocol" / "SPEC.md").read_text()
@@ -38,19 +39,11 @@ def _keys(value, where="frame"):
             yield from _keys(item, f"{where}[{i}]")
 
 
-QUICK = {
-    "fixed_limit_holdem": {"starting_stacks": 60},
-    "no_limit_holdem": {"starting_stacks": 200},
-    "alamo": {"max_hands": 3},
-    "loco_poker": {"points_to_win": 1},
-    "avalanche": {},
-}
-
-
-@pytest.mark.parametrize("game", list(QUICK))
+@pytest.mark.parametrize("game", GAMES)
 async def test_a_bots_only_match_is_seen_from_its_start_with_since_0(live, game):
     owner = await live.client("owner", codec="json")
-    table = await owner.create_table(game, seats=3, bots=3, options={"bot_think": 0.02, "pause": 0, **QUICK[game]})
+    n = seats(game, 3)
+    table = await owner.create_table(game, seats=n, bots=n, options=quick(game, bot_think=0.02, pause=0))
     # the match is under way before anyone joins: past its match_started (seq 1) and a few more events
     await until(lambda: (live.hall.latest_seq(table) or 0) >= 5, 60, "the bots' match under way")
     late = await live.client("late")

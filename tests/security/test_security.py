@@ -36,9 +36,10 @@ from websockets.exceptions import InvalidStatus
 from cardhall.clients.client import Client, ServerError
 from cardhall.engine.rng import FairRandom
 from tests.conftest import require, until
+from tests.games import quick
 from tests.security.leaks import TableRecord, check_frames
 from tests.server.conftest import REDIS_SERVER, TEST_SETTINGS, RedisServer, running_server
-from tests.server.play import QUICK, cards_in, play, remember_seat
+from tests.server.play import cards_in, play, remember_seat
 
 FAST = {"pause": 0, "bot_think": 0}
 
@@ -214,8 +215,8 @@ async def test_no_frame_carries_a_card_its_viewer_may_not_see_at_concurrent_tabl
     await ann_b.hello("ann", token=ann.token)
     dan = await live.client("dan", codec="json")  # watches both
     eve = await live.client("eve", codec="msgpack")  # watches the first
-    a = await ann.create_table(games[0], seats=3, bots=1, options={**FAST, **QUICK[games[0]]})
-    b = await carl.create_table(games[1], seats=3, bots=1, options={**FAST, **QUICK[games[1]]})
+    a = await ann.create_table(games[0], seats=3, bots=1, options=quick(games[0], **FAST))
+    b = await carl.create_table(games[1], seats=3, bots=1, options=quick(games[1], **FAST))
     for watcher, table in ((dan, a), (dan, b), (eve, a), (carl, a)):
         await watcher.join(table, role="spectator")
     snaps = {}

@@ -18,15 +18,6 @@ from cardhall.engine.rng import FairRandom
 
 Frame = dict[str, Any]
 
-#: quick matches for tests (game options)
-QUICK: dict[str, dict[str, Any]] = {
-    "loco_poker": {"points_to_win": 2},
-    "avalanche": {},
-    "alamo": {"max_hands": 4},
-    "no_limit_holdem": {"starting_stacks": 200},
-    "fixed_limit_holdem": {"starting_stacks": 100},
-}
-
 CARD = re.compile(r"^(?:[2-9TJQKA][cdhs]|X[rb])$")
 
 

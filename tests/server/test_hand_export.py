@@ -29,8 +29,9 @@ from cardhall.server.store.keys import Keys
 from cardhall.server.store.memory import MemoryStore
 from cardhall.server.store.redis import RedisStore
 from tests.conftest import until
+from tests.games import quick
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
-from tests.server.play import QUICK, play
+from tests.server.play import play
 
 SETTINGS = replace(TEST_SETTINGS, event_buffer=256, store_retry=0.1)
 PREFIX = "export"
@@ -87,7 +88,7 @@ async def _finished_bot_match(srv: LiveServer, game: str) -> str:
     seats = 2
     async with httpx.AsyncClient(base_url=srv.http) as http:
         spec = {"game": game, "seats": seats, "bots": seats,
-                "options": {"pause": 0, "bot_think": 0, **QUICK[game]}}
+                "options": quick(game, pause=0, bot_think=0)}
         table = (await http.post("/api/tables", json=spec)).json()["table"]
 
         async def finished() -> bool:

@@ -21,15 +21,14 @@ import httpx
 import pytest
 
 from cardhall.clients.client import Client
-from cardhall.engine import plugins
 from cardhall.engine.registry import engine_class
 from cardhall.server.store.memory import MemoryStore
 from tests.conftest import code_of, until
+from tests.games import GAMES, quick
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
-from tests.server.play import QUICK, event_frames, play, remember_seat
+from tests.server.play import event_frames, play, remember_seat
 
 Frame = dict[str, Any]
-GAMES = sorted(plugins.games())
 #: no pauses, quick bots, clocks that do not run out while the test looks
 FAST = {"pause": 0, "bot_think": 0.02, "action_clock": 60, "time_bank": 60}
 
@@ -117,7 +116,7 @@ async def test_a_player_kicked_mid_hand_watches_as_a_spectator_and_never_sees_th
         live: LiveServer, game: str) -> None:
     seats = min(3, engine_class(game).max_seats)
     owner = await live.client("owner")  # watches as a spectator: the reference of what anyone may see
-    table = await owner.create_table(game, seats=seats, bots=seats - 2, options={**FAST, **QUICK[game]})
+    table = await owner.create_table(game, seats=seats, bots=seats - 2, options=quick(game, **FAST))
     await owner.join(table, role="spectator")
     ann, bob = await live.client("ann"), await live.client("bob")
     bob2 = await _second(live, bob)
@@ -164,7 +163,7 @@ async def test_a_player_kicked_mid_hand_watches_as_a_spectator_and_never_sees_th
 
 async def test_a_banned_player_is_refused_in_every_role_under_any_name(live: LiveServer) -> None:
     owner = await live.client("owner")
-    table = await owner.create_table("no_limit_holdem", seats=3, bots=1, options={**FAST, **QUICK["no_limit_holdem"]})
+    table = await owner.create_table("no_limit_holdem", seats=3, bots=1, options=quick("no_limit_holdem", **FAST))
     await owner.join(table, role="spectator")
     ann, bob = await live.client("ann"), await live.client("bob")
     bob2 = await _second(live, bob)
@@ -316,7 +315,7 @@ async def test_the_host_controls_across_two_nodes(redis_server: RedisServer) -> 
     base = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="host", placement="local")
     async with running_server(replace(base, node_id="a")) as a, running_server(replace(base, node_id="b")) as b:
         owner = await a.client("owner")
-        table, invite = await _create(owner, "no_limit_holdem", 3, 1, {**FAST, **QUICK["no_limit_holdem"]})
+        table, invite = await _create(owner, "no_limit_holdem", 3, 1, quick("no_limit_holdem", **FAST))
         await owner.join(table, role="spectator")
         assert table in a.hall.tables and table not in b.hall.tables
         ann = await a.client("ann")

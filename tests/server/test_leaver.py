@@ -8,12 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from cardhall.clients.client import Client
+from tests.games import quick
 from tests.server.conftest import LiveServer
 from tests.server.play import cards_in, event_frames, play, remember_seat, watch
 
 Frame = dict[str, Any]
-#: a short Loco Poker match: the first point wins it; no pauses, bots act at once
-QUICK = {"pause": 0, "bot_think": 0, "points_to_win": 1}
+#: a Loco Poker match shorter than its quick one, since the tests wait for the end of the match
+#: that was left: the first point wins it; no pauses, bots act at once
+SHORT = quick("loco_poker", points_to_win=1, pause=0, bot_think=0)
 
 
 def _events(client: Client, table: str, kind: str) -> list[Frame]:
@@ -24,7 +26,7 @@ async def _leave_during_match(live: LiveServer) -> tuple[Client, Client, str]:
     """An owner watching a 2-seat table; ``ann`` takes seat 1 (the bot holds 2),
     the match starts, and she leaves it at once."""
     owner = await live.client("owner")
-    table = await owner.create_table("loco_poker", seats=2, options=QUICK, bots=1)
+    table = await owner.create_table("loco_poker", seats=2, options=SHORT, bots=1)
     await owner.join(table, role="spectator")
     ann = await live.client("ann")
     assert (await ann.join(table, seat=1))["you"] == 1
@@ -57,7 +59,7 @@ async def test_the_seat_of_a_player_who_left_is_freed_when_the_match_ends(live: 
 async def test_a_player_who_comes_back_during_the_match_keeps_the_seat(live: LiveServer) -> None:
     """The owner pauses the match (G-8) so it cannot end while Ann leaves and comes back."""
     owner = await live.client("owner")
-    table = await owner.create_table("loco_poker", seats=2, options=QUICK, bots=1)
+    table = await owner.create_table("loco_poker", seats=2, options=SHORT, bots=1)
     await owner.join(table, role="spectator")
     ann = await live.client("ann")
     await ann.join(table, seat=1)

@@ -24,9 +24,11 @@ import hashlib
 import httpx
 import pytest
 
-from cardhall.engine.registry import GAMES, engine_class
+from cardhall.engine import phh
+from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
-from tests.server.play import QUICK, cards_in, check_gap_free, event_frames, play, remember_seat, watch
+from tests.games import GAMES, quick
+from tests.server.play import cards_in, check_gap_free, event_frames, play, remember_seat, watch
 
 FORBIDDEN_KEYS = {"deck_order", "shuffled", "stub", "server_seed_hex", "rng", "key"}
 
@@ -42,7 +44,7 @@ def _walk_keys(obj, out):
     return out
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("game", GAMES)
 async def test_full_match_every_frame_checked(live, game):
     cls = engine_class(game)
     seats = 3 if cls.max_seats >= 3 else 2
@@ -51,7 +53,7 @@ async def test_full_match_every_frame_checked(live, game):
     watcher_m = await live.client("eve", codec="msgpack")
     watcher_j = await live.client("dan", codec="json")
     table = await ann.create_table(game, seats=seats, bots=seats - 2,
-                                   options={"pause": 0, "bot_think": 0, **QUICK[game]})
+                                   options=quick(game, pause=0, bot_think=0))
     created_commitment = live.hall.tables[table].machine.info()["commitment"]
     snaps = {}
     snaps["eve"] = await watcher_m.join(table, role="spectator")
@@ -97,7 +99,7 @@ async def test_full_match_every_frame_checked(live, game):
     assert hashlib.sha256(seed).hexdigest() == created_commitment
     client_seeds = [ended["client_seeds"][str(s)].encode() for s in sorted(int(k) for k in ended["client_seeds"])]
     assert ended["client_seeds"] == {"1": "ann's seed", "2": "bob"}
-    replay = cls.new(list(range(1, seats + 1)), dict(QUICK[game]) or None, FairRandom(seed, client_seeds))
+    replay = cls.new(list(range(1, seats + 1)), quick(game) or None, FairRandom(seed, client_seeds))
     replay_events = replay.start()
     checked = 0
     for name, (client, viewer) in viewers.items():
@@ -114,7 +116,7 @@ async def test_full_match_every_frame_checked(live, game):
     async with httpx.AsyncClient(base_url=live.http) as http:
         r = await http.get(f"/api/tables/{table}/hands")
         assert r.status_code == 200
-        if game in ("fixed_limit_holdem", "no_limit_holdem"):
+        if game in phh.GAME_VARIANTS:
             assert r.headers["content-type"].startswith("text/plain") and "actions" in r.text
         else:
             body = r.json()

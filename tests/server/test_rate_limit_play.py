@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cardhall.clients.client import ServerError
+from tests.games import quick
 from tests.server.conftest import TEST_SETTINGS, running_server
-from tests.server.play import QUICK, play, remember_seat
+from tests.server.play import play, remember_seat
 
 #: far below the pace of a table with no think time and no pause
 SLOW = replace(TEST_SETTINGS, rate=5.0, burst=5.0, rate_strikes=1000)
@@ -19,8 +20,7 @@ SLOW = replace(TEST_SETTINGS, rate=5.0, burst=5.0, rate_strikes=1000)
 async def test_a_client_answering_each_turn_at_once_is_never_rate_limited():
     async with running_server(SLOW) as srv:
         ann = await srv.client("ann")
-        table = await ann.create_table("avalanche", seats=2, options={"pause": 0, "bot_think": 0, **QUICK["avalanche"]},
-                                       bots=1)
+        table = await ann.create_table("avalanche", seats=2, options=quick("avalanche", pause=0, bot_think=0), bots=1)
         snapshot = await ann.join(table, role="player", seed="s")
         remember_seat(ann, table, snapshot["you"])
         seen = await play(ann, table, "pace", snapshot=snapshot, timeout=120)

@@ -37,8 +37,9 @@ from cardhall.server.store.redis import RedisStore
 from cardhall.server.table.inputs import Now
 from cardhall.server.table.machine import TableMachine
 from tests.conftest import until
+from tests.games import quick
 from tests.server.conftest import TEST_SETTINGS, running_server
-from tests.server.play import QUICK, check_gap_free, event_frames, play, remember_seat
+from tests.server.play import check_gap_free, event_frames, play, remember_seat
 
 SETTINGS = replace(TEST_SETTINGS, event_buffer=256, store_retry=0.1, operator_key="ops")
 
@@ -89,12 +90,12 @@ async def _act_until(table, clients: dict[int, Client], acks: int) -> None:
 async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
     async with running_server(SETTINGS, stores()) as srv:
         ann, bob = await srv.client("ann"), await srv.client("bob")
-        table = await ann.create_table("no_limit_holdem", seats=2, options={
-            "pause": 0, "action_clock": 30, "time_bank": 60, **QUICK["no_limit_holdem"]})
+        table = await ann.create_table("no_limit_holdem", seats=2, options=quick(
+            "no_limit_holdem", pause=0, action_clock=30, time_bank=60))
         await ann.join(table, role="player", seat=1, seed="ann's seed")
         await bob.join(table, role="player", seat=2)
-        bots = await ann.create_table("loco_poker", seats=3, bots=3, options={
-            "pause": 0, "bot_think": 0.01, "auto_rematch": True, **QUICK["loco_poker"]})
+        bots = await ann.create_table("loco_poker", seats=3, bots=3, options=quick(
+            "loco_poker", pause=0, bot_think=0.01, auto_rematch=True))
         early, late = await srv.client("early"), await srv.client("late")
         await early.join(bots, role="spectator")
         await late.join(bots, role="spectator")
@@ -160,7 +161,7 @@ async def test_a_restart_resumes_tables_clocks_tokens_and_since(stores):
 async def test_unreadable_checkpoints_are_quarantined_and_the_rest_loads(stores, caplog):
     async with running_server(SETTINGS, stores()) as srv:
         owner = await srv.client("owner")
-        spec = {"pause": 0, "bot_think": 5, **QUICK["loco_poker"]}
+        spec = quick("loco_poker", pause=0, bot_think=5)
         tables = [await owner.create_table("loco_poker", seats=2, bots=2, options=spec) for _ in range(4)]
         # every match started (its engine's state is what the test spoils below) and is written
         await until(lambda: all(srv.hall.tables[t].machine.engine is not None and srv.hall.tables[t].quiet
@@ -239,8 +240,8 @@ async def test_a_format_1_checkpoint_is_migrated_and_resumes(stores):
     recorded a second time."""
     async with running_server(SETTINGS, stores()) as srv:
         owner = await srv.client("owner")
-        table = await owner.create_table("loco_poker", seats=2, bots=2, options={
-            "pause": 0, "bot_think": 0.01, "auto_rematch": True, **QUICK["loco_poker"]})
+        table = await owner.create_table("loco_poker", seats=2, bots=2, options=quick(
+            "loco_poker", pause=0, bot_think=0.01, auto_rematch=True))
         await until(lambda: srv.hall.tables[table].machine.last_hand_digest is not None, 30)  # a hand recorded
         await owner.close()
     store = stores()

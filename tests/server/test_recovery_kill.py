@@ -56,8 +56,8 @@ from cardhall.server.store.keys import Keys
 from cardhall.server.store.redis_index import stored_table
 from cardhall.server.stored import current
 from tests.conftest import until
+from tests.games import GAMES, quick
 from tests.server.conftest import RedisServer, free_port
-from tests.server.play import QUICK
 
 Frame = dict[str, Any]
 
@@ -175,14 +175,14 @@ class Harness:
     async def create_tables(self) -> None:
         owner = await Client(self.ws).connect()
         await owner.hello("owner")
-        for game in QUICK:
+        for game in GAMES:
             cls = engine_class(game)
             seats = max(2, cls.min_seats)
-            table = await owner.create_table(game, seats=seats, options={**HUMAN_OPTIONS, **QUICK[game]})
+            table = await owner.create_table(game, seats=seats, options=quick(game, **HUMAN_OPTIONS))
             self.tables[table] = "human"
             for seat in range(1, seats + 1):
                 self.observers.append(Observer(f"{game}-{seat}", table, seat, self.rng.spawn(f"{table}/{seat}")))
-            bots = await owner.create_table(game, seats=seats, bots=seats, options={**BOT_OPTIONS, **QUICK[game]})
+            bots = await owner.create_table(game, seats=seats, bots=seats, options=quick(game, **BOT_OPTIONS))
             self.tables[bots] = "bots"
             self.observers.append(Observer(f"{game}-watch", bots, None, self.rng.spawn(bots)))
         await owner.close()

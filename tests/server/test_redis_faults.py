@@ -33,8 +33,8 @@ from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.rng import FairRandom
 from cardhall.server.table.clock import PausedClock
 from tests.conftest import until
+from tests.games import quick
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
-from tests.server.play import QUICK
 from tests.server.test_recovery_kill import check_history
 
 pytestmark = pytest.mark.redis
@@ -110,10 +110,10 @@ class Player:
 async def _tables(srv: LiveServer) -> tuple[str, str, list[Player]]:
     """A human no-limit table (two players) and a bots table with a spectator, playing."""
     ann, bob, watcher = [await srv.client(n) for n in ("ann", "bob", "watcher")]
-    human = await ann.create_table("no_limit_holdem", seats=2, options={
-        "pause": 0, "action_clock": 60, "time_bank": 60, **QUICK["no_limit_holdem"]})
-    bots = await ann.create_table("loco_poker", seats=3, bots=3, options={
-        "pause": 0.02, "bot_think": 0.02, "auto_rematch": True, **QUICK["loco_poker"]})
+    human = await ann.create_table("no_limit_holdem", seats=2, options=quick(
+        "no_limit_holdem", pause=0, action_clock=60, time_bank=60))
+    bots = await ann.create_table("loco_poker", seats=3, bots=3, options=quick(
+        "loco_poker", pause=0.02, bot_think=0.02, auto_rematch=True))
     players = []
     for client, table, seat in ((ann, human, 1), (bob, human, 2), (watcher, bots, None)):
         snapshot = await client.join(table, role="player" if seat else "spectator", seat=seat)

@@ -17,8 +17,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from tests.conftest import until
+from tests.games import quick
 from tests.server.conftest import TEST_SETTINGS, free_port, running_server
-from tests.server.play import QUICK
 
 pytestmark = pytest.mark.redis
 
@@ -33,8 +33,8 @@ async def test_tables_acting_together_share_one_commit(redis_server):
     async with running_server(settings) as srv:
         owner = await srv.client("owner")
         for _ in range(20):
-            await owner.create_table("loco_poker", seats=3, bots=3, options={
-                "pause": 0, "bot_think": 0, "auto_rematch": True, **QUICK["loco_poker"]})
+            await owner.create_table("loco_poker", seats=3, bots=3, options=quick(
+                "loco_poker", pause=0, bot_think=0, auto_rematch=True))
         async with httpx.AsyncClient(base_url=srv.http) as http:
 
             async def played(enough: float) -> bool:

@@ -9,21 +9,26 @@ import asyncio
 
 import pytest
 
-from tests.server.play import QUICK
+from cardhall.engine.registry import engine_class
+from tests.games import GAMES, quick, seats
 
-#: game -> (the option naming the first dealer or button, seats)
-CASES = {"alamo": ("dealer", 3), "avalanche": ("dealer", 3), "loco_poker": ("dealer", 3),
-         "no_limit_holdem": ("button", 3)}
-#: matches as short as the games allow: only each match's first dealer or button is looked at
-SHORT = {"alamo": {"max_hands": 1}, "no_limit_holdem": {"starting_stacks": 40}}
+#: the options naming a match's first dealer or button (a game has at most one of them)
+SEAT_OPTIONS = ("dealer", "button")
 
 
-@pytest.mark.parametrize("game", sorted(CASES))
+def _seat_option(game: str) -> str | None:
+    """The option of ``game`` that names the first dealer or button, or None."""
+    names = {o.name for o in engine_class(game).options_spec}
+    return next((name for name in SEAT_OPTIONS if name in names), None)
+
+
+@pytest.mark.parametrize("game", [g for g in GAMES if _seat_option(g)])
 async def test_rematches_move_the_dealer_on_from_the_option_seat(live, game):
-    key, seats = CASES[game]
+    key, n = _seat_option(game), seats(game, 3)
+    assert key is not None
     owner = await live.client("owner")
-    options = {**QUICK[game], **SHORT.get(game, {}), key: 2, "pause": 0, "bot_think": 0, "auto_rematch": True}
-    table = await owner.create_table(game, seats=seats, options=options, bots=seats)
+    options = quick(game, **{key: 2}, pause=0, bot_think=0, auto_rematch=True)
+    table = await owner.create_table(game, seats=n, options=options, bots=n)
     watcher = await live.client("watcher")
     await watcher.join(table, role="spectator", since=0)
     firsts: list[int] = []

@@ -23,7 +23,6 @@ import pytest
 import redis.asyncio as aioredis
 
 from cardhall.clients.client import Client, ServerError
-from cardhall.engine import plugins
 from cardhall.engine.bots.random_bot import RandomBot
 from cardhall.engine.rng import FairRandom
 from cardhall.server.limits import RENAME_BURST
@@ -33,11 +32,11 @@ from cardhall.server.store.memory import MemoryStore
 from cardhall.server.store.redis import RedisStore
 from cardhall.server.table.inputs import REJOIN, Join, Rename
 from tests.conftest import until
+from tests.games import GAMES
 from tests.server.conftest import TEST_SETTINGS, RedisServer, running_server
 from tests.server.play import event_frames, play
 from tests.server.table.harness import code, two_players
 
-GAMES = sorted(plugins.games())
 #: nothing times out while the test looks, no pauses between streets
 SLOW_CLOCKS = {"pause": 0, "bot_think": 0, "action_clock": 120, "time_bank": 120}
 #: a table that waits (three seats, one bot): no game events between the requests

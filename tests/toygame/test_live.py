@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from cardhall.clients.bots import BotPlayer
 from cardhall.clients.client import Client
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.rng import FairRandom
@@ -54,7 +55,8 @@ async def test_a_person_plays_the_toy_against_its_bot_while_someone_watches(toy,
         FrameValidator().check_catalogue(catalogue)
         entry = next(g for g in catalogue["games"] if g["name"] == "high_card")
         assert entry["bots"] == ["bold", "random"] and entry["default_bot"] == "bold"
-        assert [o["name"] for o in entry["options"]] == ["hands", "max_bet"] and "renderer" not in entry
+        assert [o["name"] for o in entry["options"]] == ["hands", "max_bet"]
+        assert entry["renderer"] == "/games/high_card/web.js"  # its own module (tests/toygame/web.js)
         assert [g["name"] for g in catalogue["games"]][:5] == ["fixed_limit_holdem", "no_limit_holdem", "alamo",
                                                                "loco_poker", "avalanche"]
 
@@ -117,6 +119,22 @@ async def test_a_person_plays_the_toy_against_its_bot_while_someone_watches(toy,
     assert validator.server_errors({**deal, "event": {**deal["event"], "cards": ["Ah"]}})
     assert validator.client_errors({"type": "act", "table": table, "action": {"type": "bet", "amount": 0}})
     assert validator.client_errors({"type": "act", "table": table, "action": {"type": "bet", "amount": 2}}) == []
+
+
+async def test_the_reference_bot_plays_the_toy_with_the_toys_own_strategy(toy):
+    """:class:`cardhall.clients.bots.BotPlayer` (the third-party bot's template) finds the toy's
+    default strategy through its registration and plays a seat to the match's end."""
+    async with running_server() as live:
+        c = await live.client("robo")
+        try:
+            table = await c.create_table("high_card", seats=2, bots=1, options={**toy.quick_options, **FAST})
+            player = BotPlayer(c, table, bot_seed=b"toy")
+            results = await player.play(timeout=120)
+        finally:
+            await c.close()
+    assert player.strategy == toy.default_bot == "bold" and type(player.bot).__name__ == "BoldBot"
+    assert player.seat == 1 and player.actions > 0
+    assert len(results) == 1 and results[0]["hands"] == toy.quick_options["hands"] and results[0]["winners"]
 
 
 def match_seq(client: Client, table: str, match: int) -> int:

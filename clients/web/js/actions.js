@@ -1,6 +1,6 @@
 // The action panels: buttons from the turn's `legal` list (with amount inputs) for the betting
-// games and Loco Poker, the generic panel of a game drawn as data, and the solo player's Continue.
-// A game's renderer picks its panel (its `panel`, games/index.js); Avalanche's is its own.
+// games, the generic panel of a game drawn as data, and the solo player's Continue; `button` for a
+// game's own panel. A game's renderer picks its panel (its `panel`, games/index.js).
 // `send(action)` posts an `act`.
 
 import { h } from "./dom.js";
@@ -108,12 +108,6 @@ export function bettingPanel(legal, unit, send, state = {}) {
     }
   }
   return out;
-}
-
-/** Loco Poker: check, fold, all-in, call (no amounts). */
-export function locoPanel(legal, send) {
-  const labels = { check: "Check", fold: "Fold", all_in: "All-in!", call: "Call the all-in" };
-  return legal.map((a) => button(labels[a.type] || a.type, { type: a.type }, send));
 }
 
 /**

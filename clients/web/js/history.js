@@ -7,19 +7,19 @@
 //   renderer (games/*.js init/reduce/center/seatView), so nothing appears that this viewer was not
 //   sent (no opponent's hole cards unless shown);
 // * otherwise, the finished matches' histories from GET /api/tables/{id}/hands (every card, G-2),
-//   read by hands.js; Hold'em's PHH text can be downloaded beside it.
+//   read by hands.js; a game whose history is PHH (its module's `history.phh`) offers that text
+//   to download beside it.
 // The replayer is a <dialog> of its own beside the table (the table redraws its root often).
 
 import { h, mount, plural } from "./dom.js";
 import { backEl, cardEl, cardsEl } from "./cards.js";
-import { gameInfo } from "./games/index.js";
+import { gameInfo, loadGames } from "./games/index.js";
 import { boardEl, nameOf } from "./games/common.js";
 import { parseHands } from "./hands.js";
 
 /** Table event types (SPEC "Games"): not a game's own, left out of a replay. */
 const TABLE_EVENTS = new Set(["seated", "left", "presence", "match_started", "match_ended", "rematch", "timeout",
   "sat_out", "sat_in", "paused", "resumed", "awaiting", "closed", "broken"]);
-const PHH_GAMES = new Set(["no_limit_holdem", "fixed_limit_holdem"]);
 
 const handsUrl = (id) => `/api/tables/${encodeURIComponent(id)}/hands`;
 /** The headers the hands of `table` need: its invite when this page knows it (an unlisted table's
@@ -48,12 +48,14 @@ function downloadEl(table) {
   return h("a", { class: "phh-download", href: handsUrl(table.id), download: name,
     onclick: Object.keys(headers).length ? save : undefined }, "Download PHH");
 }
+/** Whether `game`'s hands are PHH text, offered to download (its module's `history.phh`). */
+const isPHH = (game) => Boolean((gameInfo(game).module.history || {}).phh);
 const isLive = (m) => m.info.status === "running" || m.info.status === "paused";
 /** A finished match exists, so the server serves hands (SPEC "HTTP": finished matches only). */
 const hasFinished = (m) => Boolean(m.ended) || m.info.match > 1 || m.info.status === "finished" || m.info.status === "closed";
 
 /** The side panel's "Hand history" box for `table` (table.js's Table): the replayer's button and,
- * for Hold'em once a match has finished, the PHH download. */
+ * for a game whose history is PHH once a match has finished, the PHH download. */
 export function historyPanel(table) {
   const m = table.model;
   const live = isLive(m) && Boolean(m.record);
@@ -63,8 +65,7 @@ export function historyPanel(table) {
     h("div", { class: "history-actions" },
       h("button", { type: "button", class: "ctl", "data-control": "replay", disabled: !live && !finished,
         onclick: () => openReplayer(table) }, live ? "Replay this match's hands" : "Replay the hands"),
-      finished && PHH_GAMES.has(m.info.game)
-        ? downloadEl(table) : null),
+      finished && isPHH(m.info.game) ? downloadEl(table) : null),
     h("p", { class: "hint" }, live ? "The hands so far, as you saw them."
       : finished ? "Every hand of the finished matches, all cards shown." : "The hands appear here once played."));
 }
@@ -89,13 +90,14 @@ export async function openReplayer(table) {
     mount(dlg, header(live, close), h("p", { class: "notice error", role: "alert" }, `The hands could not be read: ${err.message}`));
     return;
   }
-  new Replayer(dlg, hands, { live, close, download: !live && PHH_GAMES.has(m.info.game) ? () => downloadEl(table) : null });
+  new Replayer(dlg, hands, { live, close, download: !live && isPHH(m.info.game) ? () => downloadEl(table) : null });
 }
 
 async function serverHands(table) {
   const r = await fetch(handsUrl(table.id), { cache: "no-store", headers: handsHeaders(table) });
   if (r.status === 404) return [];
   if (!r.ok) throw new Error(`HTTP ${r.status}`);
+  await loadGames(); // the game's module makes its hands
   return parseHands(await r.text(), table.model.info.game, table.names()).map((hd) => ({
     label: hd.label, steps: hd.steps.map((s) => ({ text: s.text, draw: () => sceneEl(s.scene) })),
   }));

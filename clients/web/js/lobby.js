@@ -4,7 +4,7 @@
 
 import { h, mount } from "./dom.js";
 import { loadedCatalogue } from "./catalogue.js";
-import { CHOICE_LABELS, LABELS, gameInfo, loadGames as loadGamesAndRenderers } from "./games/index.js";
+import { TABLE_LABELS, gameInfo, loadGames as loadGamesAndRenderers } from "./games/index.js";
 import { forgetTable, savedTables } from "./table.js";
 import { Seated, freeText, joinable, sortTables, stakesText } from "./lobbyrows.js";
 
@@ -37,15 +37,17 @@ function privacyField(opt) {
 
 /** "a, b or c" */
 const listOf = (words) => (words.length > 1 ? `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}` : words.join(""));
-const label = (opt) => LABELS[opt.name] || opt.name.replace(/_/g, " ");
-const choiceLabel = (opt, v) => (CHOICE_LABELS[opt.name] || {})[v] || String(v);
+/** The words of an option's field: `words` is gameInfo()'s {labels, choiceLabels} (the table's only by default). */
+const TABLE_WORDS = { labels: TABLE_LABELS, choiceLabels: {} };
+const label = (opt, words) => words.labels[opt.name] || opt.name.replace(/_/g, " ");
+const choiceLabel = (opt, v, words) => (words.choiceLabels[opt.name] || {})[v] || String(v);
 
 /**
  * One form field for a catalogue option (GET /api/games: name, type, default, nullable, min, max,
  * choices, meaning). Choices and nullable booleans are selects (option values: the choices as
- * text, "" = null); `seats` bounds seat-valued options.
+ * text, "" = null); `seats` bounds seat-valued options; `words` labels the field and its choices.
  */
-function field(opt, prefix, seats) {
+function field(opt, prefix, seats, words = TABLE_WORDS) {
   const id = `${prefix}-${opt.name}`;
   const hint = opt.meaning + (opt.rule ? ` (${opt.rule})` : "");
   let input;
@@ -54,7 +56,7 @@ function field(opt, prefix, seats) {
   } else if (opt.type === "choice" || opt.type === "bool") {
     const values = opt.type === "bool" ? [true, false] : opt.choices;
     const items = values.map((v) => h("option", { value: String(v), selected: v === opt.default ? true : null },
-      opt.type === "bool" ? (v ? "yes" : "no") : choiceLabel(opt, v)));
+      opt.type === "bool" ? (v ? "yes" : "no") : choiceLabel(opt, v, words)));
     if (opt.nullable) items.unshift(h("option", { value: "", selected: opt.default === null ? true : null }, "automatic"));
     input = h("select", { id, name: opt.name }, items);
   } else if (opt.type === "text") {
@@ -66,7 +68,7 @@ function field(opt, prefix, seats) {
       step: opt.type === "number" ? "any" : 1, placeholder: opt.nullable ? "automatic" : null });
   }
   return h("div", { class: `field field-${input.type === "checkbox" ? "checkbox" : opt.type}`, title: hint },
-    h("label", { for: id }, label(opt)), input);
+    h("label", { for: id }, label(opt, words)), input);
 }
 
 /** The value a field holds, typed as its option wants (null for an empty nullable field). */
@@ -110,7 +112,7 @@ export class Lobby {
     this.error = null;
     this.timer = null;
     this.catalogueError = null;
-    this.game = localStorage.getItem(LAST_GAME) || "no_limit_holdem";
+    this.game = localStorage.getItem(LAST_GAME); // null: the catalogue's first game (renderShell)
     this.seated = new Seated();
     this.filters = { game: "", free: "", bots: "" }; // GET /api/tables's query (SPEC "HTTP"): "" = any
     this.onFocus = () => { if (!document.hidden) this.refresh(); }; // back to the tab: the list is fresh at once
@@ -235,9 +237,9 @@ export class Lobby {
           h("input", { type: "number", id: "bots", name: "bots", min: 0, max: hi - 1, value: seats - 1 })),
         h("div", { class: "field" }, h("label", { for: "bot" }, "Bot strategy"),
           h("select", { id: "bot", name: "bot" }, h("option", { value: "" }, `default (${g.default_bot})`), g.bots.map((b) => h("option", { value: b }, b)))),
-        featured.map((o) => field(o, "g", seats))),
+        featured.map((o) => field(o, "g", seats, g))),
       others.length ? h("details", { class: "more-game" }, h("summary", {}, `More ${g.title} options`),
-        h("div", { class: "grid" }, others.map((o) => field(o, "g", seats)))) : null);
+        h("div", { class: "grid" }, others.map((o) => field(o, "g", seats, g)))) : null);
   }
 
   async create(form) {

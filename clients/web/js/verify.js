@@ -1,7 +1,8 @@
 // The G-2 check of a finished match (protocol/SPEC.md, "Randomness"): the revealed server seed
 // must hash to the commitment published before the match, and the generator keyed with it and
 // the client seeds, replayed in the order each engine documents its random choices, must deal
-// every card this page saw.
+// every card this page saw. Each game's replay is its renderer module's `fairness` part
+// (games/index.js); this module runs it and holds what several games' replays share.
 //
 // A record is what the page kept of one match:
 //   {game, match, you (seat or null), options (the table's options), commitment (as published
@@ -9,13 +10,14 @@
 //    match_started), events: [event payloads with seq], snapshot (the engine view the page
 //    got when it joined mid-match, or null)}
 // `verifyMatch(record, ended)` (`ended`: the match_ended event) resolves to
-//   {status: "verified" | "mismatch" | "partial" | "unavailable" (a game this page has no replay
-//    for: only the commitment is checked), commitmentOk, checked (distinct cards: deck
+//   {status: "verified" | "mismatch" | "partial" | "unavailable" (a game whose module has no
+//    replay: only the commitment is checked), commitmentOk, checked (distinct cards: deck
 //    positions, a card seen twice, as dealt and as played, counts once), hands,
 //    mismatches: [text], notes: [text]}
 
 import { commitmentOf, deriveKey, replayWith, seedsInSeatOrder } from "./fair.js";
-import { cardText, multiDeck, standardDeck } from "./cards.js";
+import { cardText, standardDeck } from "./cards.js";
+import { gameInfo, loadGames } from "./games/index.js";
 
 /** `seats` (numbers) clockwise starting left of `after` (engine/seats.py). */
 export function clockwise(seats, after) {
@@ -23,7 +25,9 @@ export function clockwise(seats, after) {
   return [...ordered.filter((s) => s > after), ...ordered.filter((s) => s <= after)];
 }
 
-class Checks {
+/** What a replay found: the cards compared (`checked`: distinct places verified), the hands they
+ * were in (`hands`, a Set), `mismatches` and `notes` (text). A game's replay makes one and fills it. */
+export class Checks {
   constructor() {
     this.seen = new Set();
     this.verified = new Set(); // the deck positions (or per-hand card slots) found as the seed deals them
@@ -68,6 +72,7 @@ class Checks {
     for (const p of taken) this.verified.add(p);
   }
 
+  /** Compare a fact the page saw (`got`: a count, a seat) with the replay's (`expected`). */
   fact(label, expected, got) {
     if (expected !== got) this.mismatches.push(`${label}: the page saw ${got}, the seed gives ${expected}`);
   }
@@ -80,17 +85,25 @@ function sameMultiset(a, b) {
   return x.every((c, i) => c === y[i]);
 }
 
-// ---------------------------------------------------------------- Hold'em and Loco Poker
-// One shuffle of a fresh 52-card deck per hand; P1..Pn (the hand's players in dealing order) get
-// deck[k-1] and deck[n+k-1]; burn, flop deck[2n+1..2n+3], burn, turn deck[2n+5], burn, river deck[2n+7].
-
+// -------------------------------------------------------- one shuffle per hand, hole cards and a board
+/** The places of the five board cards in a hand of `n` players: burn, three, burn, one, burn, one. */
 function boardIndex(n) {
   return [2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 5, 2 * n + 7];
 }
 
-function replayDealt(rng, rec, drawFirst) {
+/**
+ * The replay of a game that shuffles a fresh 52-card deck for each hand and deals it as the
+ * community-card deal does: P1..Pn (the hand's players in dealing order, `hand_start.players`)
+ * get deck[k-1] and deck[n+k-1]; burn, three board cards deck[2n+1..2n+3], burn, deck[2n+5],
+ * burn, deck[2n+7]. Before the first hand, when `drawFirst`, the generator draws the first
+ * `firstKey` seat (`match_start[firstKey]`) among the sorted seats.
+ *
+ * The events it reads: hand_start {hand, players}, hole_cards {cards} (the viewer's), board or
+ * street {board}, show {seat, cards}, showdown {hands: [{seat, cards}], board}. `snapshotHole`:
+ * the snapshot view's field with the viewer's hole cards. Returns a `Checks`.
+ */
+export function replayBoardDeal(rng, rec, drawFirst, { firstKey, snapshotHole }) {
   const checks = new Checks();
-  const holdem = rec.game !== "loco_poker";
   const decks = [];
   const deckOf = (hand) => {
     while (decks.length < hand) {
@@ -101,7 +114,6 @@ function replayDealt(rng, rec, drawFirst) {
     return decks[hand - 1];
   };
   const start = rec.events.find((e) => e.type === "match_start");
-  const firstKey = holdem ? "button" : "dealer";
   if (drawFirst) {
     const seats = [...(start || rec.snapshot || {}).seats || []].sort((a, b) => a - b);
     if (!seats.length) throw new Error("the seats of the match are unknown");
@@ -131,8 +143,7 @@ function replayDealt(rng, rec, drawFirst) {
   const snap = rec.snapshot;
   if (snap && snap.hand && snap.players && snap.players.length) {
     players[snap.hand] = snap.players;
-    if (holdem) hole(snap.hand, rec.you, snap.hole);
-    else hole(snap.hand, rec.you, snap.hole_cards);
+    hole(snap.hand, rec.you, snap[snapshotHole]);
     board(snap.hand, snap.board);
     for (const [seat, cards] of Object.entries(snap.shown || {})) hole(snap.hand, Number(seat), cards);
   }
@@ -163,217 +174,29 @@ function replayDealt(rng, rec, drawFirst) {
   return checks;
 }
 
-// ------------------------------------------------------------------------------- Alamo
-// The whole match is replayed (engine/games/alamo.py): the shuffled deck dealt into stacks
-// deck[k::n], antes, bets and uncalled cards moved as the events say, board cards drawn at random
-// from the face-down pot, and the winnings shuffled under the winners' stacks.
-
-function replayAlamo(rng, rec, drawFirst) {
-  const checks = new Checks();
-  if (!rec.complete) throw new Error("the Alamo stacks are replayed from the first event: this page missed some");
-  let piles = {};
-  let faceDown = [];
-  let board = [];
-  let hole = {};
-  let players = [];
-  let streetCards = {};
-  let hand = 0;
-  const stackCheck = (label, stacks) => {
-    for (const [seat, n] of Object.entries(stacks || {})) checks.fact(`${label}: seat ${seat}'s stack`, (piles[seat] || []).length, n);
+/**
+ * A `fairness.draws` for a game whose first dealer (or button) the generator draws before
+ * anything else unless the table set it with the option `option`: first in match 1 without that
+ * option, else not drawn first; both are tried, the likely one first.
+ */
+export function drawnFirst(option) {
+  return (rec) => {
+    const set = rec.options && rec.options[option] != null;
+    const likely = rec.match === 1 && !set;
+    return [likely, !likely];
   };
-  for (const e of rec.events) {
-    switch (e.type) {
-      case "match_start": {
-        const seats = [...e.seats].sort((a, b) => a - b);
-        if (drawFirst) checks.fact("first dealer", seats[rng.randbelow(seats.length)], e.dealer);
-        const deck = standardDeck(e.jokers ? 2 : 0);
-        checks.fact("deck size", deck.length, e.deck);
-        rng.shuffle(deck);
-        const order = clockwise(seats, e.dealer);
-        piles = {};
-        order.forEach((seat, k) => { piles[seat] = deck.filter((_, i) => i % order.length === k); });
-        stackCheck("deal", e.stacks);
-        break;
-      }
-      case "eliminated":
-        checks.fact(`seat ${e.seat} eliminated with`, (piles[e.seat] || []).length, e.cards);
-        faceDown.push(...piles[e.seat]);
-        piles[e.seat] = [];
-        break;
-      case "hand_start":
-        hand = e.hand;
-        players = e.players;
-        board = [];
-        hole = {};
-        streetCards = {};
-        stackCheck(`hand ${hand} start`, e.stacks);
-        break;
-      case "antes":
-        for (const seat of players) faceDown.push(...piles[seat].splice(0, e.ante));
-        stackCheck(`hand ${hand} antes`, e.stacks);
-        break;
-      case "hole_cards":
-        for (const seat of players) hole[seat] = piles[seat].splice(0, 2);
-        if (e.cards) {
-          checks.hands.add(hand);
-          e.cards.forEach((c, i) => checks.card(`${hand}/h${rec.you}/${i}`, `hand ${hand}, your hole card ${i + 1}`, hole[rec.you][i], c));
-        }
-        break;
-      case "action":
-        if (e.cards) {
-          const moved = piles[e.seat].splice(0, e.cards);
-          faceDown.push(...moved);
-          (streetCards[e.seat] = streetCards[e.seat] || []).push(...moved);
-        }
-        checks.fact(`hand ${hand}: seat ${e.seat}'s stack after ${e.action}`, piles[e.seat].length, e.stack);
-        break;
-      case "uncalled": {
-        const back = (streetCards[e.seat] || []).splice(-e.cards, e.cards);
-        for (const c of back) faceDown.splice(faceDown.indexOf(c), 1);
-        piles[e.seat].unshift(...back);
-        break;
-      }
-      case "board": {
-        streetCards = {};
-        const want = { flop: 3, turn: 1, river: 1 }[e.street];
-        const n = Math.min(want, faceDown.length);
-        checks.fact(`hand ${hand}, ${e.street}: cards turned`, n, e.cards.length);
-        const turned = [];
-        for (let i = 0; i < n; i++) turned.push(faceDown.splice(rng.randbelow(faceDown.length), 1)[0]);
-        board.push(...turned);
-        checks.hands.add(hand);
-        e.cards.forEach((c, i) => checks.card(`${hand}/${e.street}/${i}`, `hand ${hand}, ${e.street} card ${i + 1}`, turned[i], c));
-        break;
-      }
-      case "show":
-        checks.hands.add(hand);
-        e.cards.forEach((c, i) => checks.card(`${hand}/h${e.seat}/${i}`, `hand ${hand}, seat ${e.seat}'s hole card ${i + 1}`, (hole[e.seat] || [])[i], c));
-        break;
-      case "award": {
-        const pool = [...board, ...faceDown];
-        const holes = players.flatMap((s) => hole[s] || []);
-        checks.fact(`hand ${hand}: cards in the pots`, pool.length, e.pots.reduce((n, p) => n + p.cards, 0));
-        checks.fact(`hand ${hand}: hole cards to the main pot`, holes.length, e.hole_cards);
-        const winnings = {};
-        const winners = new Set(e.pots.flatMap((p) => p.winners));
-        if (winners.size === 1 && e.pots.every((p) => p.winners.length === 1)) {
-          winnings[[...winners][0]] = [...pool, ...holes];
-        } else {
-          rng.shuffle(pool);
-          let at = 0;
-          e.pots.forEach((pot, i) => {
-            let cards = pool.slice(at, at + pot.cards);
-            at += pot.cards;
-            if (i === 0) cards = cards.concat(holes);
-            if (pot.winners.length > 1) rng.shuffle(cards);
-            let from = 0;
-            for (const seat of players) {
-              const share = pot.shares[String(seat)];
-              if (share === undefined) continue;
-              (winnings[seat] = winnings[seat] || []).push(...cards.slice(from, from + share));
-              from += share;
-            }
-          });
-        }
-        for (const seat of players) {
-          if (!winnings[seat]) continue;
-          rng.shuffle(winnings[seat]);
-          piles[seat].push(...winnings[seat]);
-        }
-        faceDown = [];
-        board = [];
-        hole = {};
-        break;
-      }
-      case "hand_end":
-        if (e.reason === "last_player") {
-          const winner = Object.keys(e.winnings)[0];
-          const won = faceDown;
-          faceDown = [];
-          rng.shuffle(won);
-          piles[winner].push(...won);
-        }
-        stackCheck(`hand ${e.hand} end`, e.stacks);
-        break;
-      default:
-    }
-  }
-  return checks;
 }
 
-// --------------------------------------------------------------------------- Avalanche
-// One shuffle of the multi-deck; ten rounds dealt from the top clockwise from the dealer's left;
-// snowfalls and refills from the top (their position follows from the public deck count); every
-// card played must be one the seed dealt to that seat.
-
-function replayAvalanche(rng, rec, drawFirst) {
-  const checks = new Checks();
-  let deck = null;
-  let total = 0;
-  const held = {}; // seat -> deck positions of the cards it holds
-  let tracking = false; // every card each seat received is known (the record has the deal)
-  const start = rec.events.find((e) => e.type === "game_start");
-  if (!start) throw new Error("the Avalanche deck is shuffled at game start: its event is needed");
-  for (const e of rec.events) {
-    switch (e.type) {
-      case "game_start": {
-        const seats = [...e.seats].sort((a, b) => a - b);
-        if (drawFirst) checks.fact("dealer", seats[rng.randbelow(seats.length)], e.dealer);
-        deck = multiDeck(e.decks, 3 * e.decks);
-        rng.shuffle(deck);
-        total = deck.length;
-        checks.fact("deck size", total, e.deck_total);
-        const order = clockwise(seats, e.dealer);
-        for (const s of seats) held[s] = [];
-        for (let i = 0; i < 10 * order.length; i++) held[order[i % order.length]].push(i);
-        tracking = rec.complete;
-        break;
-      }
-      case "deal":
-        checks.hands.add(1);
-        if (e.cards) checks.multiset("deal", "your ten cards", held[rec.you].map((p) => deck[p]), e.cards, held[rec.you]);
-        break;
-      case "snowfall": {
-        const pos = total - e.deck - 1;
-        held[e.seat].push(pos);
-        if (e.card) checks.card(`s${e.deck}`, `your snowfall (deck ${e.deck})`, deck[pos], e.card, pos);
-        break;
-      }
-      case "refill": {
-        const positions = [];
-        for (let p = total - e.deck - e.count; p < total - e.deck; p++) positions.push(p);
-        held[e.seat].push(...positions);
-        if (e.cards) checks.multiset(`r${e.deck}`, `your refill (deck ${e.deck})`, positions.map((p) => deck[p]), e.cards, positions);
-        break;
-      }
-      case "play":
-        if (tracking) checks.takeFrom(`p${e.seq}`, `seat ${e.seat}'s play`, deck, held[e.seat], e.cards);
-        break;
-      case "game_end":
-        if (tracking && e.last != null) checks.fact(`seat ${e.last}'s last hand`, held[e.last].length, e.last_hand);
-        break;
-      default:
-    }
+/** The `fairness` part of `game`'s renderer module (games/index.js), or null: none, or the
+ * catalogue could not be read. */
+async function fairnessOf(game) {
+  try {
+    await loadGames();
+  } catch {
+    return null;
   }
-  if (!tracking) checks.notes.push("joined after the deal: plays were not traced back to the deal");
-  return checks;
-}
-
-const REPLAYS = {
-  fixed_limit_holdem: replayDealt,
-  no_limit_holdem: replayDealt,
-  loco_poker: replayDealt,
-  alamo: replayAlamo,
-  avalanche: replayAvalanche,
-};
-
-/** Whether the first button/dealer of this match came from the generator (else the table set it). */
-function drawHypotheses(rec) {
-  if (rec.game === "fixed_limit_holdem") return [false]; // FL-1: seat 1, or the table's choice
-  const key = rec.game === "no_limit_holdem" ? "button" : "dealer";
-  const set = rec.options && rec.options[key] != null;
-  const likely = rec.match === 1 && !set;
-  return [likely, !likely];
+  const fairness = gameInfo(game).module.fairness;
+  return fairness && typeof fairness.replay === "function" ? fairness : null;
 }
 
 /** The G-2 check of a finished match; see the module comment for `record` and the result. */
@@ -387,8 +210,8 @@ export async function verifyMatch(record, ended) {
     return out;
   }
   if (record.commitment == null) out.notes.push("this page joined after the match began: the commitment is the one announced at its start");
-  const replay = REPLAYS[record.game];
-  if (!replay) {
+  const fairness = await fairnessOf(record.game);
+  if (!fairness) {
     out.status = "unavailable";
     out.notes.push("this page has no replay of this game's random choices: only the commitment was checked");
     return out;
@@ -396,10 +219,10 @@ export async function verifyMatch(record, ended) {
   const key = await deriveKey(ended.server_seed, seedsInSeatOrder(ended.client_seeds));
   let first = null;
   let failure = null;
-  for (const draw of drawHypotheses(record)) {
+  for (const draw of fairness.draws ? fairness.draws(record) : [false]) {
     let checks;
     try {
-      checks = await replayWith(key, (rng) => replay(rng, record, draw));
+      checks = await replayWith(key, (rng) => fairness.replay(rng, record, draw));
     } catch (err) {
       failure = failure || String(err.message || err);
       continue;

@@ -10,22 +10,20 @@ from typing import Any
 
 import pytest
 
-from cardhall.engine import plugins
 from cardhall.server.table.inputs import REJOIN, Act, Join, Now, OwnerAway
 from cardhall.server.table.machine import TableMachine
 from cardhall.server.table.replay import replay
-from tests.server.play import QUICK
+from tests.games import GAMES, quick
 from tests.server.table.harness import Bench, code, play_out, two_players
 from tests.server.table.test_replay import Recording, _table
 
 Data = dict[str, Any]
-GAMES = sorted(plugins.games())
 OWNER = "p_owner"
 
 
 def _owned(game: str = "loco_poker") -> Bench:
     """:func:`two_players` (ann seat 1, bob seat 2, running a short match) with the owner watching as "o"."""
-    bench = two_players(game, QUICK[game])
+    bench = two_players(game, quick(game))
     assert code(bench.join("o", OWNER)) == "join"
     return bench
 

@@ -17,11 +17,11 @@ from cardhall.server.table.inputs import Act, Chat, Disconnect, Join, Leave, Ren
 from cardhall.server.table.log import ReplayError
 from cardhall.server.table.outputs import Outputs
 from cardhall.server.table.replay import replay
+from tests.games import GAMES, quick
 from tests.server.table.harness import Bench
 
 Data = dict[str, Any]
 
-GAMES = ["fixed_limit_holdem", "no_limit_holdem", "alamo", "loco_poker", "avalanche"]
 #: log steps between full states in this test (small, so kill points fall between many of them)
 EVERY = 7
 
@@ -58,15 +58,11 @@ class Recording(Bench):
         return out
 
 
-#: short matches, so the kill points see rematches and new server seeds too
-SHORT = {"fixed_limit_holdem": {"starting_stacks": 60}, "no_limit_holdem": {"starting_stacks": 100},
-         "alamo": {"max_hands": 3}, "loco_poker": {"points_to_win": 2}, "avalanche": {}}
-
-
 def _drive(game: str, seed: int, steps: int) -> Recording:
     seats = 3 if game != "alamo" else 2
+    # quick matches, so the kill points see rematches and new server seeds too
     bench = Recording(game, seats, ["random"] * (seats - 2),
-                      {"pause": 0.5, "bot_think": 0.2, "action_clock": 3, "time_bank": 2, **SHORT[game]})
+                      quick(game, pause=0.5, bot_think=0.2, action_clock=3, time_bank=2))
     rng = FairRandom(seed.to_bytes(8, "big"))
     mover = make_bot(game, "random", FairRandom(b"mover" + seed.to_bytes(8, "big")))
     people = {1: ("a", "ann"), 2: ("b", "bob")}

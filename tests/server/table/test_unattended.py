@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from cardhall.engine import plugins
 from cardhall.server.table.inputs import Start
+from tests.games import GAMES
 from tests.server.table.harness import Bench, code, two_players
 
 FLOOR = 0.5
-GAMES = sorted(plugins.games())
 
 
 def armed_delay(bench: Bench) -> float:

@@ -2,10 +2,13 @@
 // counts of face-down cards; the board is turned from the pot.
 
 import { h, plural } from "../dom.js";
-import { cardsText } from "../cards.js";
+import { cardsText, standardDeck } from "../cards.js";
 import { amount, boardEl, has, holeEl, key, nameOf } from "./common.js";
 import { bettingPanel } from "../actions.js";
 import { bestFive, categoryName, handTitle, markWinning, resultEl, wonEl } from "../showdown.js";
+import { Checks, clockwise, drawnFirst } from "../verify.js";
+
+const cap = (t) => t[0].toUpperCase() + t.slice(1);
 
 function init(e) {
   return {
@@ -165,11 +168,198 @@ function describe(e, names) {
   }
 }
 
+// ---------------------------------------------------------------- the G-2 check
+// The whole match is replayed (engine/games/alamo.py): the shuffled deck dealt into stacks
+// deck[k::n], antes, bets and uncalled cards moved as the events say, board cards drawn at random
+// from the face-down pot, and the winnings shuffled under the winners' stacks.
+
+function replay(rng, rec, drawFirst) {
+  const checks = new Checks();
+  if (!rec.complete) throw new Error("the stacks are replayed from the first event: this page missed some");
+  let piles = {};
+  let faceDown = [];
+  let board = [];
+  let hole = {};
+  let players = [];
+  let streetCards = {};
+  let hand = 0;
+  const stackCheck = (label, stacks) => {
+    for (const [seat, n] of Object.entries(stacks || {})) checks.fact(`${label}: seat ${seat}'s stack`, (piles[seat] || []).length, n);
+  };
+  for (const e of rec.events) {
+    switch (e.type) {
+      case "match_start": {
+        const seats = [...e.seats].sort((a, b) => a - b);
+        if (drawFirst) checks.fact("first dealer", seats[rng.randbelow(seats.length)], e.dealer);
+        const deck = standardDeck(e.jokers ? 2 : 0);
+        checks.fact("deck size", deck.length, e.deck);
+        rng.shuffle(deck);
+        const order = clockwise(seats, e.dealer);
+        piles = {};
+        order.forEach((seat, k) => { piles[seat] = deck.filter((_, i) => i % order.length === k); });
+        stackCheck("deal", e.stacks);
+        break;
+      }
+      case "eliminated":
+        checks.fact(`seat ${e.seat} eliminated with`, (piles[e.seat] || []).length, e.cards);
+        faceDown.push(...piles[e.seat]);
+        piles[e.seat] = [];
+        break;
+      case "hand_start":
+        hand = e.hand;
+        players = e.players;
+        board = [];
+        hole = {};
+        streetCards = {};
+        stackCheck(`hand ${hand} start`, e.stacks);
+        break;
+      case "antes":
+        for (const seat of players) faceDown.push(...piles[seat].splice(0, e.ante));
+        stackCheck(`hand ${hand} antes`, e.stacks);
+        break;
+      case "hole_cards":
+        for (const seat of players) hole[seat] = piles[seat].splice(0, 2);
+        if (e.cards) {
+          checks.hands.add(hand);
+          e.cards.forEach((c, i) => checks.card(`${hand}/h${rec.you}/${i}`, `hand ${hand}, your hole card ${i + 1}`, hole[rec.you][i], c));
+        }
+        break;
+      case "action":
+        if (e.cards) {
+          const moved = piles[e.seat].splice(0, e.cards);
+          faceDown.push(...moved);
+          (streetCards[e.seat] = streetCards[e.seat] || []).push(...moved);
+        }
+        checks.fact(`hand ${hand}: seat ${e.seat}'s stack after ${e.action}`, piles[e.seat].length, e.stack);
+        break;
+      case "uncalled": {
+        const back = (streetCards[e.seat] || []).splice(-e.cards, e.cards);
+        for (const c of back) faceDown.splice(faceDown.indexOf(c), 1);
+        piles[e.seat].unshift(...back);
+        break;
+      }
+      case "board": {
+        streetCards = {};
+        const want = { flop: 3, turn: 1, river: 1 }[e.street];
+        const n = Math.min(want, faceDown.length);
+        checks.fact(`hand ${hand}, ${e.street}: cards turned`, n, e.cards.length);
+        const turned = [];
+        for (let i = 0; i < n; i++) turned.push(faceDown.splice(rng.randbelow(faceDown.length), 1)[0]);
+        board.push(...turned);
+        checks.hands.add(hand);
+        e.cards.forEach((c, i) => checks.card(`${hand}/${e.street}/${i}`, `hand ${hand}, ${e.street} card ${i + 1}`, turned[i], c));
+        break;
+      }
+      case "show":
+        checks.hands.add(hand);
+        e.cards.forEach((c, i) => checks.card(`${hand}/h${e.seat}/${i}`, `hand ${hand}, seat ${e.seat}'s hole card ${i + 1}`, (hole[e.seat] || [])[i], c));
+        break;
+      case "award": {
+        const pool = [...board, ...faceDown];
+        const holes = players.flatMap((s) => hole[s] || []);
+        checks.fact(`hand ${hand}: cards in the pots`, pool.length, e.pots.reduce((n, p) => n + p.cards, 0));
+        checks.fact(`hand ${hand}: hole cards to the main pot`, holes.length, e.hole_cards);
+        const winnings = {};
+        const winners = new Set(e.pots.flatMap((p) => p.winners));
+        if (winners.size === 1 && e.pots.every((p) => p.winners.length === 1)) {
+          winnings[[...winners][0]] = [...pool, ...holes];
+        } else {
+          rng.shuffle(pool);
+          let at = 0;
+          e.pots.forEach((pot, i) => {
+            let cards = pool.slice(at, at + pot.cards);
+            at += pot.cards;
+            if (i === 0) cards = cards.concat(holes);
+            if (pot.winners.length > 1) rng.shuffle(cards);
+            let from = 0;
+            for (const seat of players) {
+              const share = pot.shares[String(seat)];
+              if (share === undefined) continue;
+              (winnings[seat] = winnings[seat] || []).push(...cards.slice(from, from + share));
+              from += share;
+            }
+          });
+        }
+        for (const seat of players) {
+          if (!winnings[seat]) continue;
+          rng.shuffle(winnings[seat]);
+          piles[seat].push(...winnings[seat]);
+        }
+        faceDown = [];
+        board = [];
+        hole = {};
+        break;
+      }
+      case "hand_end":
+        if (e.reason === "last_player") {
+          const winner = Object.keys(e.winnings)[0];
+          const won = faceDown;
+          faceDown = [];
+          rng.shuffle(won);
+          piles[winner].push(...won);
+        }
+        stackCheck(`hand ${e.hand} end`, e.stacks);
+        break;
+      default:
+    }
+  }
+  return checks;
+}
+
+// ---------------------------------------------------------------- hand history
+/** The replayer's steps of one finished hand (engine/games/alamo.py hand_record(): players, dealer,
+ * ante, starting and finishing stacks, hole cards, actions and boards, shown, pots); `n(seat)` a seat's name. */
+function handSteps(r, n) {
+  const stacks = Object.fromEntries(Object.entries(r.starting_stacks || {}).map(([s, c]) => [s, c.length]));
+  const st = { board: [], cards: {}, status: {}, bets: {}, shows: {} };
+  const scene = (note) => ({
+    board: [...st.board], note, pile: null,
+    seats: r.players.map((seat) => ({ seat, name: n(seat), cards: st.cards[seat] || null, stack: `${stacks[seat] ?? 0} cards`,
+      bet: st.bets[seat] ? `${st.bets[seat]}` : null, status: st.status[seat] || null, shows: st.shows[seat] || null })),
+  });
+  for (const seat of r.players) stacks[seat] -= r.ante || 0;
+  const steps = [{ text: `Hand ${r.hand}: ${n(r.dealer)} deals, ante ${r.ante} card${r.ante === 1 ? "" : "s"}`, scene: scene() }];
+  for (const seat of r.players) { st.cards[seat] = (r.hole_cards || {})[seat]; stacks[seat] -= 2; }
+  steps.push({ text: "Everyone pulls two hole cards", scene: scene() });
+  for (const a of r.actions || []) {
+    if (a.board) {
+      st.board.push(...a.board);
+      st.bets = {};
+      steps.push({ text: `${cap(a.street)} turned from the pot: ${cardsText(a.board)}`, scene: scene() });
+      continue;
+    }
+    stacks[a.seat] -= a.cards || 0;
+    if (a.action === "fold") st.status[a.seat] = "folded";
+    if (a.amount != null) st.bets[a.seat] = a.amount;
+    else if (a.cards) st.bets[a.seat] = (st.bets[a.seat] || 0) + a.cards;
+    const verb = { fold: "folds", check: "checks", call: `calls ${a.cards} card${a.cards === 1 ? "" : "s"}`, bet: `bets ${a.amount}`,
+      raise: `raises to ${a.amount}`, all_in: `goes all-in (${a.cards})` }[a.action] || a.action;
+    steps.push({ text: `${n(a.seat)} ${verb}`, scene: scene() });
+  }
+  for (const seat of r.shown || []) {
+    const cards = (r.hole_cards || {})[seat] || [];
+    const name = st.board.length === 5 ? handTitle([...st.board, ...cards], null) : null;
+    st.shows[seat] = name || "shows";
+    steps.push({ text: `${n(seat)} shows ${cardsText(cards)}${name ? ` (${name})` : ""}`, scene: scene() });
+  }
+  Object.assign(stacks, r.finishing_stacks || {});
+  st.bets = {};
+  const pots = (r.pots || []).map((p, i) => `${i ? `side pot ${i}` : "pot"} (${Object.values(p.shares || {}).reduce((a, b) => a + b, 0) || p.cards} cards) to ${p.winners.map(n).join(" & ")}`);
+  steps.push({ text: cap(pots.join("; ") || `hand over (${r.reason})`), scene: scene(`Hand over (${r.reason})`) });
+  return { steps };
+}
+
 export default {
   unit: "cards",
   panel: (legal, state, send) => bettingPanel(legal, "cards", send, state),
   preactions: true, // pre-action boxes while others act (preactions.js)
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
+  fairness: { replay, draws: drawnFirst("dealer") },
+  history: { hand: handSteps },
+  labels: {
+    jokers: "Jokers", preflop_betting: "Betting before the flop", max_hands: "Hands at most (blank: play to the end)",
+    dealer: "First dealer (seat)",
+  },
   lobby: { alamo: { featured: ["preflop_betting", "max_hands"], blurb: "Hold'em where your cards are your chips: win every card." } },
 };

@@ -2,10 +2,13 @@
 // neutral piles; plays are a rank and a count.
 
 import { h, plural } from "../dom.js";
-import { backEl, cardEl, cardsEl, cardsText, rankLabel, rankValue } from "../cards.js";
+import { backEl, cardEl, cardsEl, cardsText, multiDeck, rankLabel, rankValue } from "../cards.js";
 import { has, key, nameOf } from "./common.js";
 import { button } from "../actions.js";
 import { wonEl } from "../showdown.js";
+import { Checks, clockwise, drawnFirst } from "../verify.js";
+
+const clone = (x) => JSON.parse(JSON.stringify(x));
 
 export function sortHand(cards) {
   return [...cards].sort((a, b) => rankValue(a[0]) - rankValue(b[0]) || (a < b ? -1 : a > b ? 1 : 0));
@@ -221,10 +224,110 @@ function myArea(s, ctx) {
     h("h2", {}, `Your hand (${s.hand.length})`), h("div", { class: "cards hand" }, s.hand.map((c) => cardEl(c))));
 }
 
+// ---------------------------------------------------------------- the G-2 check
+// One shuffle of the multi-deck; ten rounds dealt from the top clockwise from the dealer's left;
+// snowfalls and refills from the top (their position follows from the public deck count); every
+// card played must be one the seed dealt to that seat.
+
+function replay(rng, rec, drawFirst) {
+  const checks = new Checks();
+  let deck = null;
+  let total = 0;
+  const held = {}; // seat -> deck positions of the cards it holds
+  let tracking = false; // every card each seat received is known (the record has the deal)
+  const start = rec.events.find((e) => e.type === "game_start");
+  if (!start) throw new Error("the deck is shuffled at game start: its event is needed");
+  for (const e of rec.events) {
+    switch (e.type) {
+      case "game_start": {
+        const seats = [...e.seats].sort((a, b) => a - b);
+        if (drawFirst) checks.fact("dealer", seats[rng.randbelow(seats.length)], e.dealer);
+        deck = multiDeck(e.decks, 3 * e.decks);
+        rng.shuffle(deck);
+        total = deck.length;
+        checks.fact("deck size", total, e.deck_total);
+        const order = clockwise(seats, e.dealer);
+        for (const s of seats) held[s] = [];
+        for (let i = 0; i < 10 * order.length; i++) held[order[i % order.length]].push(i);
+        tracking = rec.complete;
+        break;
+      }
+      case "deal":
+        checks.hands.add(1);
+        if (e.cards) checks.multiset("deal", "your ten cards", held[rec.you].map((p) => deck[p]), e.cards, held[rec.you]);
+        break;
+      case "snowfall": {
+        const pos = total - e.deck - 1;
+        held[e.seat].push(pos);
+        if (e.card) checks.card(`s${e.deck}`, `your snowfall (deck ${e.deck})`, deck[pos], e.card, pos);
+        break;
+      }
+      case "refill": {
+        const positions = [];
+        for (let p = total - e.deck - e.count; p < total - e.deck; p++) positions.push(p);
+        held[e.seat].push(...positions);
+        if (e.cards) checks.multiset(`r${e.deck}`, `your refill (deck ${e.deck})`, positions.map((p) => deck[p]), e.cards, positions);
+        break;
+      }
+      case "play":
+        if (tracking) checks.takeFrom(`p${e.seq}`, `seat ${e.seat}'s play`, deck, held[e.seat], e.cards);
+        break;
+      case "game_end":
+        if (tracking && e.last != null) checks.fact(`seat ${e.last}'s last hand`, held[e.last].length, e.last_hand);
+        break;
+      default:
+    }
+  }
+  if (!tracking) checks.notes.push("joined after the deal: plays were not traced back to the deal");
+  return checks;
+}
+
+// ---------------------------------------------------------------- hand history
+/** The replayer's steps of the game (engine/games/avalanche.py hand_record(): seats, dealer, deal,
+ * moves, stored, result): one record, labelled "the game"; `n(seat)` a seat's name. */
+function gameSteps(r, n) {
+  const hands = clone(r.deal || {});
+  const stored = Object.fromEntries((r.seats || []).map((s) => [s, 0]));
+  let pile = [];
+  let neutral = 0;
+  const take = (seat, cards) => { for (const c of cards) { const i = (hands[seat] || []).indexOf(c); if (i >= 0) hands[seat].splice(i, 1); } };
+  const scene = (note) => ({
+    board: null, note: note || `Neutral pile ${neutral}`, pile: { label: "Avalanche", cards: [...pile] },
+    seats: (r.seats || []).map((seat) => ({ seat, name: n(seat), cards: [...(hands[seat] || [])], stack: `stored ${stored[seat]}`,
+      bet: null, status: null, shows: null })),
+  });
+  const steps = [{ text: `${n(r.dealer)} deals ten cards each`, scene: scene() }];
+  const OUT = { start: "starts an avalanche", grow: "grows it", stop: "stops it", fall: "lets it fall" };
+  for (const m of r.moves || []) {
+    let text = `${n(m.seat)} ${m.type}`;
+    if (m.type === "snowfall") { (hands[m.seat] = hands[m.seat] || []).push(m.card); text = `${n(m.seat)} takes a snowfall: ${cardsText([m.card])}`; } else if (m.type === "refill") {
+      (hands[m.seat] = hands[m.seat] || []).push(...m.cards);
+      text = `${n(m.seat)} draws ${cardsText(m.cards)}`;
+    } else if (m.type === "out") text = `${n(m.seat)} is out of cards`;
+    else if (m.type === "play") {
+      take(m.seat, m.cards);
+      pile.push(...m.cards);
+      text = `${n(m.seat)} plays ${cardsText(m.cards)}: ${OUT[m.outcome] || m.outcome}`;
+      if (m.outcome === "stop") { neutral += pile.length; text += ` (${pile.length} cards to the neutral pile)`; pile = []; }
+      if (m.outcome === "fall") { stored[m.to] += pile.length; text += `: ${n(m.to)} takes ${pile.length} cards`; pile = []; }
+    }
+    steps.push({ text, scene: scene() });
+  }
+  for (const [seat, cards] of Object.entries(r.stored || {})) stored[seat] = cards.length;
+  const res = r.result || {};
+  steps.push({ text: `Game over: ${(res.winners || []).map(n).join(", ")} ${(res.winners || []).length > 1 ? "win" : "wins"}`,
+    scene: scene(`Stored: ${Object.entries(stored).map(([s, c]) => `${n(Number(s))} ${c}`).join(", ")}`) });
+  return { label: "the game", steps };
+}
+
 export default {
   unit: "cards",
   panel: avalanchePanel,
   firstEvent: "game_start",
   init, reduce, fromView, seatView, center, describe, myArea,
+  fairness: { replay, draws: drawnFirst("dealer") },
+  history: { hand: gameSteps },
+  labels: { decks: "Decks", dealer: "First dealer (seat)" },
+  choiceLabels: { decks: { 2: "2 (110 cards)", 3: "3 (165 cards)" } },
   lobby: { avalanche: { featured: ["decks"], blurb: "Grow the avalanche, stop it, or let it fall on your neighbour; most stored cards wins." } },
 };

@@ -6,6 +6,9 @@ import { cardsText } from "../cards.js";
 import { amount, boardEl, fmt, has, holeEl, key, nameOf } from "./common.js";
 import { bettingPanel } from "../actions.js";
 import { bestFive, categoryName, handTitle, markWinning, resultEl, wonEl } from "../showdown.js";
+import { drawnFirst, replayBoardDeal } from "../verify.js";
+
+const cap = (t) => t[0].toUpperCase() + t.slice(1);
 
 function init(e) {
   return {
@@ -198,12 +201,114 @@ function describe(e, names) {
   }
 }
 
+// ---------------------------------------------------------------- hand history (PHH)
+/** The replayer's steps of one PHH hand (hands.js parsePHHS; engine/phh.py writes it, with the
+ * table's seats, hand, match and button in its `_cardhall_*` fields); `n(seat)` a seat's name. */
+function phhHand(hd, n) {
+  const seats = hd._cardhall_seats || hd.starting_stacks.map((_, i) => i + 1);
+  const who = (label) => seats[Number(label.slice(1)) - 1];
+  const st = {
+    board: [], stacks: [...hd.starting_stacks], bets: seats.map(() => 0), pot: 0, cards: {}, folded: new Set(), shows: {},
+  };
+  // pokerkit's positional blinds: heads-up, the list is reversed (the button, p2, posts the small blind)
+  const heads = seats.length === 2 ? (list) => [...list].reverse() : (list) => list;
+  const blinds = heads(hd.blinds_or_straddles || []);
+  const antes = heads(hd.antes || []);
+  seats.forEach((_, i) => {
+    const a = Math.min(antes[i] || 0, st.stacks[i]);
+    st.stacks[i] -= a;
+    st.pot += a;
+    const b = Math.min(blinds[i] || 0, st.stacks[i]);
+    st.stacks[i] -= b;
+    st.bets[i] = b;
+  });
+  const scene = (note) => ({
+    board: [...st.board], note: note || `Pot ${fmt(st.pot + st.bets.reduce((x, y) => x + y, 0))}`, pile: null,
+    seats: seats.map((seat, i) => ({
+      seat, name: n(seat), cards: st.cards[seat] ? [...st.cards[seat]] : null, stack: `${fmt(st.stacks[i])} chips`,
+      bet: st.bets[i] ? `${fmt(st.bets[i])}` : null, status: st.folded.has(seat) ? "folded" : st.stacks[i] === 0 ? "all-in" : null,
+      shows: st.shows[seat] || null,
+    })),
+  });
+  const steps = [];
+  const posts = seats.map((seat, i) => (st.bets[i] ? `${n(seat)} ${fmt(st.bets[i])}` : null)).filter(Boolean);
+  steps.push({ text: `Hand ${hd._cardhall_hand ?? ""}: ${n(hd._cardhall_button)} has the button; blinds ${posts.join(", ") || "none"}`, scene: scene() });
+  const sweep = () => { st.pot += st.bets.reduce((x, y) => x + y, 0); st.bets = st.bets.map(() => 0); };
+  for (const action of hd.actions || []) {
+    const w = action.split("#")[0].trim().split(/\s+/);
+    let text = action;
+    if (w[0] === "d" && w[1] === "dh") {
+      const seat = who(w[2]);
+      st.cards[seat] = cardList(w[3]);
+      text = `${n(seat)} is dealt ${cardsText(st.cards[seat])}`;
+    } else if (w[0] === "d" && w[1] === "db") {
+      sweep();
+      st.board.push(...cardList(w[2]));
+      const street = { 3: "flop", 4: "turn", 5: "river" }[st.board.length] || "board";
+      text = `${cap(street)}: ${cardsText(cardList(w[2]))}`;
+    } else {
+      const seat = who(w[0]);
+      const i = seats.indexOf(seat);
+      const top = Math.max(...st.bets);
+      if (w[1] === "f") { st.folded.add(seat); text = `${n(seat)} folds`; } else if (w[1] === "cc") {
+        const add = Math.min(top - st.bets[i], st.stacks[i]);
+        st.stacks[i] -= add;
+        st.bets[i] += add;
+        text = add ? `${n(seat)} calls ${fmt(add)}${st.stacks[i] ? "" : " (all-in)"}` : `${n(seat)} checks`;
+      } else if (w[1] === "cbr") {
+        const to = Number(w[2]);
+        st.stacks[i] -= to - st.bets[i];
+        st.bets[i] = to;
+        text = `${n(seat)} ${top ? "raises to" : "bets"} ${fmt(to)}${st.stacks[i] ? "" : " (all-in)"}`;
+      } else if (w[1] === "sm") {
+        if (w[2] && w[2] !== "-") {
+          st.cards[seat] = cardList(w[2]);
+          const name = st.board.length === 5 ? handTitle([...st.board, ...st.cards[seat]], null) : null;
+          st.shows[seat] = name || "shows";
+          text = `${n(seat)} shows ${cardsText(st.cards[seat])}${name ? ` (${name})` : ""}`;
+        } else text = `${n(seat)} mucks`;
+      }
+    }
+    steps.push({ text, scene: scene() });
+  }
+  sweep();
+  // what each seat took from the middle (an uncalled bet returned included): its stack after less before
+  const took = seats.map((seat, i) => [seat, (hd.finishing_stacks || [])[i] - st.stacks[i]]).filter(([, d]) => d > 0);
+  st.stacks = [...(hd.finishing_stacks || st.stacks)];
+  st.pot = 0;
+  steps.push({ text: took.length ? took.map(([s, d]) => `${n(s)} wins ${fmt(d)}`).join(", ") : "Hand over", scene: scene("Hand over") });
+  return { label: `hand ${hd._cardhall_hand ?? "?"}`, steps };
+}
+
+/** "AcKd" -> ["Ac", "Kd"] ("??" stays an unknown card). */
+function cardList(word) {
+  return (word || "").match(/.{2}/g) || [];
+}
+
+// ---------------------------------------------------------------- the G-2 check
+// One shuffle of a fresh 52-card deck per hand, dealt as verify.js's replayBoardDeal says. The first
+// button: fixed limit's is seat 1 or the table's choice (FL-1), never drawn; no limit's is drawn
+// first unless the table set it.
+const drawnButton = drawnFirst("button");
+
+const fairness = {
+  replay: (rng, rec, drawn) => replayBoardDeal(rng, rec, drawn, { firstKey: "button", snapshotHole: "hole" }),
+  draws: (rec) => (rec.game === "fixed_limit_holdem" ? [false] : drawnButton(rec)),
+};
+
 export default {
   unit: "chips",
   panel: (legal, state, send) => bettingPanel(legal, "chips", send, state),
   preactions: true, // pre-action boxes while others act (preactions.js)
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
+  fairness,
+  history: { hand: phhHand, phh: true },
+  labels: {
+    starting_stacks: "Starting stack", small_blind: "Small blind", big_blind: "Big blind",
+    blind_levels: "Hands per blind level (0: never up)", small_bet: "Small bet", big_bet: "Big bet", cap: "Bets per round",
+    ante: "Ante", big_blind_ante: "Big blind ante", min_bet: "Minimum bet", button: "First button (seat)", item_stakes: "Item stakes",
+  },
   lobby: {
     no_limit_holdem: {
       featured: ["starting_stacks", "small_blind", "big_blind", "blind_levels"],

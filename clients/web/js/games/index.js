@@ -8,9 +8,26 @@
 // A renderer module's default export: {unit, panel(legal, state, send) (the action panel's contents;
 // absent: actions.js's genericPanel), firstEvent (the game event that begins a match's state, null:
 // any), init, reduce, fromView, seatView, center, describe, myArea? (the seat's own area under the
-// felt), lobby?: {game: {featured: [option names shown at once], blurb}}}. The drawing helpers are
-// the client's modules, imported by absolute path by a module served from elsewhere
-// (/web/js/dom.js, /web/js/cards.js, /web/js/actions.js, /web/js/games/common.js, generic.js).
+// felt), lobby?: {game: {featured: [option names shown at once], blurb}}, and these optional parts:
+// * labels?: {option: "Short label"} and choiceLabels?: {option: {value: "text"}}: the lobby's
+//   words for the game's options (the table options' are TABLE_LABELS below); absent: the name.
+// * fairness?: {replay(rng, record, drawn), draws?(record)}: the G-2 check of a finished match
+//   (verify.js). `replay` runs the game's random choices in the order its engine documents them
+//   with `rng` (fair.js's FairRandom keyed by the revealed seeds) over `record` (verify.js's module
+//   comment) and returns a verify.js `Checks` of every card compared; it is synchronous and may
+//   throw an Error whose message says why the record cannot be checked. `draws(record)`: the
+//   hypotheses, in order, for `drawn` (whether the generator drew the first dealer before anything
+//   else; verify.js's `drawnFirst` makes one); absent: [false]. Absent `fairness`: the verdict
+//   says the game cannot be checked (only the commitment is).
+// * history?: {hand(record, n), phh?}: the hand replayer's maker of one finished hand
+//   (history.js, hands.js): `record` is one entry of the game's GET /api/tables/{id}/hands (a JSON
+//   hand record, or a PHH hand parsed by hands.js's parsePHHS when `phh` is true: that body is
+//   .phhs text, which the page also offers to download); `n(seat)` a seat's name. Returns
+//   {steps: [{text, scene}], label?} (hands.js's module comment: the scene; `label` names the
+//   record, default "hand N"). Absent: hands.js's genericHand.
+// The drawing helpers are the client's modules, imported by absolute path by a module served from
+// elsewhere (/web/js/dom.js, /web/js/cards.js, /web/js/actions.js, /web/js/games/common.js,
+// generic.js, /web/js/verify.js and /web/js/hands.js for the parts above).
 
 import generic from "./generic.js";
 import { gameEntry, loadCatalogue } from "../catalogue.js";
@@ -37,27 +54,18 @@ export async function loadGames() {
   return catalogue;
 }
 
-/** Short labels of options (game and table); the others show their name. */
-export const LABELS = {
-  starting_stacks: "Starting stack", small_blind: "Small blind", big_blind: "Big blind",
-  blind_levels: "Hands per blind level (0: never up)", small_bet: "Small bet", big_bet: "Big bet", cap: "Bets per round",
-  ante: "Ante", big_blind_ante: "Big blind ante", min_bet: "Minimum bet", button: "First button (seat)",
-  item_stakes: "Item stakes", preflop_betting: "Betting before the flop", max_hands: "Hands at most (blank: play to the end)",
-  jokers: "Jokers", dealer: "First dealer (seat)", points_to_win: "Points to win", multi_call: "Several callers",
-  decks: "Decks", action_clock: "Action clock (s)", time_bank: "Time bank (s)", bot_think: "Bot thinking time (s)",
+/** Short labels of the table options (every game's); a game's own come from its module (`labels`). */
+export const TABLE_LABELS = {
+  action_clock: "Action clock (s)", time_bank: "Time bank (s)", bot_think: "Bot thinking time (s)",
   pause: "Pause between streets (s)", close_after: "Close when idle after (s)", auto_rematch: "Bots rematch by themselves",
 };
 
-/** Labels of choice values where the raw value says too little. */
-export const CHOICE_LABELS = {
-  multi_call: { best_hand: "one showdown (best hand)", duels: "duels" },
-  decks: { 2: "2 (110 cards)", 3: "3 (165 cards)" },
-};
-
 /** What the page knows of `game`: the server's entry (`title`, `seats`, `options`, `bots`,
- * `default_bot`, `renderer`) and its drawing: `module` (the renderer, or the generic one),
- * `drawing` (the URL of the module in use, "generic" for the generic one), `featured` (the options
- * the lobby shows at once: the renderer's choice, else all of them) and `blurb`. */
+ * `default_bot`, `renderer`) and its drawing: `module` (the renderer, or the generic one; its
+ * optional parts as the module comment says), `drawing` (the URL of the module in use, "generic"
+ * for the generic one), `featured` (the options the lobby shows at once: the renderer's choice,
+ * else all of them), `blurb`, `labels` (option -> label: the table options' and the module's) and
+ * `choiceLabels` (option -> {value: text}). */
 export function gameInfo(game) {
   const entry = gameEntry(game);
   const loaded = renderers.get(game);
@@ -67,5 +75,6 @@ export function gameInfo(game) {
     title: game, seats: null, options: [], bots: [], default_bot: null, ...(entry || {}),
     module, drawing: loaded ? loaded.url : "generic",
     featured: lobby.featured || (entry ? entry.options.map((o) => o.name) : []), blurb: lobby.blurb || "",
+    labels: { ...TABLE_LABELS, ...(module.labels || {}) }, choiceLabels: { ...(module.choiceLabels || {}) },
   };
 }

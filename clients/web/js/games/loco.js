@@ -3,8 +3,13 @@
 import { h, plural } from "../dom.js";
 import { cardsText } from "../cards.js";
 import { boardEl, has, holeEl, key, nameOf } from "./common.js";
-import { locoPanel } from "../actions.js";
+import { button } from "../actions.js";
 import { bestFive, categoryName, handTitle, markWinning, wonEl } from "../showdown.js";
+import { drawnFirst, replayBoardDeal } from "../verify.js";
+
+const cap = (t) => t[0].toUpperCase() + t.slice(1);
+/** How many board cards show on each street. */
+const BOARD_AT = { preflop: 0, flop: 3, turn: 4, river: 5 };
 
 const OUTCOMES = {
   checked_down: "checked down: no points", folded_around: "folded around: no points",
@@ -149,11 +154,69 @@ function describe(e, names) {
   }
 }
 
+// ---------------------------------------------------------------- hand history
+/** The replayer's steps of one finished hand (engine/games/loco_poker.py hand_record(): players,
+ * dealer, hole, actions, board, shown, outcome, points); `n(seat)` a seat's name. */
+function handSteps(r, n) {
+  const st = { board: [], cards: {}, status: {}, shows: {} };
+  const scene = (note) => ({
+    board: [...st.board], note, pile: null,
+    seats: r.players.map((seat) => ({ seat, name: n(seat), cards: st.cards[seat] || null, stack: null, bet: null,
+      status: st.status[seat] || null, shows: st.shows[seat] || null })),
+  });
+  const steps = [{ text: `Hand ${r.hand}: ${n(r.dealer)} deals`, scene: scene() }];
+  for (const seat of r.players) st.cards[seat] = (r.hole || {})[seat];
+  steps.push({ text: "Hole cards are dealt", scene: scene() });
+  let street = "preflop";
+  for (const a of r.actions || []) {
+    if (a.street !== street) {
+      street = a.street;
+      st.board = (r.board || []).slice(0, BOARD_AT[street]);
+      steps.push({ text: `${cap(street)}: ${cardsText(st.board)}`, scene: scene() });
+    }
+    if (a.type === "fold") st.status[a.seat] = "folded";
+    if (a.type === "all_in") st.status[a.seat] = "all-in";
+    if (a.type === "call") st.status[a.seat] = "called";
+    steps.push({ text: `${n(a.seat)} ${{ check: "checks", fold: "folds", all_in: "goes ALL-IN", call: "calls" }[a.type] || a.type}`, scene: scene() });
+  }
+  if ((r.board || []).length > st.board.length && Object.keys(r.shown || {}).length) {
+    st.board = [...r.board];
+    steps.push({ text: `Board: ${cardsText(st.board)}`, scene: scene() });
+  }
+  for (const [seat, cards] of Object.entries(r.shown || {})) {
+    const name = st.board.length === 5 ? handTitle([...st.board, ...cards], null) : null;
+    st.shows[seat] = name || "shows";
+    steps.push({ text: `${n(Number(seat))} shows ${cardsText(cards)}${name ? ` (${name})` : ""}`, scene: scene() });
+  }
+  const o = r.outcome || {};
+  const parts = [OUTCOMES[o.result] || o.result];
+  if (o.scored != null) parts.push(`${n(o.scored)} scores a point`);
+  if ((o.knocked_out || []).length) parts.push(`knocked out: ${o.knocked_out.map(n).join(", ")}`);
+  const points = Object.entries(r.points || {}).map(([s, p]) => `${n(Number(s))} ${p}`).join(", ");
+  steps.push({ text: `${cap(parts.filter(Boolean).join("; "))}`, scene: scene(`Points: ${points}`) });
+  return { steps };
+}
+
+/** The action panel: check, fold, all-in, call (no amounts). */
+function panel(legal, state, send) {
+  const labels = { check: "Check", fold: "Fold", all_in: "All-in!", call: "Call the all-in" };
+  return legal.map((a) => button(labels[a.type] || a.type, { type: a.type }, send));
+}
+
 export default {
   unit: "points",
-  panel: (legal, state, send) => locoPanel(legal, send),
+  panel,
   firstEvent: "match_start",
   init, reduce, fromView, seatView, center, describe,
+  // the G-2 check: one shuffle of a fresh deck per hand, dealt as verify.js's replayBoardDeal says;
+  // the first dealer drawn first unless the table set it
+  fairness: {
+    replay: (rng, rec, drawn) => replayBoardDeal(rng, rec, drawn, { firstKey: "dealer", snapshotHole: "hole_cards" }),
+    draws: drawnFirst("dealer"),
+  },
+  history: { hand: handSteps },
+  labels: { points_to_win: "Points to win", multi_call: "Several callers", dealer: "First dealer (seat)" },
+  choiceLabels: { multi_call: { best_hand: "one showdown (best hand)", duels: "duels" } },
   lobby: {
     loco_poker: {
       featured: ["points_to_win", "multi_call"],
