@@ -168,18 +168,19 @@ PROFILES = ("table", "phh")
 
 #: options both games share (``Engine.options_spec``); each game adds its stakes, structure and defaults
 COMMON_OPTIONS: tuple[Option, ...] = (
-    Option("ante", 0, "int", "chips each player antes every hand", min=0, max=MAX_CHIPS),
-    Option("big_blind_ante", 0, "int", "chips the big blind antes for everyone every hand", min=0,
-           max=MAX_CHIPS),
-    Option("button", None, "seat", "the first button's seat; null: the game's rule (FL-1 lowest seat, NL-4 drawn)",
-           "FL-1", nullable=True),
-    Option("profile", "table", "choice", "'phh': pokerkit 0.7.7 semantics, for hand-history replay",
-           choices=PROFILES),
-    Option("ante_trimming", False, "bool", "pokerkit's ante trimming (phh profile only)"),
-    Option("item_stakes", None, "text", "free text shown to everyone and awarded to the winner; null: none",
-           "NL-6", max=200, nullable=True),
+    Option("ante", 0, "int", "chips every player puts into the pot before each hand; 0: none", min=0, max=MAX_CHIPS),
+    Option("big_blind_ante", 0, "int", "chips the big blind's player puts in for the whole table each hand; 0: none",
+           min=0, max=MAX_CHIPS),
+    Option("button", None, "seat", "seat of the first dealer button; automatic: the lowest seat in fixed-limit, "
+           "a random seat in no-limit", "FL-1", nullable=True),
+    Option("profile", "table", "choice", "leave at 'table' to play; 'phh' follows pokerkit 0.7.7, only to replay "
+           "recorded hands", choices=PROFILES),
+    Option("ante_trimming", False, "bool", "leave off to play; only to replay recorded hands (profile 'phh'): "
+           "cuts uneven antes"),
+    Option("item_stakes", None, "text", "a prize for the match's winner, in words, e.g. 'a round of coffee' "
+           "(shown to all, not paid out); empty: none", "NL-6", max=200, nullable=True),
     Option("dead_small_blind", False, "bool",
-           "first hand, 3+ players: the small blind is dead (replaying hands recorded after a bust-out)", "FL-1"),
+           "leave off to play; only to replay recorded hands: no small blind in the first hand (3+ players)", "FL-1"),
 )
 
 

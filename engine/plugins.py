@@ -2,7 +2,7 @@
 
 A game is one :class:`GameSpec`: its protocol name, its engine class, its own
 bot strategies and default bot, its schema document, and optionally a web and
-a terminal renderer. Everything that lists games (the engine and bot
+a terminal renderer and a rules page. Everything that lists games (the engine and bot
 registries, ``GET /api/games``, the schemas' validator, the browser and
 terminal clients, the benchmarks) reads this registry.
 
@@ -107,6 +107,13 @@ def builtin_schema(filename: str) -> Path:
     return Path(next(iter(found.submodule_search_locations))) / filename
 
 
+def builtin_rules(game: str) -> Path:
+    """The path of ``engine/games/rules/<game>.md`` (package data of ``cardhall.engine.games``):
+    a built-in game's rules page (:attr:`GameSpec.rules`). The real file, links resolved: a
+    strict editable install links only the files that existed when it was made."""
+    return Path(__file__).resolve().parent / "games" / "rules" / f"{game}.md"
+
+
 @dataclass(frozen=True)
 class Example:
     """How ``protocol/examples/record.py`` records a game's example (a whole
@@ -146,6 +153,11 @@ class GameSpec:
     an action in words, ``hint`` what the amount field takes; each one absent is the generic
     behaviour (generic event lines, a key shown while the legal actions have its type).
     None: the game is drawn as data, its legal actions numbered.
+    ``rules``: the game's "How to play" page, a Markdown file (CommonMark, no raw HTML; first
+    line ``# How to play <Title>``, ``##`` sections, card faces in fenced blocks whose info
+    string is ``cards``, one ``label: CARDS`` row a line in protocol card codes, ``??`` face
+    down), served by ``cardhall.server.rules`` at ``/rules/<name>`` (as HTML) and
+    ``/rules/<name>.md``; None: the game has no rules page.
     ``example``: how ``protocol/examples`` records the game (:class:`Example`);
     None: it has no recorded example.
     ``quick_options``: game options that make a whole match short (a few
@@ -164,6 +176,7 @@ class GameSpec:
     schema: Path | None = None
     web_renderer: str | Path | None = None
     tui_renderer: str | None = None
+    rules: Path | None = None
     example: Example | None = None
     quick_options: Mapping[str, Any] = field(default_factory=dict)
     order: int = 1000
@@ -188,7 +201,7 @@ class GameSpec:
         """Raise :class:`RegistrationError` (naming the game) when the spec is
         malformed: name, engine (a string is checked for form only), bots,
         default bot, the schema document (a JSON object with the right ``$id``),
-        the renderers' form."""
+        the renderers' form, the rules page (an existing ``.md`` file)."""
         def bad(why: str) -> RegistrationError:
             return RegistrationError(f"game {self.name!r}: {why}")
 
@@ -220,6 +233,9 @@ class GameSpec:
             raise bad("quick_options must map option names to values")
         if self.tui_renderer is not None and not (isinstance(self.tui_renderer, str) and _REF.match(self.tui_renderer)):
             raise bad(f"tui_renderer {self.tui_renderer!r} is not a 'module:function' reference")
+        if self.rules is not None and (not isinstance(self.rules, Path) or self.rules.suffix != ".md"
+                                       or not self.rules.is_file()):
+            raise bad(f"rules {self.rules}: not a .md file")
 
     def _check_schema(self, bad: Any) -> None:
         path = self.schema

@@ -33,6 +33,7 @@ from cardhall.server.gate import Gate, GatedConfig
 from cardhall.server.hall import Hall
 from cardhall.server.http_api import routes
 from cardhall.server.http_protocol import CardhallHttpProtocol
+from cardhall.server.rules import rules_routes
 from cardhall.server.session import WebSocketEndpoint
 from cardhall.server.store.base import Store
 from cardhall.server.web import renderer_routes
@@ -54,7 +55,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         await hall.shutdown()
 
     endpoint = WebSocketEndpoint(hall)
-    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", endpoint), *web_routes(), *renderer_routes()], lifespan=lifespan)
+    app = Starlette(routes=[*routes(hall), WebSocketRoute("/ws", endpoint), *web_routes(), *renderer_routes(),
+                            *rules_routes()], lifespan=lifespan)
     app.state.hall = hall
     app.state.ws_endpoint = endpoint
     return app

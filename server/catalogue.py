@@ -10,7 +10,8 @@ engine's ``options_spec``: the same :class:`cardhall.engine.options.Option` obje
 names of :data:`cardhall.engine.bots.registry.BOTS`) and ``default_bot``, and
 ``renderer`` when the game has a web renderer (the URL path of its ES module:
 the registration's own, or :func:`cardhall.server.web.renderer_url` for a file it
-names); beside them ``table_options`` (:data:`cardhall.server.options.TABLE_OPTIONS`).
+names), and ``rules`` when it has a rules page (its URL path, :func:`cardhall.server.rules.rules_url`);
+beside them ``table_options`` (:data:`cardhall.server.options.TABLE_OPTIONS`).
 So the catalogue cannot disagree with what the server accepts, and it is the
 list of games a client must use. Every numeric option carries its ``min`` and
 ``max`` (:class:`cardhall.engine.options.Option` requires both): the bounds
@@ -34,6 +35,7 @@ from cardhall.engine.base import Engine
 from cardhall.engine.bots.registry import DEFAULT, bot_names
 from cardhall.engine.registry import GAMES, engine_class
 from cardhall.server.options import TABLE_OPTIONS
+from cardhall.server.rules import rules_url
 from cardhall.server.web import renderer_url
 
 log = logging.getLogger("cardhall.catalogue")
@@ -76,5 +78,8 @@ def _catalogue(generation: int) -> Data:
         url = renderer_url(plugins.spec(name))
         if url is not None:
             entry["renderer"] = url
+        page = rules_url(plugins.spec(name))
+        if page is not None:
+            entry["rules"] = page
         games.append(entry)
     return {"games": games, "table_options": [o.describe() for o in TABLE_OPTIONS]}

@@ -163,6 +163,9 @@ def test_the_wheel_holds_the_package_data(installed: Installed):
     assert schemas - names == set(), "schemas missing from the wheel"
     assert examples - names == set(), "recorded examples missing from the wheel"
     assert "cardhall/protocol/SPEC.md" in names
+    rules = {f"cardhall/engine/games/rules/{p.name}" for p in (ROOT / "engine" / "games" / "rules").glob("*.md")}
+    assert "cardhall/engine/games/rules/no_limit_holdem.md" in rules  # each built-in game's rules page
+    assert rules - names == set(), "rules pages missing from the wheel"
     assert "cardhall/clients/commands/phh-expected-shared.toml" in names  # cardhall phh replay's expectations
 
 
@@ -289,6 +292,8 @@ def test_serve_answers_and_exits_cleanly_on_sigterm(installed: Installed):
         assert status == 200 and "javascript" in kind and script
         status, _, body = _get(served.http + "/api/games")
         assert status == 200 and {g["name"] for g in json.loads(body)["games"]} >= {"no_limit_holdem", "loco_poker"}
+        status, kind, page = _get(served.http + "/rules/no_limit_holdem")  # the rules page, read from the wheel's file
+        assert status == 200 and kind.startswith("text/html") and b"<h1" in page and b"rules-cards" in page
     finally:
         served.proc.send_signal(signal.SIGTERM)
         code = served.proc.wait(20)

@@ -15,7 +15,7 @@ Table (:mod:`cardhall.clients.tui.table`): the state as your seat sees it,
 players by name, whose turn it is with the clock counting down, the log, the
 legal actions and the bet presets; the footer lists the keys that work now (a
 spectator's none of a player's); the log starts with the table's recent events;
-``?`` shows the game's help from the catalogue; escape leaves a field, ``q``
+``?`` shows the game's rules and its help from the catalogue; escape leaves a field, ``q``
 goes back to the lobby.
 It reconnects by itself (``Client(reconnect=True)``) and redraws from a fresh
 snapshot after each event.

@@ -7,7 +7,7 @@ line. The footer lists the keys that work now: ``f`` fold, ``c`` check/call,
 ``b`` (or ``r``) bet/raise the amount typed (else the minimum), ``a`` all-in,
 ``1``..``5`` the presets (min, ½ pot, ¾ pot, pot, all-in: they fill the
 amount), ``s`` snowfall and ``p`` play (with the text typed), ``space`` continue (solo play),
-``m`` rematch, ``tab`` to type, ``t`` to chat, ``?`` the game's help
+``m`` rematch, ``tab`` to type, ``t`` to chat, ``?`` the game's rules and help
 (:mod:`cardhall.clients.tui.help`). Escape leaves a field (back to the keys) and
 does nothing else; ``q`` goes back to the lobby (leaving the table: the seat is
 freed between matches, sat out during one; ``ctrl+q`` quits and keeps it, G-5).
@@ -507,8 +507,8 @@ class TableView(Screen):
         self.action_keys()
 
     def action_help(self) -> None:
-        """``?``: the game's help from the catalogue (:mod:`cardhall.clients.tui.help`), with this
-        table's options and the keys."""
+        """``?``: the game's rules page (when it has one) and its help from the catalogue
+        (:mod:`cardhall.clients.tui.help`), with this table's options and the keys."""
         info = self.snap["info"]
         keys = table_keys(self.you is not None, self.generic)
         self.app.push_screen(HelpScreen(info["game"], getattr(self.app, "catalogue", None), info.get("options"), keys))

@@ -130,7 +130,7 @@ from cardhall.engine.betting import UNLIMITED, BettingRound, BettingRules
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.games.alamo_ranking import hand_name, hand_value
 from cardhall.engine.options import MAX_HANDS, Option, defaults
-from cardhall.engine.plugins import Example, GameSpec, builtin_schema
+from cardhall.engine.plugins import Example, GameSpec, builtin_rules, builtin_schema
 from cardhall.engine.pots import Pot, side_pots, split
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import check_seats, clockwise, next_seat
@@ -160,13 +160,15 @@ class Alamo(Engine):
     min_seats = 2
     max_seats = 3
     options_spec = (
-        Option("jokers", None, "bool", "play with both jokers; null: by the players (2: none, 3: both); "
-               "three players always play with them", "AL-1", nullable=True),
-        Option("preflop_betting", False, "bool", "a betting round before the flop too", "AL-5"),
-        Option("max_hands", None, "int", "end after this hand, the largest stack wins; null: play to the end",
+        Option("jokers", None, "bool", "add the two wild jokers; automatic: none for 2 players, both for 3 "
+               "(3 players always use them)", "AL-1", nullable=True),
+        Option("preflop_betting", False, "bool", "a betting round right after the hole cards, before the flop is turned",
+               "AL-5"),
+        Option("max_hands", None, "int", "end the match after this many hands, the biggest stack winning; "
+               "blank: play until one player has every card",
                "AL-8", min=1, max=MAX_HANDS, nullable=True),
-        Option("dealer", None, "seat", "the first match's dealer seat; null: drawn; a rematch's is the seat after the previous "
-               "match's first, never drawn (G-7)", "AL-1", nullable=True),
+        Option("dealer", None, "seat", "the seat that deals the first hand; automatic: a random seat; a rematch "
+               "starts one seat further on (G-7)", "AL-1", nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
 
@@ -867,7 +869,7 @@ class Alamo(Engine):
 GAME = GameSpec(
     name="alamo", engine=Alamo, order=30,
     bots={"equity": "cardhall.engine.bots.alamo:AlamoBot"}, default_bot="equity",
-    schema=builtin_schema("alamo.json"),
+    schema=builtin_schema("alamo.json"), rules=builtin_rules("alamo"),
     example=Example(),
     web_renderer="/web/js/games/alamo.js", tui_renderer="cardhall.clients.tui.game_alamo:TUI",
     quick_options={"max_hands": 3},

@@ -95,7 +95,7 @@ from typing import Any, ClassVar, Self
 from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.cards import JOKER_RANK, RANK_VALUES, CardError, multi_deck, rank_value, validate
 from cardhall.engine.options import Option, defaults
-from cardhall.engine.plugins import Example, GameSpec, builtin_schema
+from cardhall.engine.plugins import Example, GameSpec, builtin_rules, builtin_schema
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import check_seats, clockwise, next_seat
 
@@ -158,10 +158,10 @@ class Avalanche(Engine):
     min_seats = 2
     max_seats = 8
     options_spec = (
-        Option("decks", None, "choice", "decks with jokers: 2 (110 cards, up to 6 players) or 3 (165 cards, any 2 to 8 "
-               "players); null: 2 up to 6 players, else 3", "AV-1", choices=tuple(MAX_PLAYERS), nullable=True),
-        Option("dealer", None, "seat", "the first match's dealer seat; null: drawn; a rematch's is the seat after the previous "
-               "match's first, never drawn (G-7)", "AV-1", nullable=True),
+        Option("decks", None, "choice", "2 decks (110 cards, up to 6 players) or 3 (165 cards, up to 8); "
+               "automatic: 3 only for 7 or 8 players", "AV-1", choices=tuple(MAX_PLAYERS), nullable=True),
+        Option("dealer", None, "seat", "the dealer's seat (the next seat plays first); automatic: a random seat; "
+               "a rematch moves one seat on (G-7)", "AV-1", nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
 
@@ -648,7 +648,7 @@ def _copy_move(move: Mapping[str, Any]) -> Data:
 GAME = GameSpec(
     name="avalanche", engine=Avalanche, order=50,
     bots={"heuristic": "cardhall.engine.bots.avalanche:AvalancheBot"}, default_bot="heuristic",
-    schema=builtin_schema("avalanche.json"),
+    schema=builtin_schema("avalanche.json"), rules=builtin_rules("avalanche"),
     example=Example(until="match_ended"),
     web_renderer="/web/js/games/avalanche.js", tui_renderer="cardhall.clients.tui.game_avalanche:TUI",
 )

@@ -22,7 +22,7 @@ from cardhall.engine.base import Data
 from cardhall.engine.betting import FIXED_LIMIT, FIXED_LIMIT_PHH, BettingRules
 from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
 from cardhall.engine.options import MAX_CHIPS, MAX_HANDS, Option, defaults
-from cardhall.engine.plugins import Example, GameSpec, builtin_schema
+from cardhall.engine.plugins import Example, GameSpec, builtin_rules, builtin_schema
 
 #: the most bets and raises a betting round may allow (``cap``)
 MAX_CAP = 100
@@ -42,10 +42,14 @@ class FixedLimitHoldem(HoldemEngine):
                per_seat=True),
         Option("small_blind", 5, "int", "small blind, chips (at most the big blind)", "FL-1", min=0, max=MAX_CHIPS),
         Option("big_blind", 10, "int", "big blind, chips", "FL-1", min=1, max=MAX_CHIPS),
-        Option("small_bet", 10, "int", "the fixed bet preflop and on the flop, chips", "FL-2", min=1, max=MAX_CHIPS),
-        Option("big_bet", 20, "int", "the fixed bet on the turn and river, chips", "FL-2", min=1, max=MAX_CHIPS),
-        Option("cap", 4, "int", "bets and raises allowed per betting round", "FL-2", min=1, max=MAX_CAP),
-        Option("blind_levels", None, "int", "hands per blind level, every amount doubling each level; null: off",
+        Option("small_bet", 10, "int", "size of every bet and raise before and on the flop, chips", "FL-2", min=1,
+               max=MAX_CHIPS),
+        Option("big_bet", 20, "int", "size of every bet and raise on the turn and river, chips", "FL-2", min=1,
+               max=MAX_CHIPS),
+        Option("cap", 4, "int", "most bets and raises in one betting round (before the flop the big blind is the first)",
+               "FL-2", min=1, max=MAX_CAP),
+        Option("blind_levels", None, "int", "how many hands between each doubling of blinds, antes and bets; empty: they "
+               "never rise",
                "NL-7", min=1, max=MAX_HANDS, nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
@@ -81,7 +85,7 @@ class FixedLimitHoldem(HoldemEngine):
 GAME = GameSpec(
     name="fixed_limit_holdem", engine=FixedLimitHoldem, order=10,
     bots={"equity": "cardhall.engine.bots.holdem:HoldemBot"}, default_bot="equity",
-    schema=builtin_schema("holdem.json"),
+    schema=builtin_schema("holdem.json"), rules=builtin_rules("fixed_limit_holdem"),
     example=Example({"starting_stacks": 100}),
     web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.game_holdem:TUI",
     quick_options={"starting_stacks": 60},

@@ -141,7 +141,7 @@ from typing import Any, Self
 from cardhall.engine.base import Data, Engine, Event, IllegalAction, LegalAction
 from cardhall.engine.cards import standard_deck
 from cardhall.engine.options import Option, defaults
-from cardhall.engine.plugins import Example, GameSpec, builtin_schema
+from cardhall.engine.plugins import Example, GameSpec, builtin_rules, builtin_schema
 from cardhall.engine.ranking import hand_name, hand_value
 from cardhall.engine.rng import RandomSource
 from cardhall.engine.seats import clockwise, next_seat
@@ -248,10 +248,11 @@ class LocoPoker(Engine):
     title = "Loco Poker"
     options_spec = (
         Option("points_to_win", 3, "int", "points that win the match", "LO-6", min=1, max=MAX_POINTS),
-        Option("multi_call", "best_hand", "choice", "several callers: one showdown of the best hand, or duels",
+        Option("multi_call", "best_hand", "choice", "when several players call an all-in: one showdown for all, or a "
+               "duel with each caller",
                "LO-4", choices=MULTI_CALL),
-        Option("dealer", None, "seat", "the first match's dealer seat; null: drawn; a rematch's is the seat after the previous "
-               "match's first, never drawn (G-7)", "LO-1", nullable=True),
+        Option("dealer", None, "seat", "the seat that deals the first hand; automatic: a random seat; a rematch "
+               "starts one seat further on (G-7)", "LO-1", nullable=True),
     )
     default_options = defaults(options_spec)
 
@@ -761,7 +762,7 @@ class LocoPoker(Engine):
 GAME = GameSpec(
     name="loco_poker", engine=LocoPoker, order=40,
     bots={"threshold": "cardhall.engine.bots.loco_poker:LocoBot"}, default_bot="threshold",
-    schema=builtin_schema("loco_poker.json"),
+    schema=builtin_schema("loco_poker.json"), rules=builtin_rules("loco_poker"),
     example=Example({"points_to_win": 2}),
     web_renderer="/web/js/games/loco.js", tui_renderer="cardhall.clients.tui.game_loco:TUI",
     quick_options={"points_to_win": 2},

@@ -22,7 +22,7 @@ from cardhall.engine.base import Data
 from cardhall.engine.betting import NO_LIMIT, NO_LIMIT_PHH, BettingRules
 from cardhall.engine.holdem import Hand, HoldemEngine, holdem_options
 from cardhall.engine.options import MAX_CHIPS, MAX_HANDS, Option, defaults
-from cardhall.engine.plugins import Example, GameSpec, builtin_schema
+from cardhall.engine.plugins import Example, GameSpec, builtin_rules, builtin_schema
 
 
 class NoLimitHoldem(HoldemEngine):
@@ -39,9 +39,10 @@ class NoLimitHoldem(HoldemEngine):
                per_seat=True),
         Option("small_blind", 10, "int", "small blind, chips (at most the big blind)", "NL-1", min=0, max=MAX_CHIPS),
         Option("big_blind", 20, "int", "big blind, chips", "NL-1", min=1, max=MAX_CHIPS),
-        Option("min_bet", None, "int", "the smallest bet, chips; null: the big blind", "NL-2", min=1,
+        Option("min_bet", None, "int", "the smallest bet allowed, chips; empty: the big blind", "NL-2", min=1,
                max=MAX_CHIPS, nullable=True),
-        Option("blind_levels", 15, "int", "hands per blind level, every amount doubling each level; null: off",
+        Option("blind_levels", 15, "int", "how many hands between each doubling of blinds, antes and the smallest bet; "
+               "empty: they never rise",
                "NL-7", min=1, max=MAX_HANDS, nullable=True),
     )
     default_options: ClassVar[Data] = defaults(options_spec)
@@ -64,7 +65,7 @@ class NoLimitHoldem(HoldemEngine):
 GAME = GameSpec(
     name="no_limit_holdem", engine=NoLimitHoldem, order=20,
     bots={"equity": "cardhall.engine.bots.holdem:HoldemBot"}, default_bot="equity",
-    schema=builtin_schema("holdem.json"),
+    schema=builtin_schema("holdem.json"), rules=builtin_rules("no_limit_holdem"),
     example=Example({"starting_stacks": 200}),
     web_renderer="/web/js/games/holdem.js", tui_renderer="cardhall.clients.tui.game_holdem:TUI",
     quick_options={"starting_stacks": 200},

@@ -33,7 +33,7 @@ async def test_page_modules_and_routes(live: LiveServer) -> None:
         seen: set[str] = set()
         renderers = [g["renderer"] for g in (await http.get("/api/games")).json()["games"] if "renderer" in g]
         assert len(renderers) == 5 and all(r.startswith("/web/js/games/") for r in renderers), renderers
-        todo = ["/web/js/app.js", *renderers]
+        todo = ["/web/js/app.js", "/web/js/rules.js", *renderers]  # rules.js: the rules pages' module
         while todo:
             path = todo.pop()
             if path in seen:

@@ -8,7 +8,7 @@ a live server, its screen read through ``pyte`` as a person would (:class:`Termi
   from a table (``q``) the create line has the focus, not the list.
 * The lobby's stakes column shows the blinds, or a game's first number option.
 * A spectator's footer has no action key; its log shows the table's recent events at once (a
-  second ``join`` with ``since``); ``?`` shows the game's help from the catalogue.
+  second ``join`` with ``since``); ``?`` shows the game's rules page, then its help from the catalogue.
 
 Every wait is on the screen, on the server's lobby or on a protocol event, with a deadline.
 """
@@ -139,11 +139,12 @@ async def test_a_spectator_sees_the_recent_log_no_action_keys_and_the_games_help
             assert key not in footer, footer
         assert "q lobby" in footer and "t chat" in footer, footer
 
-        ann.press(b"?")
-        await ann.shows("No-limit Hold'em (no_limit_holdem)", "big_blind", "The full rules come later",
-                        "watching: no action keys")
+        ann.press(b"?")  # the game's rules first (tests/clients/test_tui_rules.py), the catalogue's help below them
+        await ann.shows("How to play No-limit Texas Hold'em")
+        ann.press(b"\x1b[F")  # End
+        await ann.shows("No-limit Hold'em (no_limit_holdem)", "big_blind", "watching: no action keys")
         ann.press(ESC)
-        await until(lambda: "The full rules come later" not in ann.text, DEADLINE, "escape closes the help")
+        await until(lambda: "watching: no action keys" not in ann.text, DEADLINE, "escape closes the help")
         await ann.shows("you: watching", "q lobby")
         ann.press(CTRL_Q)
         assert await ann.exited() == 0

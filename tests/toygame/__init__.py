@@ -23,4 +23,5 @@ GAME = GameSpec(
     schema=Path(__file__).resolve().with_name("high_card.json"),
     quick_options={"hands": 2},
     web_renderer=Path(__file__).resolve().with_name("web.js"),
+    rules=Path(__file__).resolve().with_name("rules.md"),
 )

@@ -4,7 +4,7 @@
 
 import { h, mount } from "./dom.js";
 import { loadedCatalogue } from "./catalogue.js";
-import { TABLE_LABELS, gameInfo, loadGames as loadGamesAndRenderers } from "./games/index.js";
+import { TABLE_LABELS, gameInfo, howToPlay, loadGames as loadGamesAndRenderers } from "./games/index.js";
 import { forgetTable, savedTables } from "./table.js";
 import { Seated, freeText, joinable, sortTables, stakesText } from "./lobbyrows.js";
 
@@ -19,19 +19,16 @@ const PRIVACY = {
 };
 const PRIVACY_LABELS = { visibility: "Visibility", password: "Password", password_spectators: "Spectators need it too", approve_seats: "Approve seats" };
 
-/** A privacy field: the catalogue's option drawn as `field` does, a password input for the
- * password, and its help line. */
+/** A privacy field: the catalogue's option drawn as `field` does (its help line this page's own
+ * words), a password input for the password. */
 function privacyField(opt) {
-  const el = field({ ...opt, meaning: PRIVACY[opt.name] }, "t");
+  const el = field({ ...opt, meaning: PRIVACY[opt.name], rule: null }, "t");
   el.querySelector("label").textContent = PRIVACY_LABELS[opt.name];
   if (opt.name === "password") {
     const input = el.querySelector("input");
     input.type = "password";
     input.autocomplete = "new-password";
   }
-  const help = h("p", { class: "hint", id: `t-${opt.name}-help` }, PRIVACY[opt.name]);
-  el.querySelector("input, select").setAttribute("aria-describedby", help.id);
-  el.append(help);
   return el;
 }
 
@@ -44,8 +41,9 @@ const choiceLabel = (opt, v, words) => (words.choiceLabels[opt.name] || {})[v] |
 
 /**
  * One form field for a catalogue option (GET /api/games: name, type, default, nullable, min, max,
- * choices, meaning). Choices and nullable booleans are selects (option values: the choices as
- * text, "" = null); `seats` bounds seat-valued options; `words` labels the field and its choices.
+ * choices, meaning, rule), its `meaning` (and rule tag) as a line of help under it (#<id>-help).
+ * Choices and nullable booleans are selects (option values: the choices as text, "" = null);
+ * `seats` bounds seat-valued options; `words` labels the field and its choices.
  */
 function field(opt, prefix, seats, words = TABLE_WORDS) {
   const id = `${prefix}-${opt.name}`;
@@ -67,8 +65,10 @@ function field(opt, prefix, seats, words = TABLE_WORDS) {
       min: seat ? 1 : opt.nullable && opt.min > 0 ? 0 : opt.min, max: seat ? seats : opt.max,
       step: opt.type === "number" ? "any" : 1, placeholder: opt.nullable ? "automatic" : null });
   }
-  return h("div", { class: `field field-${input.type === "checkbox" ? "checkbox" : opt.type}`, title: hint },
-    h("label", { for: id }, label(opt, words)), input);
+  const help = opt.meaning ? h("p", { class: "hint", id: `${id}-help` }, hint) : null;
+  if (help) input.setAttribute("aria-describedby", help.id);
+  return h("div", { class: `field field-${input.type === "checkbox" ? "checkbox" : opt.type}` },
+    h("label", { for: id }, label(opt, words)), input, help);
 }
 
 /** The value a field holds, typed as its option wants (null for an empty nullable field). */
@@ -181,7 +181,8 @@ export class Lobby {
         h("h2", { id: "create-title" }, "New table"),
         h("div", { class: "field" }, h("label", { for: "game" }, "Game"),
           h("select", { id: "game", name: "game", onchange: (ev) => { this.game = ev.currentTarget.value; localStorage.setItem(LAST_GAME, this.game); this.renderShell(); this.renderList(); } },
-            catalogue.games.map((g) => h("option", { value: g.name, selected: g.name === this.game ? true : null }, g.title)))),
+            catalogue.games.map((g) => h("option", { value: g.name, selected: g.name === this.game ? true : null }, g.title))),
+          howToPlay(this.game, `How to play ${gameInfo(this.game).title}`, "rules-create")),
         h("p", { class: "blurb" }, gameInfo(this.game).blurb),
         this.gameFields(),
         h("fieldset", { class: "privacy" }, h("legend", {}, "Who may join"),
@@ -285,7 +286,8 @@ export class Lobby {
           seat && seat.role === "player"
             ? h("a", { class: "button primary", href: `#/t/${t.id}`, "data-go": "return" }, "Return")
             : canSit ? h("button", { type: "button", class: "primary", "data-go": "play", onclick: () => this.onCreated(t.id, "player") }, "Play") : null,
-          h("a", { class: "button", href: `#/t/${t.id}/watch`, "data-go": "watch" }, "Watch")));
+          h("a", { class: "button", href: `#/t/${t.id}/watch`, "data-go": "watch" }, "Watch"),
+          howToPlay(t.game)));
     });
     mount(list,
       this.listError ? h("p", { class: "notice error" }, this.listError) : null,

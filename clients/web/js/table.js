@@ -8,7 +8,7 @@
 //    seed, skew}
 
 import { h, mount, plural } from "./dom.js";
-import { gameInfo } from "./games/index.js";
+import { gameInfo, howToPlay } from "./games/index.js";
 import { continueButton, genericPanel } from "./actions.js";
 import { preactionBoxes, takePreaction } from "./preactions.js";
 import { newClientSeed } from "./fair.js";
@@ -600,7 +600,8 @@ export class Table {
         h("span", { class: `pill status-${status}`, "data-status": status }, status),
         h("span", { class: "pill" }, `match ${info.match}`),
         h("span", { class: "pill" }, seated ? `you: seat ${m.you}` : "watching"),
-        h("span", { class: "pill", title: "spectators" }, `${info.spectators ?? 0} watching`)),
+        h("span", { class: "pill", title: "spectators" }, `${info.spectators ?? 0} watching`),
+        howToPlay(info.game, "How to play", "rules-table")),
       h("div", { class: "controls" }, controls));
   }
 

@@ -31,6 +31,7 @@
 
 import generic from "./generic.js";
 import { gameEntry, loadCatalogue } from "../catalogue.js";
+import { h } from "../dom.js";
 
 /** game -> {module, url} once its renderer loaded */
 const renderers = new Map();
@@ -61,7 +62,7 @@ export const TABLE_LABELS = {
 };
 
 /** What the page knows of `game`: the server's entry (`title`, `seats`, `options`, `bots`,
- * `default_bot`, `renderer`) and its drawing: `module` (the renderer, or the generic one; its
+ * `default_bot`, `renderer`, `rules`: the URL of its "How to play" page, absent without one) and its drawing: `module` (the renderer, or the generic one; its
  * optional parts as the module comment says), `drawing` (the URL of the module in use, "generic"
  * for the generic one), `featured` (the options the lobby shows at once: the renderer's choice,
  * else all of them), `blurb`, `labels` (option -> label: the table options' and the module's) and
@@ -77,4 +78,13 @@ export function gameInfo(game) {
     featured: lobby.featured || (entry ? entry.options.map((o) => o.name) : []), blurb: lobby.blurb || "",
     labels: { ...TABLE_LABELS, ...(module.labels || {}) }, choiceLabels: { ...(module.choiceLabels || {}) },
   };
+}
+
+/** A link to `game`'s "How to play" page (the catalogue's `rules`), opening in a new tab, with the
+ * text `text`; null for a game without one. `id`, when given, is the link's id. */
+export function howToPlay(game, text = "How to play", id = null) {
+  const url = gameInfo(game).rules;
+  if (!url) return null;
+  return h("a", { class: "how-to-play", href: url, target: "_blank", rel: "noopener", id,
+    "data-rules": game, title: `The rules of ${gameInfo(game).title} (opens a new tab)` }, text);
 }
