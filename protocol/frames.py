@@ -226,7 +226,7 @@ ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 PROTOCOL_VERSION = 1
 #: the protocol's minor version within the major one, in ``welcome.minor``: each minor version only
 #: adds to the one before it (message, event and frame types, error codes, close codes, fields, games)
-PROTOCOL_MINOR = 5
+PROTOCOL_MINOR = 6
 
 
 # -- building server frames ------------------------------------------------------
@@ -237,7 +237,7 @@ def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome
 
     >>> w = welcome(1, "p_1", "ann", "tok")
     >>> (w["protocol"], w["minor"])
-    (1, 5)
+    (1, 6)
     """
     return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
             "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR}

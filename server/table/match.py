@@ -43,10 +43,11 @@ def match_options(t: TableCore, seats: list[int]) -> Data:
 
 def deal(t: TableCore) -> None:
     """Begin match ``t.match`` with the seated players (G-9 has been checked):
-    ``match_started`` carries the commitment, the seats, the client seeds and
-    the options the match is played with (``Engine.match_options`` with the
-    first button or dealer filled in: public data, nothing about the deck or
-    seed), then the engine's first events."""
+    ``match_started`` carries the commitment, the seats, their names
+    (:func:`seat_names`), the client seeds and the options the match is
+    played with (``Engine.match_options`` with the first button or dealer
+    filled in: public data, nothing about the deck or seed), then the
+    engine's first events."""
     seats = sorted(t.seats)
     seeds = [t.seats[s].seed.encode() for s in seats if t.seats[s].seed]
     rng = FairRandom(t.server_seed, seeds)
@@ -71,11 +72,20 @@ def deal(t: TableCore) -> None:
             played[key] = t.first_dealer
     t.emit(Event({
         "type": "match_started", "match": t.match, "commitment": commitment(t.server_seed),
-        "seats": [t.seats[s].public() for s in seats],
+        "seats": [t.seats[s].public() for s in seats], "names": seat_names(t),
         "client_seeds": {str(s): t.seats[s].seed for s in seats if t.seats[s].seed},
         "options": played,
     }))
     t.emit_all(events)
+
+
+def seat_names(t: TableCore) -> dict[str, str]:
+    """Seat (as a string key) -> the name its occupant shows now, bots
+    included (``Occupant.name``): who played the match, kept in
+    ``match_started`` and ``match_ended`` so a finished match names its
+    players after their seats change hands (SPEC "Events and seq"). Computed
+    from the seats when the event is built; nothing is stored for it."""
+    return {str(s): o.name for s, o in sorted(t.seats.items())}
 
 
 def record_hand(t: TableCore) -> None:
@@ -96,8 +106,9 @@ def record_hand(t: TableCore) -> None:
 
 
 def end_match(t: TableCore) -> None:
-    """The match is over: its result, the server seed revealed with the client
-    seeds (G-2), the next match's commitment (a new seed from ``t.entropy``),
+    """The match is over: its result, the names of the seats that played it
+    (:func:`seat_names`, before any leaver's seat is freed), the server seed
+    revealed with the client seeds (G-2), the next match's commitment (a new seed from ``t.entropy``),
     then a ``left`` event for each seat freed because its player left during
     the match (G-7), and the rematch offered (G-7)."""
     assert t.engine is not None
@@ -113,7 +124,7 @@ def end_match(t: TableCore) -> None:
     t.idle_since = t.now.mono
     t.changed()
     t.emit(Event({
-        "type": "match_ended", "match": t.match, "result": result,
+        "type": "match_ended", "match": t.match, "result": result, "names": seat_names(t),
         "server_seed": revealed.hex(), "commitment": commitment(revealed),
         "client_seeds": {str(s): o.seed for s, o in sorted(t.seats.items()) if o.seed},
         "next_commitment": commitment(t.server_seed),

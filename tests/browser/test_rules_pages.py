@@ -26,9 +26,11 @@ from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
-#: the element a card is drawn as (its tag, its classes but colour and suit, its children's classes)
+#: the element a card is drawn as (its tag, its classes but colour, suit and the table's passing
+#: animation classes, its children's classes)
 SHAPE = """el => ({tag: el.tagName, role: el.getAttribute("role"),
-  classes: [...el.classList].filter(c => !["red", "black"].includes(c) && !c.startsWith("suit-")).sort(),
+  classes: [...el.classList].filter(c => !["red", "black"].includes(c) && !c.startsWith("suit-")
+                                         && !c.startsWith("motion")).sort(),
   children: [...el.children].map(c => c.className), card: el.dataset.card})"""
 
 

@@ -1,11 +1,15 @@
 // Turn alerts: the tab's title and icon say when it is this viewer's turn and when its clock runs
 // low, so a player in another tab notices; a short tone too when the sound switch is on (off by
-// default, kept in localStorage). The tone is made with the Web Audio API: no audio file.
+// default, kept in localStorage). The switch and the tones are sounds.js's (Web Audio API, no
+// audio file); this module re-exports the switch for the page (app.js).
 //
 // For tests (and styles) the page shows its state on <body>: data-turn-alert ("", "turn", "low")
 // and data-alert-sounds (how many tones were asked for since the page loaded).
 
-const SOUND_KEY = "cardhall.sound";
+import { playSound, setSound, soundOn } from "./sounds.js";
+
+export { setSound, soundOn };
+
 /** Seconds of action clock under which the clock counts as low (or a third of the clock, if less). */
 const LOW_SECONDS = 10;
 const PREFIX = { turn: "● Your turn – ", low: "⏳ Time running out – " };
@@ -14,18 +18,6 @@ const ICON_COLOUR = { turn: "#5fd0a0", low: "#e5484d" };
 let baseTitle = document.title;
 let baseIcon = null; // the page's own icon href, read on the first alert
 let shown = "";
-let audio = null;
-
-/** Is the sound switch on? */
-export function soundOn() {
-  return localStorage.getItem(SOUND_KEY) === "on";
-}
-
-/** Turn the sound on or off (kept across reloads); called from a click, so audio may start. */
-export function setSound(on) {
-  localStorage.setItem(SOUND_KEY, on ? "on" : "off");
-  if (on) context();
-}
 
 /** The page's title when no alert shows (app.js sets it per view); an alert shown keeps its prefix. */
 export function setBaseTitle(text) {
@@ -55,7 +47,7 @@ export function showAlert(kind) {
   document.title = (PREFIX[kind] || "") + baseTitle;
   link.setAttribute("href", kind ? icon(ICON_COLOUR[kind]) : baseIcon);
   document.body.dataset.turnAlert = kind;
-  if (kind && soundOn()) tone(kind === "low" ? 660 : 880);
+  if (kind && soundOn()) tone(kind);
 }
 
 function iconLink() {
@@ -74,28 +66,8 @@ function icon(colour) {
   return `data:image/svg+xml,${encodeURIComponent(svg)}`;
 }
 
-function context() {
-  const Ctx = window.AudioContext || window.webkitAudioContext;
-  if (!Ctx) return null;
-  if (!audio) audio = new Ctx();
-  if (audio.state === "suspended") audio.resume().catch(() => {});
-  return audio;
-}
-
-/** A short, soft beep of `hz` hertz (0.18 s). */
-function tone(hz) {
+/** Ask for the tone of alert `kind` ("turn" or "low"), counted on <body> (data-alert-sounds). */
+function tone(kind) {
   document.body.dataset.alertSounds = String(Number(document.body.dataset.alertSounds || 0) + 1);
-  try {
-    const ctx = context();
-    if (!ctx) return;
-    const osc = ctx.createOscillator();
-    const gain = ctx.createGain();
-    osc.frequency.value = hz;
-    gain.gain.setValueAtTime(0.0001, ctx.currentTime);
-    gain.gain.exponentialRampToValueAtTime(0.15, ctx.currentTime + 0.02);
-    gain.gain.exponentialRampToValueAtTime(0.0001, ctx.currentTime + 0.18);
-    osc.connect(gain).connect(ctx.destination);
-    osc.start();
-    osc.stop(ctx.currentTime + 0.2);
-  } catch { /* no audio here: the title and icon still say it */ }
+  playSound(kind);
 }

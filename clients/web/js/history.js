@@ -9,7 +9,9 @@
 // * otherwise, the finished matches' histories from GET /api/tables/{id}/hands (every card, G-2),
 //   read by hands.js; a game whose history is PHH (its module's `history.phh`) offers that text
 //   to download beside it.
-// The replayer is a <dialog> of its own beside the table (the table redraws its root often).
+// The replayer is a <dialog> of its own beside the table (the table redraws its root often). While
+// it is open it follows the table: the live match's hands grow with each event the page receives,
+// and the finished matches' are read again when a match ends.
 
 import { h, mount, plural } from "./dom.js";
 import { backEl, cardEl, cardsEl } from "./cards.js";
@@ -83,14 +85,44 @@ export async function openReplayer(table) {
   document.body.append(dlg);
   mount(dlg, h("p", { class: "notice" }, "Loading the hands…"));
   dlg.show(); // not modal: the table stays playable beside it
+  const source = live ? new LiveHands(table) : null;
   let hands;
   try {
-    hands = live ? liveHands(table) : await serverHands(table);
+    hands = live ? source.hands() : await serverHands(table);
   } catch (err) {
     mount(dlg, header(live, close), h("p", { class: "notice error", role: "alert" }, `The hands could not be read: ${err.message}`));
     return;
   }
-  new Replayer(dlg, hands, { live, close, download: !live && isPHH(m.info.game) ? () => downloadEl(table) : null });
+  if (!dlg.isConnected) return; // closed while the hands were read
+  const replayer = new Replayer(dlg, hands, { live, close, download: !live && isPHH(m.info.game) ? () => downloadEl(table) : null });
+  follow(table, dlg, source ? () => (source.update() ? source.hands() : null) : () => serverHands(table), replayer);
+}
+
+/**
+ * Keep the open replayer `dlg` in step with `table`: after each of the table's frames (once the
+ * table has taken it: its listener was added first, and this one waits a microtask more), the live
+ * source's hands (`next` gives them, or null when nothing changed); a server source is read again
+ * when a match ends, the moment the server serves more hands (SPEC "HTTP": finished matches only).
+ * Stops when the dialog closes.
+ */
+function follow(table, dlg, next, replayer) {
+  let reading = null;
+  const refresh = async () => {
+    try {
+      const hands = await next();
+      if (hands && dlg.isConnected) replayer.update(hands);
+    } catch { /* the next change tries again */ }
+  };
+  const onFrame = (ev) => {
+    const f = ev.detail;
+    if (f.table !== table.id || !dlg.isConnected) return;
+    if (!replayer.opts.live && !(f.type === "event" && f.event.type === "match_ended")) return;
+    queueMicrotask(() => {
+      reading = (reading || Promise.resolve()).then(refresh); // one reading at a time, in order
+    });
+  };
+  table.conn.addEventListener("frame", onFrame);
+  dlg.addEventListener("close", () => table.conn.removeEventListener("frame", onFrame));
 }
 
 async function serverHands(table) {
@@ -98,7 +130,7 @@ async function serverHands(table) {
   if (r.status === 404) return [];
   if (!r.ok) throw new Error(`HTTP ${r.status}`);
   await loadGames(); // the game's module makes its hands
-  return parseHands(await r.text(), table.model.info.game, table.names()).map((hd) => ({
+  return parseHands(await r.text(), table.model.info.game, table.playedNames()).map((hd) => ({
     label: hd.label, steps: hd.steps.map((s) => ({ text: s.text, draw: () => sceneEl(s.scene) })),
   }));
 }
@@ -107,37 +139,77 @@ async function serverHands(table) {
  * The hands of the match being played, from this page's own events (model.record): one hand per
  * `hand_start` (a game without hands: the match so far as one), each step an event the game's
  * renderer describes, drawn from the state after it. The hand under way is the last one.
+ * `update()` reads the events recorded since it last read (a new record, the next match's or one
+ * from a fresh snapshot: it starts again from that record) and says whether any came.
  */
-export function liveHands(table) {
-  const m = table.model;
-  const rec = m.record;
-  const game = gameInfo(m.info.game).module;
-  const names = table.names();
-  const ctx = { you: m.you, names };
-  const seats = Array.from({ length: m.info.seats }, (_, i) => i + 1).filter((s) => names[s] || m.info.occupants.length === 0);
-  let state = rec.snapshot ? game.fromView(rec.snapshot) : null;
-  const hands = [];
-  // joined during a match: its events until the next hand_start belong to the hand joined in
-  let cur = rec.snapshot ? { label: "Since you joined", steps: [] } : null;
-  if (cur) hands.push(cur);
-  let prelude = []; // the match's first events, before its first hand: shown with hand 1
-  for (const e of rec.events) {
-    if (TABLE_EVENTS.has(e.type)) continue;
-    if (e.type === game.firstEvent || (!state && !game.firstEvent)) state = game.init(e);
-    if (!state) continue;
-    game.reduce(state, e, m.you);
-    if (e.type === "hand_start") {
-      cur = { label: `Hand ${e.hand}`, steps: prelude };
-      prelude = [];
-      hands.push(cur);
-    }
-    const text = game.describe(e, names);
-    if (!text) continue;
-    const after = structuredClone(state);
-    (cur ? cur.steps : prelude).push({ text, draw: () => liveSceneEl(game, after, seats, ctx) });
+export class LiveHands {
+  constructor(table) {
+    this.table = table;
+    this._start(table.model.record);
+    this.update();
   }
-  if (prelude.length) hands.push({ label: "The match so far", steps: prelude });
-  return hands.filter((hd) => hd.steps.length);
+
+  _start(rec) {
+    const m = this.table.model;
+    this.rec = rec;
+    this.read = 0; // events of rec.events taken so far
+    this.game = gameInfo(m.info.game).module;
+    this.ctx = { you: m.you, names: this.table.playedNames() }; // read when a step is drawn: renames show
+    this.state = rec.snapshot ? this.game.fromView(rec.snapshot) : null;
+    this.list = [];
+    // joined during a match: its events until the next hand_start belong to the hand joined in
+    this.cur = rec.snapshot ? { label: "Since you joined", steps: [] } : null;
+    if (this.cur) this.list.push(this.cur);
+    this.prelude = []; // the match's first events, before its first hand: shown with hand 1
+  }
+
+  /** Take the events recorded since the last call; true when there were any (or a new record). */
+  update() {
+    const m = this.table.model;
+    const rec = m && m.record;
+    let changed = false;
+    if (rec && rec !== this.rec) {
+      this._start(rec);
+      changed = true;
+    }
+    if (m) Object.assign(this.ctx, { you: m.you, names: this.table.playedNames() });
+    const events = this.rec.events;
+    const before = this.read;
+    for (; this.read < events.length; this.read++) this._take(events[this.read]);
+    return changed || this.read !== before;
+  }
+
+  _take(e) {
+    const { game } = this;
+    if (TABLE_EVENTS.has(e.type)) return;
+    if (e.type === game.firstEvent || (!this.state && !game.firstEvent)) this.state = game.init(e);
+    if (!this.state) return;
+    game.reduce(this.state, e, this.ctx.you);
+    if (e.type === "hand_start") {
+      this.cur = { label: `Hand ${e.hand}`, steps: this.prelude };
+      this.prelude = [];
+      this.list.push(this.cur);
+    }
+    const text = game.describe(e, this.ctx.names);
+    if (!text) return;
+    const after = structuredClone(this.state);
+    (this.cur ? this.cur.steps : this.prelude).push({ text, draw: () => liveSceneEl(game, after, this._seats(), this.ctx) });
+  }
+
+  /** The seats drawn: the taken ones (every seat at a table nobody sits at any more). */
+  _seats() {
+    const m = this.table.model;
+    const names = this.ctx.names;
+    const seats = Array.from({ length: m.info.seats }, (_, i) => i + 1);
+    return Object.keys(names).length ? seats.filter((s) => names[s]) : seats;
+  }
+
+  /** The hands so far, each with at least one step. */
+  hands() {
+    const out = this.list.filter((hd) => hd.steps.length);
+    if (this.prelude.length) out.push({ label: "The match so far", steps: this.prelude });
+    return out;
+  }
 }
 
 class Replayer {
@@ -147,6 +219,7 @@ class Replayer {
     this.opts = opts;
     this.hand = Math.max(0, hands.length - 1);
     this.step = 0;
+    this.shown = null; // what the last render drew: hands, the hand's label and steps (see update)
     dlg.addEventListener("keydown", (ev) => {
       // the replayer's keys stay here (the table's F/C/R... must not act on them)
       ev.stopPropagation();
@@ -159,6 +232,21 @@ class Replayer {
     this.render();
   }
 
+  /** New `hands` from the source: the same hand and step stay shown; redrawn only when what is
+   * seen changes (the list of hands, or the shown hand's steps), so a hand being read is left alone. */
+  update(hands) {
+    this.hands = hands;
+    this.hand = Math.max(0, Math.min(this.hand, hands.length - 1));
+    const steps = hands[this.hand] ? hands[this.hand].steps.length : 0;
+    this.step = Math.max(0, Math.min(this.step, steps - 1));
+    if (this._seen() !== this.shown) this.render(true);
+  }
+
+  _seen() {
+    const hd = this.hands[this.hand];
+    return hd ? `${this.hands.length}|${hd.label}|${hd.steps.length}` : "";
+  }
+
   go(step, hand = this.hand) {
     this.hand = Math.max(0, Math.min(hand, this.hands.length - 1));
     const steps = this.hands[this.hand] ? this.hands[this.hand].steps.length : 0;
@@ -166,9 +254,16 @@ class Replayer {
     this.render();
   }
 
-  render() {
+  /** Draw the replayer; `quiet` (a redraw for new hands or steps, not the reader's move): the list
+   * of steps keeps its scroll instead of bringing the current step into view. */
+  render(quiet = false) {
     const { dlg, hands, opts } = this;
-    const focusedStep = document.activeElement && dlg.contains(document.activeElement) ? document.activeElement.dataset.step : null;
+    const oldList = dlg.querySelector(".replay-steps");
+    const listTop = oldList ? oldList.scrollTop : 0;
+    this.shown = this._seen();
+    const focused = document.activeElement && dlg.contains(document.activeElement) ? document.activeElement : null;
+    const focusedStep = focused ? focused.dataset.step : null;
+    const focusedHand = focused ? focused.dataset.hand : null;
     if (!hands.length) {
       mount(dlg, header(opts.live, opts.close), h("p", { class: "notice" }, opts.live ? "No hand has been played yet." : "No finished hand yet."));
       return;
@@ -178,7 +273,7 @@ class Replayer {
     const last = hd.steps.length - 1;
     const btn = (label, data, target, disabled, aria) => h("button", { type: "button", class: "ctl", "data-step": data, disabled,
       "aria-label": aria, onclick: () => this.go(target) }, label);
-    const pick = h("select", { class: "hand-pick", "aria-label": "Hand", onchange: (ev) => this.go(0, Number(ev.target.value)) },
+    const pick = h("select", { class: "hand-pick", "data-hand": "pick", "aria-label": "Hand", onchange: (ev) => this.go(0, Number(ev.target.value)) },
       hands.map((x, i) => h("option", { value: i, selected: i === this.hand }, x.label)));
     mount(dlg,
       header(opts.live, opts.close),
@@ -199,10 +294,13 @@ class Replayer {
       h("ol", { class: "replay-steps" }, hd.steps.map((s, i) => h("li", { "aria-current": i === this.step ? "step" : null },
         h("button", { type: "button", class: "step-link", onclick: () => this.go(i) }, s.text)))));
     const current = dlg.querySelector(".replay-steps [aria-current] button");
-    if (current) current.scrollIntoView({ block: "nearest" });
+    const list = dlg.querySelector(".replay-steps");
+    if (quiet && list) list.scrollTop = listTop;
+    else if (current) current.scrollIntoView({ block: "nearest" });
     // keep the focus on the control used (it was redrawn), or on Forward once the start/end disables it
-    const again = focusedStep && (dlg.querySelector(`[data-step="${focusedStep}"]:not([disabled])`) || dlg.querySelector("[data-step]:not([disabled])"));
-    if (again) again.focus();
+    const again = focusedStep ? dlg.querySelector(`[data-step="${focusedStep}"]:not([disabled])`) || dlg.querySelector("[data-step]:not([disabled])")
+      : focusedHand ? dlg.querySelector(`[data-hand="${focusedHand}"]:not([disabled])`) || dlg.querySelector(".hand-pick") : null;
+    if (again) again.focus({ preventScroll: quiet });
   }
 }
 
@@ -220,7 +318,7 @@ function sceneEl(scene) {
     scene.pile ? h("div", { class: "replay-pile" }, `${scene.pile.label}: `, scene.pile.cards.length ? cardsEl(scene.pile.cards, "small") : "none") : null,
     scene.note ? h("div", { class: "replay-note" }, scene.note) : null,
     h("ul", { class: "replay-seats" }, scene.seats.map((s) => h("li", { class: `replay-seat${s.status ? ` st-${s.status}` : ""}`, "data-seat": s.seat },
-      h("span", { class: "seat-name" }, s.name),
+      h("span", { class: "seat-name", title: s.name }, s.name),
       s.cards ? h("span", { class: "cards" }, s.cards.map((c) => (c === "??" ? backEl("small") : cardEl(c, "small")))) : null,
       s.stack ? h("span", { class: "stack" }, s.stack) : null,
       s.bet ? h("span", { class: "replay-bet" }, `bet ${s.bet}`) : null,
@@ -235,7 +333,7 @@ function liveSceneEl(game, state, seats, ctx) {
     h("ul", { class: "replay-seats" }, seats.map((seat) => {
       const v = game.seatView(state, seat, ctx);
       return h("li", { class: `replay-seat${v.status ? ` st-${v.status.replace(/\s/g, "-")}` : ""}`, "data-seat": seat },
-        h("span", { class: "seat-name" }, nameOf(ctx.names, seat), seat === ctx.you ? " (you)" : ""),
+        h("span", { class: "seat-name", title: nameOf(ctx.names, seat) }, nameOf(ctx.names, seat), seat === ctx.you ? " (you)" : ""),
         v.cards, v.lines, v.bet ? h("span", { class: "replay-bet" }, `bet ${v.bet}`) : null,
         v.status ? h("span", { class: "seat-status" }, v.status) : null);
     })),

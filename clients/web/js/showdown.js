@@ -1,12 +1,13 @@
-// A hand's end on the felt: the best five cards of a shown hand (a small Hold'em evaluator), their
-// name ("Flush, ace high"), the winning cards marked, the amount each winner took beside the seat and
-// each pot's winners in the centre. The game modules keep the award events in their state; this
-// module only computes and draws.
+// A hand's end on the felt: the best five cards of a shown hand (a small poker evaluator, with wild
+// jokers for a game that asks), their name ("Flush, ace high"), the winning cards marked, the amount
+// each winner took beside the seat and each pot's winners in the centre. The game modules keep the
+// award events in their state; this module only computes and draws.
 
 import { h } from "./dom.js";
-import { RANKS } from "./cards.js";
+import { RANKS, SUITS, isJoker } from "./cards.js";
 
-const CATEGORY = ["High card", "Pair", "Two pair", "Three of a kind", "Straight", "Flush", "Full house", "Four of a kind", "Straight flush"];
+const CATEGORY = ["High card", "Pair", "Two pair", "Three of a kind", "Straight", "Flush", "Full house", "Four of a kind",
+  "Straight flush", "Five of a kind"];
 const WORD = { 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "jack", 12: "queen", 13: "king", 14: "ace" };
 const PLURAL = { 6: "sixes" };
 const word = (v) => WORD[v];
@@ -48,6 +49,7 @@ function better(a, b) {
 /** "Flush, ace high", "Two pair, kings and fives", ... for a score5 result. */
 function nameOf([cat, t]) {
   switch (cat) {
+    case 9: return `Five of a kind, ${words(t[0])}`;
     case 8: return t[0] === 14 ? "Royal flush" : `Straight flush, ${word(t[0])} high`;
     case 7: return `Four of a kind, ${words(t[0])}`;
     case 6: return `Full house, ${words(t[0])} full of ${words(t[1])}`;
@@ -60,14 +62,8 @@ function nameOf([cat, t]) {
   }
 }
 
-/**
- * The best five of 5 to 7 cards (card strings, no jokers): {cards (the five), category ("Flush", as
- * CATEGORY), name ("Flush, ace high")}; null with fewer than five cards or with a joker (wild cards,
- * Alamo AL-2, are ranked by the server only).
- */
-export function bestFive(cards) {
-  const list = (cards || []).filter(Boolean);
-  if (list.length < 5 || list.some((c) => c[0] === "X" || c === "??")) return null;
+/** The best five of `list` (5 to 7 jokerless cards): [five cards, score5 result]. */
+function bestOf(list) {
   let best = null;
   let bestScore = null;
   const n = list.length;
@@ -82,7 +78,78 @@ export function bestFive(cards) {
     for (let i = start; i <= n - (5 - pick.length); i++) { pick.push(i); walk(i + 1); pick.pop(); }
   };
   walk(0);
-  return { cards: best, category: CATEGORY[bestScore[0]], name: nameOf(bestScore) };
+  return [best, bestScore];
+}
+
+/**
+ * The best five with wild jokers: each joker stands for any card not among the other cards (two
+ * jokers for two different cards), and n of a rank plus jokers making five are five of a kind, above
+ * a straight flush (the server's wild ranking). For a rank, the card of the suit that could make a
+ * flush (a suit holding at least 5 - jokers of the cards) is tried first, then the others in suit
+ * order: no other card of that rank plays better, so each joker needs one candidate per rank.
+ * Returns [five cards, jokers included, score].
+ */
+function bestWild(plain, jokers) {
+  const counts = new Map();
+  const suits = new Map();
+  for (const c of plain) {
+    counts.set(value(c), (counts.get(value(c)) || 0) + 1);
+    suits.set(c[1], (suits.get(c[1]) || 0) + 1);
+  }
+  const five = [...counts.entries()].filter(([, n]) => n + jokers.length >= 5).map(([v]) => v);
+  if (five.length) {
+    const top = Math.max(...five);
+    return [[...plain.filter((c) => value(c) === top), ...jokers].slice(0, 5), [9, [top]]];
+  }
+  const held = new Set(plain);
+  const flush = [...suits.entries()].find(([, n]) => n >= 5 - jokers.length);
+  const order = flush ? [flush[0], ...SUITS.split("").filter((x) => x !== flush[0])] : SUITS.split("");
+  // per rank, its first `jokers.length` cards not held, the flush suit's first
+  const perRank = [...RANKS].map((r) => order.map((x) => r + x).filter((c) => !held.has(c)).slice(0, jokers.length));
+  let best = null;
+  let bestScore = null;
+  const consider = (subs) => {
+    const [cards, sc] = bestOf([...plain, ...subs]);
+    if (!bestScore || better(sc, bestScore)) {
+      // each substitute chosen is drawn as the joker that stands for it
+      best = cards.map((c) => (subs.includes(c) ? jokers[subs.indexOf(c)] : c));
+      bestScore = sc;
+    }
+  };
+  // the jokers' ranks as a non-decreasing list of rank indexes; k jokers on one rank take its first k cards
+  const walk = (from, ranks) => {
+    if (ranks.length === jokers.length) {
+      const used = new Map();
+      const subs = [];
+      for (const i of ranks) {
+        const k = used.get(i) || 0;
+        if (k >= perRank[i].length) return;
+        subs.push(perRank[i][k]);
+        used.set(i, k + 1);
+      }
+      consider(subs);
+      return;
+    }
+    for (let i = from; i < perRank.length; i++) walk(i, [...ranks, i]);
+  };
+  walk(0, []);
+  return [best, bestScore];
+}
+
+/**
+ * The best five of 5 to 7 cards (card strings): {cards (the five), category ("Flush", as CATEGORY),
+ * name ("Flush, ace high"), score ([category index 0..9, tie-break rank values 2..14, high first])}.
+ * With `wild`, jokers ("Xr", "Xb") are wild as bestWild says; without, a hand holding a joker has no
+ * name here (null). Null too with fewer than five cards or a face-down one ("??").
+ */
+export function bestFive(cards, wild = false) {
+  const list = (cards || []).filter(Boolean);
+  if (list.length < 5 || list.includes("??")) return null;
+  const jokers = list.filter(isJoker);
+  if (jokers.length && !wild) return null;
+  const plain = list.filter((c) => !isJoker(c));
+  const [best, score] = jokers.length ? bestWild(plain, jokers) : bestOf(plain);
+  return { cards: best, category: CATEGORY[score[0]], name: nameOf(score), score };
 }
 
 /** The servers' hand categories (engine/ranking.py, eval7's names; Alamo's five of a kind) as shown. */
@@ -96,10 +163,15 @@ export function categoryName(category) {
   return category ? CATEGORY_NAME[category] || category : null;
 }
 
-/** The name to show for a hand: the evaluator's when it has the cards, else the server's category. */
-export function handTitle(cards, category) {
-  const best = bestFive(cards);
-  return best ? best.name : categoryName(category);
+/**
+ * The name to show for a hand: the evaluator's ("Three of a kind, queens") when it has the cards and
+ * agrees with the server's category, else the server's category (the server ranks; null stays null).
+ * `wild`: jokers are wild (bestFive).
+ */
+export function handTitle(cards, category, wild = false) {
+  const best = bestFive(cards, wild);
+  if (best && (!category || categoryName(category) === best.category)) return best.name;
+  return categoryName(category) || (best ? best.name : null);
 }
 
 /** Mark the cards of `el` (any depth) whose data-card is in `cards` as winning ones (class "win"). */

@@ -5,7 +5,7 @@
 // The model is plain data saved in localStorage with its `seq`, so a reload resumes where it was:
 //   {table, seq, you, info, state (the game's view, see games/*.js), drawing (the renderer the state
 //    was built with: games/index.js), turn, legal, log, record, nextCommitment, ended, verification,
-//    seed, skew}
+//    seed, skew, played (the names of the last match's seats: `playedNames`)}
 
 import { h, mount, plural } from "./dom.js";
 import { gameInfo, howToPlay } from "./games/index.js";
@@ -14,6 +14,8 @@ import { preactionBoxes, takePreaction } from "./preactions.js";
 import { newClientSeed } from "./fair.js";
 import { verifyMatch } from "./verify.js";
 import { alertFor, showAlert } from "./alerts.js";
+import { Motion } from "./motion.js";
+import { playSound } from "./sounds.js";
 import { nameOf } from "./games/common.js";
 import { historyPanel } from "./history.js";
 import { CHAT_EVENTS, ChatPanel, chatEvent, describeChat } from "./chat.js";
@@ -37,6 +39,10 @@ const TOLD = {
 const LOG_LINES = 120;
 /** Milliseconds between two looks at the number of spectators (no event tells it: GET /api/tables/{id}). */
 const WATCHERS_EVERY = 10000;
+/** The `action` events' kinds that put chips in by choice (SPEC "Events"): the bet sound. */
+const BET_ACTIONS = new Set(["bet", "raise", "all_in"]);
+/** Seconds an event may be late (beyond the page's clock skew) and still make a sound: a catch-up is silent. */
+const SOUND_LATE = 5;
 
 export function savedTables() {
   const out = [];
@@ -73,6 +79,8 @@ export class Table {
     this.pending = false; // a request for a seat waits for the host
     this.removed = false; // the host banned this player
     this.chat = new ChatPanel(this);
+    this.motion = new Motion(); // cards dealt, chips moved, amounts counted between two drawings (motion.js)
+    this.live = false; // the last event came as it happened (not in a catch-up): it may make a sound
     const saved = this._load();
     this.role = saved ? saved.role : "spectator";
     this.seed = saved ? saved.seed : null;
@@ -259,6 +267,7 @@ export class Table {
       state: f.state && game ? game.fromView(f.state) : null,
       turn: f.turn ? { ...f.turn, at: Date.now() } : null, legal: f.legal || null,
       log: old ? old.log : [], chat: old ? old.chat : [], record: null, nextCommitment: null, ended: old ? old.ended : null,
+      played: old ? old.played : null,
       verification: old ? old.verification : null, skew: old ? old.skew : null,
     };
     if (f.info.status === "running" && f.state) {
@@ -301,6 +310,11 @@ export class Table {
     if (text) m.log.push({ seq: f.seq, text, cls: e.type });
     if (m.log.length > LOG_LINES * 2) m.log.splice(0, m.log.length - LOG_LINES);
     if (e.type === "match_ended") this._verify();
+    // sounds (sounds.js): a bet or raise by anyone, this viewer's match won; not for old events
+    const live = !!(this.root && this.root.isConnected) && lag - m.skew < SOUND_LATE;
+    this.live = live; // the drawing that follows may sound too (render)
+    if (live && e.type === "action" && BET_ACTIONS.has(e.action)) playSound("bet");
+    if (live && e.type === "match_ended" && m.you != null && ((e.result && e.result.winners) || []).includes(m.you)) playSound("win");
   }
 
   _tableEvent(e) {
@@ -337,11 +351,17 @@ export class Table {
         m.record = newRecord(m, m.nextCommitment);
         m.record.startCommitment = e.commitment;
         m.nextCommitment = null;
+        // who plays this match: its names (protocol 1.6), else the names its seats carry
+        m.played = { match: e.match, names: e.names || Object.fromEntries(e.seats.map((o) => [o.seat, o.name])) };
         break;
       case "match_ended":
         Object.assign(info, { status: "finished", result: e.result, commitment: e.next_commitment });
         m.ended = e;
         m.nextCommitment = e.next_commitment;
+        // who played (1.6: its names, leavers included); else match_started's, else the seats now
+        // (a leaver's seat is freed only after this event)
+        if (e.names) m.played = { match: e.match, names: e.names };
+        else if (!m.played || m.played.match !== e.match) m.played = { match: e.match, names: this.names() };
         break;
       case "rematch":
         Object.assign(info, { status: "waiting", match: e.match, commitment: e.commitment });
@@ -467,6 +487,17 @@ export class Table {
     return out;
   }
 
+  /** Seat -> name of who played the table's last match once it is over, which outlasts a seat
+   * changing hands after it: `match_ended.names`, else `match_started.names` (protocol 1.6), else
+   * the seats' names as it ended (model.played); a seat none of them names (a page that joined
+   * after the end), and every seat while no match is over, by its occupant now (`names`). */
+  playedNames() {
+    const m = this.model;
+    const now = this.names();
+    const over = m && m.info.status !== "running" && m.info.status !== "paused" && m.played && m.played.match === m.info.match;
+    return over ? { ...now, ...m.played.names } : now;
+  }
+
   // ---------------------------------------------------------------- clocks
   /** Seconds left on the action clock and in the time bank for the current turn. */
   clockLeft() {
@@ -498,6 +529,7 @@ export class Table {
   attach(root) {
     this.root = root;
     this.panelKey = null;
+    this.motion.reset(); // the table as it is now, without motion
     this.render();
   }
 
@@ -543,6 +575,7 @@ export class Table {
     if (focused) focused.focus();
     const log = root.querySelector(".log ol");
     if (log) log.scrollTop = follow ? log.scrollHeight : scrolled; // the log follows unless scrolled back
+    if (this.motion.update(root, m.you).won && this.live) playSound("win"); // an amount won at this viewer's seat, just now
     this._tick();
   }
 
@@ -609,7 +642,7 @@ export class Table {
     const m = this.model;
     const info = m.info;
     const game = this._renderer();
-    const names = this.names();
+    const names = this.playedNames(); // the centre's results name who played (the seats name who sits)
     const ctx = { you: m.you, names };
     const n = info.seats;
     const first = m.you ?? 1;
@@ -695,7 +728,7 @@ export class Table {
   _resultBanner() {
     const m = this.model;
     if (m.info.status !== "finished" || !m.info.result || this.bannerClosed === m.info.match) return null;
-    const names = this.names();
+    const names = this.playedNames(); // who played the match, also once another sits in their seat
     const r = m.info.result;
     const ranking = (r.ranking || []).map((group, i) => h("li", {}, `${i + 1}. ${group.map((s) => nameOf(names, s)).join(", ")}`));
     const v = m.verification;

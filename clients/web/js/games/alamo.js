@@ -10,6 +10,15 @@ import { Checks, clockwise, drawnFirst } from "../verify.js";
 
 const cap = (t) => t[0].toUpperCase() + t.slice(1);
 
+/** The best five of 5 to 7 cards with the jokers wild as the server ranks them (RULES AL-2; showdown.js
+ * bestFive: {cards, category, name, score}), or null with fewer than five known cards. */
+export const bestHand = (cards) => bestFive(cards, true);
+
+/** The name of a shown hand (hole cards `shown` on `board`): computed when the cards make five (AL-6:
+ * the board may stop at three or four), checked against the server's category `category` (null once
+ * the board has grown since the show). */
+const shownName = (board, shown, category) => (shown && board.length >= 3 ? handTitle([...board, ...shown], category, true) : categoryName(category));
+
 function init(e) {
   return {
     game: "alamo", seats: e.seats, dealer: e.dealer, stacks: { ...e.stacks }, deck: e.deck, jokers: e.jokers,
@@ -49,6 +58,7 @@ function reduce(s, e) {
       s.face_down = e.face_down;
       s.street = e.street;
       s.bets = {};
+      s.shown_hands = {}; // the server named hands shown before this card: computed again from the cards
       break;
     case "action":
       s.stacks[key(e.seat)] = e.stack;
@@ -109,18 +119,18 @@ function seatView(s, seat, ctx) {
   const lines = [h("span", { class: "stack", "data-stack": s.stacks[k] ?? 0 }, h("span", { class: "pile", "aria-hidden": "true" }), amount(s.stacks[k] ?? 0, "cards"))];
   const took = (s.awards || []).reduce((n, p) => n + ((p.shares || {})[k] || 0), 0);
   if (took) lines.push(wonEl(`wins ${amount(took, "cards")}`, took));
-  const handName = shown && s.board.length === 5 ? handTitle([...s.board, ...shown], s.shown_hands[k]) : categoryName(s.shown_hands[k]);
+  const handName = shownName(s.board, shown, s.shown_hands[k]);
   if (handName) lines.push(h("span", { class: "hand-name" }, handName));
   return { badges, status, cards, bet: s.bets[k] ? amount(s.bets[k], "cards") : null, lines };
 }
 
-/** The cards `seat` won with at the showdown: its best five (the shown hole cards when a joker
- * makes it wild, AL-2), or null when it won uncontested or did not win. */
+/** The cards `seat` won with at the showdown: its best five, a wild joker drawn as itself (AL-2), or
+ * null when it won uncontested or did not win. */
 function winningCards(s, seat) {
   const k = key(seat);
   const shown = s.shown[k];
-  if (!shown || !(s.awards || []).some((p) => p.winners.includes(seat)) || s.board.length < 5) return null;
-  const best = bestFive([...s.board, ...shown]);
+  if (!shown || !(s.awards || []).some((p) => p.winners.includes(seat)) || s.board.length < 3) return null;
+  const best = bestHand([...s.board, ...shown]);
   return best ? best.cards : shown;
 }
 
@@ -129,7 +139,7 @@ function awardsEl(s, ctx) {
   const several = s.awards.length > 1;
   return resultEl(s.awards.map((p, i) => {
     const shown = s.shown[key(p.winners[0])];
-    const name = shown && s.board.length === 5 ? handTitle([...s.board, ...shown], s.shown_hands[key(p.winners[0])]) : null;
+    const name = shown ? shownName(s.board, shown, s.shown_hands[key(p.winners[0])]) : null;
     return {
       index: i, label: i ? `Side pot ${i}` : several ? "Main pot" : "Pot",
       amount: amount(Object.values(p.shares || {}).reduce((a, b) => a + b, 0) || p.cards, "cards"),
@@ -338,7 +348,7 @@ function handSteps(r, n) {
   }
   for (const seat of r.shown || []) {
     const cards = (r.hole_cards || {})[seat] || [];
-    const name = st.board.length === 5 ? handTitle([...st.board, ...cards], null) : null;
+    const name = cards.length ? shownName(st.board, cards, null) : null;
     st.shows[seat] = name || "shows";
     steps.push({ text: `${n(seat)} shows ${cardsText(cards)}${name ? ` (${name})` : ""}`, scene: scene() });
   }

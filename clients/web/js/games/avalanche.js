@@ -98,11 +98,23 @@ function fromView(v) {
     hand: v.hand ? sortHand(v.hand) : null, last_fall: null, last_stop: null };
 }
 
+/**
+ * A seat's status: "wins" for a winner once the game is over (AV-6: most stored cards, whether or not
+ * its hand ran out first), "out" for a seat without cards (AV-5 while the game goes on: its turns are
+ * skipped; at the end, every seat but the winners, the last holder included once it stored its hand),
+ * else null.
+ */
+function seatStatus(s, seat, size) {
+  if (s.result && (s.result.winners || []).includes(seat)) return "wins";
+  if (has(s.out, seat) || (s.finished && size === 0)) return "out";
+  return null;
+}
+
 function seatView(s, seat, ctx) {
   const k = key(seat);
   const size = s.hand_sizes[k] || 0;
   const badges = s.dealer === seat ? [["D", "dealer"]] : [];
-  const status = has(s.out, seat) ? "out" : s.result && s.result.winners.includes(seat) ? "wins" : null;
+  const status = seatStatus(s, seat, size);
   const shownBacks = Math.min(size, 6);
   const cards = seat === ctx.you
     ? null // the own hand is drawn large under the table
@@ -290,11 +302,12 @@ function gameSteps(r, n) {
   const stored = Object.fromEntries((r.seats || []).map((s) => [s, 0]));
   let pile = [];
   let neutral = 0;
+  const status = {}; // seat -> "out" once its hand and the deck are empty (AV-5); the result's at the end
   const take = (seat, cards) => { for (const c of cards) { const i = (hands[seat] || []).indexOf(c); if (i >= 0) hands[seat].splice(i, 1); } };
   const scene = (note) => ({
     board: null, note: note || `Neutral pile ${neutral}`, pile: { label: "Avalanche", cards: [...pile] },
     seats: (r.seats || []).map((seat) => ({ seat, name: n(seat), cards: [...(hands[seat] || [])], stack: `stored ${stored[seat]}`,
-      bet: null, status: null, shows: null })),
+      bet: null, status: status[seat] || null, shows: null })),
   });
   const steps = [{ text: `${n(r.dealer)} deals ten cards each`, scene: scene() }];
   const OUT = { start: "starts an avalanche", grow: "grows it", stop: "stops it", fall: "lets it fall" };
@@ -303,7 +316,7 @@ function gameSteps(r, n) {
     if (m.type === "snowfall") { (hands[m.seat] = hands[m.seat] || []).push(m.card); text = `${n(m.seat)} takes a snowfall: ${cardsText([m.card])}`; } else if (m.type === "refill") {
       (hands[m.seat] = hands[m.seat] || []).push(...m.cards);
       text = `${n(m.seat)} draws ${cardsText(m.cards)}`;
-    } else if (m.type === "out") text = `${n(m.seat)} is out of cards`;
+    } else if (m.type === "out") { text = `${n(m.seat)} is out of cards`; status[m.seat] = "out"; }
     else if (m.type === "play") {
       take(m.seat, m.cards);
       pile.push(...m.cards);
@@ -313,10 +326,15 @@ function gameSteps(r, n) {
     }
     steps.push({ text, scene: scene() });
   }
+  // AV-6: the last holder stores its hand, an unresolved avalanche goes to the neutral pile; the
+  // winners win and every other seat, on 0 cards, is out
   for (const [seat, cards] of Object.entries(r.stored || {})) stored[seat] = cards.length;
   const res = r.result || {};
+  for (const seat of r.seats || []) { hands[seat] = []; status[seat] = (res.winners || []).includes(seat) ? "wins" : "out"; }
+  pile = [];
+  neutral = (r.neutral || []).length;
   steps.push({ text: `Game over: ${(res.winners || []).map(n).join(", ")} ${(res.winners || []).length > 1 ? "win" : "wins"}`,
-    scene: scene(`Stored: ${Object.entries(stored).map(([s, c]) => `${n(Number(s))} ${c}`).join(", ")}`) });
+    scene: scene(`Stored: ${Object.entries(stored).map(([s, c]) => `${n(Number(s))} ${c}`).join(", ")} · neutral pile ${neutral}`) });
   return { label: "the game", steps };
 }
 
