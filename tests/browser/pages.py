@@ -100,6 +100,17 @@ async def set_field(el: Any, value: Any) -> None:
         await el.fill(str(value))
 
 
+async def go_from_lobby(tab: Tab, table: str, go: str) -> None:
+    """Press the lobby row's ``go`` control (``play`` or ``watch``, its ``data-go``) of ``table``.
+
+    The lobby redraws its rows every 2.5 s and rows move as tables come and go, so a click at the
+    place the control was a moment ago can land on another row's control; the click is dispatched to
+    the control itself, once the row is listed."""
+    control = tab.page.locator(f".table-row[data-table='{table}'] [data-go={go}]")
+    await control.wait_for()
+    await control.dispatch_event("click")
+
+
 async def create_table(tab: Tab, game: str, seats: int, bots: int, options: dict[str, Any],
                        table_options: dict[str, Any]) -> str:
     """Fill the lobby form and create the table; returns its id once the table page shows a seat."""

@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.browser.conftest import screenshot_path
-from tests.browser.pages import create_table, new_tab
+from tests.browser.pages import create_table, go_from_lobby, new_tab
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -28,7 +28,7 @@ async def test_chat_between_two_pages_mute_and_the_owners_switch(server: LiveSer
     owner = await new_tab(browser, server.http, init_script=named("<i>Ann</i>"))
     table = await create_table(owner, "loco_poker", 3, 1, {"points_to_win": 1}, {"bot_think": 0, "pause": 0})
     guest = await new_tab(browser, server.http, init_script=named("Bob & co"))
-    await guest.page.locator(f".table-row[data-table='{table}'] [data-go=watch]").click()
+    await go_from_lobby(guest, table, "watch")
     await guest.page.wait_for_selector(".table-page[data-you='']")
     ann, bob = owner.page, guest.page
 

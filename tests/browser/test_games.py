@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import screenshot_path
-from tests.browser.pages import Frame, Tab, create_table, new_tab, play_to_end
+from tests.browser.pages import Frame, Tab, create_table, go_from_lobby, new_tab, play_to_end
 from tests.games import GAMES, quick
 from tests.games import seats as seats_for
 from tests.server.conftest import LiveServer
@@ -78,8 +78,7 @@ async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: st
 
     # a second person opens the lobby and watches this table
     watcher = await new_tab(browser, server.http)
-    row = watcher.page.locator(f".table-row[data-table='{table}']")
-    await row.locator("[data-go=watch]").click()
+    await go_from_lobby(watcher, table, "watch")
     await watcher.page.wait_for_selector(".table-page[data-you='']")
 
     spectator_saw_cards: list[list[str]] = []
@@ -152,7 +151,7 @@ async def test_two_people_and_a_bot(server: LiveServer, browser: Any) -> None:
     assert "2 of 3 seated" in await owner.page.locator(".action-panel").inner_text()
 
     guest = await new_tab(browser, server.http)
-    await guest.page.locator(f".table-row[data-table='{table}'] [data-go=play]").click()
+    await go_from_lobby(guest, table, "play")
     await guest.page.wait_for_selector(".table-page[data-you='2']")
     await owner.page.wait_for_selector(".table-page[data-status=running]")
 

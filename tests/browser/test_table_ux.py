@@ -13,7 +13,7 @@ from playwright.async_api import expect
 
 from tests.browser.clicking import DECISION, my_decision
 from tests.browser.conftest import screenshot_path
-from tests.browser.pages import Tab, create_table, new_tab
+from tests.browser.pages import Tab, create_table, go_from_lobby, new_tab
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -116,7 +116,7 @@ async def test_lobby_rows_and_a_busted_solo_player_watches(server: LiveServer, b
         await expect(row).to_contain_text("2/3 seated · 1 free seat")
         assert await page.locator(".table-row").first.get_attribute("data-table") == table  # joinable first
         assert await page.input_value("#seats") == "5"
-        await row.locator("[data-go=play]").click()
+        await go_from_lobby(tab, table, "play")
         await page.wait_for_selector(".table-page[data-you='1'][data-status=running]")
         if await _play_until_busted(tab, table):
             break

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.pages import create_table, new_tab
+from tests.browser.pages import create_table, go_from_lobby, new_tab
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -35,7 +35,7 @@ async def test_a_player_is_not_counted_as_watching(server: LiveServer, browser: 
 
     # someone watches: the server and that page count one; once they take the free seat, none
     guest = await new_tab(browser, server.http)
-    await guest.page.locator(f".table-row[data-table='{table}'] [data-go=watch]").click()
+    await go_from_lobby(guest, table, "watch")
     await guest.page.wait_for_selector(".table-page[data-you='']")
     assert await spectators(server, guest.page, table) == 1
     assert await guest.page.locator(WATCHING).inner_text() == "1 watching"

@@ -853,3 +853,10 @@ async def spread(d: Driver, *, rounds: int = 1, bots: int = 0, rebalancing: bool
     spread = Counter(m.node for m in d.members)
     assert len(spread) == len(nodes), spread
     return owners
+
+
+def beside_target(seconds: float, at_most: float) -> str:
+    """A timing figure beside its target, as printed: the targets (failover within lease_ttl + 1.5 s,
+    handover p99 under 0.5 s) are figures, not assertions, since a busy machine may miss them while
+    the code is right (``cardhall bench cluster`` measures them); every wait here has its own bound."""
+    return f"target {at_most:g} s {'met' if seconds < at_most else 'MISSED'}"

@@ -135,7 +135,7 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-def _get(url: str, timeout: float = 5.0) -> tuple[int, dict[str, object]]:
+def _get(url: str, timeout: float = 60.0) -> tuple[int, dict[str, object]]:
     """GET on a new connection (each request may reach another node); ``(status, JSON body)``."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (loopback)
