@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.browser.pages import WAIT_MS
+from tests.browser.pages import WAIT_MS, fresh_context
 from tests.conftest import require
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 
@@ -49,6 +49,17 @@ async def browser() -> AsyncIterator[Any]:
             yield chromium
         finally:
             await chromium.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def page(server: LiveServer, browser: Any) -> AsyncIterator[Any]:
+    """A page of the module's server's origin (a secure context with WebCrypto, where the client's
+    modules import as the page's do), for tests that evaluate the client's modules."""
+    context = await fresh_context(browser)
+    page = await context.new_page()
+    await page.goto(server.http + "/healthz")
+    yield page
+    await context.close()
 
 
 def screenshot_path(name: str) -> str:

@@ -21,14 +21,11 @@ import random
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from cardhall.engine.games.alamo_ranking import FIVE_OF_A_KIND, hand_name, hand_value
 from cardhall.engine.play import seat_bots
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
-from tests.browser.pages import fresh_context
-from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -115,14 +112,6 @@ def random_hands(count: int) -> list[list[str]]:
         hands.append(cards)
     return hands
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def page(server: LiveServer, browser: Any) -> Any:
-    context = await fresh_context(browser)
-    page = await context.new_page()
-    await page.goto(server.http + "/healthz")
-    yield page
-    await context.close()
 
 
 async def client_hands(page: Any, hands: list[list[str]]) -> list[dict[str, Any]]:

@@ -19,12 +19,11 @@ from typing import Any
 
 import httpx
 import pytest
-import pytest_asyncio
 
 from cardhall.engine.play import seat_bots
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
-from tests.browser.pages import fresh_context, new_tab
+from tests.browser.pages import new_tab
 from tests.conftest import until
 from tests.games import quick
 from tests.server.conftest import LiveServer
@@ -54,14 +53,6 @@ def play(seats: int, seed: int, viewer: int | None) -> dict[str, Any]:
     return json.loads(json.dumps({"steps": steps, "final": engine.view(viewer), "result": engine.result(), "last": last,
                                   "seats": seats, "record": engine.hand_record()}))
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def page(server: LiveServer, browser: Any) -> Any:
-    context = await fresh_context(browser)
-    page = await context.new_page()
-    await page.goto(server.http + "/healthz")
-    yield page
-    await context.close()
 
 
 STATUSES = """async ([games, you]) => {

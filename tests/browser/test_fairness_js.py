@@ -14,29 +14,18 @@ import json
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from cardhall.engine import plugins
 from cardhall.engine.base import Event
 from cardhall.engine.play import seat_bots
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
-from tests.browser.pages import fresh_context
-from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
 SEED = bytes(range(32))
 CLIENT_SEEDS = {"1": "ann's seed ♠", "3": "c"}
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def page(server: LiveServer, browser: Any) -> Any:
-    context = await fresh_context(browser)
-    page = await context.new_page()
-    await page.goto(server.http + "/healthz")  # any page of the origin: a secure context with WebCrypto
-    yield page
-    await context.close()
 
 
 async def js(page: Any, body: str, arg: Any = None) -> Any:

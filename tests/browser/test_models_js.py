@@ -8,14 +8,11 @@ import json
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from cardhall.engine.base import Event
 from cardhall.engine.play import seat_bots
 from cardhall.engine.registry import engine_class
 from cardhall.engine.rng import FairRandom
-from tests.browser.pages import fresh_context
-from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 
@@ -39,14 +36,6 @@ SETTLED = ("board", "shown", "my_cards", "folded", "players", "ante")
 MODULE = {"no_limit_holdem": "holdem", "fixed_limit_holdem": "holdem", "alamo": "alamo", "loco_poker": "loco",
           "avalanche": "avalanche"}
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def page(server: LiveServer, browser: Any) -> Any:
-    context = await fresh_context(browser)
-    page = await context.new_page()
-    await page.goto(server.http + "/healthz")
-    yield page
-    await context.close()
 
 
 def normal(game: str, name: str, value: Any) -> Any:

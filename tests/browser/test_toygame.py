@@ -23,7 +23,7 @@ import pytest_asyncio
 
 from cardhall.engine import plugins
 from tests.browser.conftest import screenshot_path
-from tests.browser.pages import create_table, fresh_context, new_tab, play_to_end
+from tests.browser.pages import create_table, new_tab, play_to_end
 from tests.browser.test_fairness_js import play, verify
 from tests.server.conftest import TEST_SETTINGS, LiveServer, running_server
 
@@ -42,15 +42,6 @@ async def server() -> AsyncIterator[LiveServer]:
         async with running_server(dataclasses.replace(TEST_SETTINGS, max_tables_per_player=100)) as srv:
             yield srv
 
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def page(server: LiveServer, browser: Any) -> Any:
-    """A page of the server's origin (WebCrypto, the catalogue and the game modules)."""
-    context = await fresh_context(browser)
-    page = await context.new_page()
-    await page.goto(server.http + "/healthz")
-    yield page
-    await context.close()
 
 
 async def stage_cards(page: Any, where: str = "") -> list[str]:

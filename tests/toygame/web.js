@@ -4,9 +4,9 @@
 // its header): the lobby's words, the G-2 check of a match and the hand replayer's steps.
 
 import generic from "/web/js/games/generic.js";
-import { cardText, standardDeck } from "/web/js/cards.js";
+import { cardText } from "/web/js/cards.js";
 import { plural } from "/web/js/dom.js";
-import { Checks } from "/web/js/verify.js";
+import { Checks, handDecks } from "/web/js/verify.js";
 
 /**
  * The G-2 replay of a match: the only random choice is one shuffle of a standard deck per hand
@@ -16,15 +16,7 @@ import { Checks } from "/web/js/verify.js";
  */
 function replay(rng, rec) {
   const checks = new Checks();
-  const decks = [];
-  const deckOf = (hand) => {
-    while (decks.length < hand) {
-      const deck = standardDeck();
-      rng.shuffle(deck);
-      decks.push(deck);
-    }
-    return decks[hand - 1];
-  };
+  const deckOf = handDecks(rng);
   const start = rec.events.find((e) => e.type === "match_start");
   const seats = [...((start || rec.snapshot || {}).seats || [])].sort((a, b) => a - b);
   if (!seats.length) throw new Error("the seats of the match are unknown");

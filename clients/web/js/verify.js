@@ -92,6 +92,23 @@ function boardIndex(n) {
 }
 
 /**
+ * The decks of a match that shuffles one standard deck per hand from `rng` (the G-2 generator),
+ * in hand order: returns `deckOf(hand)`, hand k's shuffled deck (1-based; the shuffles up to hand
+ * k are drawn on first use, so hands are read in any order).
+ */
+export function handDecks(rng) {
+  const decks = [];
+  return (hand) => {
+    while (decks.length < hand) {
+      const deck = standardDeck();
+      rng.shuffle(deck);
+      decks.push(deck);
+    }
+    return decks[hand - 1];
+  };
+}
+
+/**
  * The replay of a game that shuffles a fresh 52-card deck for each hand and deals it as the
  * community-card deal does: P1..Pn (the hand's players in dealing order, `hand_start.players`)
  * get deck[k-1] and deck[n+k-1]; burn, three board cards deck[2n+1..2n+3], burn, deck[2n+5],
@@ -104,15 +121,7 @@ function boardIndex(n) {
  */
 export function replayBoardDeal(rng, rec, drawFirst, { firstKey, snapshotHole }) {
   const checks = new Checks();
-  const decks = [];
-  const deckOf = (hand) => {
-    while (decks.length < hand) {
-      const deck = standardDeck();
-      rng.shuffle(deck);
-      decks.push(deck);
-    }
-    return decks[hand - 1];
-  };
+  const deckOf = handDecks(rng);
   const start = rec.events.find((e) => e.type === "match_start");
   if (drawFirst) {
     const seats = [...(start || rec.snapshot || {}).seats || []].sort((a, b) => a - b);
