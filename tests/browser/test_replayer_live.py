@@ -40,7 +40,9 @@ async def test_the_open_replayer_lists_the_hands_played_since(server: LiveServer
     tab = await new_tab(browser, server.http, f"/#/t/{table}/watch")
     page = tab.page
     await until(lambda: hands_seen(tab, table) >= 2, 120, "hand 2 dealt")
-    await page.click(".history [data-control=replay]")
+    # the table redraws at every bot's action here: the click goes to the control itself, not to the
+    # place where it was a moment ago
+    await page.locator(".history [data-control=replay]").dispatch_event("click")
     dlg = page.locator("dialog.replayer[data-source=live]")
     await dlg.locator(".replay-stage").wait_for()
     labels = await dlg.locator(".hand-pick option").all_inner_texts()
