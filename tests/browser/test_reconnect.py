@@ -11,6 +11,7 @@ import pytest
 
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import Tab, create_table, new_tab, play_to_end
+from tests.conftest import until
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -104,6 +105,8 @@ async def test_a_spectator_reload_watches_again(server: LiveServer, browser: Any
     await watcher.page.wait_for_selector(".table-page[data-you='']")
     await watcher.page.reload()
     await watcher.page.wait_for_selector(".table-page[data-you='']")
+    # the reloaded page draws its table at once; its join is seen sent once Playwright reports the frame
+    await until(lambda: len(joins(watcher, table)) >= 2, 60, "the reloaded page's join")
     sent = joins(watcher, table)
     assert [m["role"] for m in sent] == ["spectator", "spectator"] and "since" in sent[1]
     # the owner is still the only player; the watcher never took a seat
