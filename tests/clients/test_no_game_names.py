@@ -138,6 +138,15 @@ def js_code(text: str) -> str:
             j += 1
         return j
 
+    def string_to(start: int, end: int) -> int:
+        """Keep the string from ``start`` to its closing quote at ``end``, or to a ``${`` there
+        (then inside the template's code); the index after what was kept."""
+        stop = end + (2 if text.startswith("${", end) else 1)
+        if stop == end + 2:
+            braces.append(0)
+        out.append(text[start:stop])
+        return stop
+
     while i < n:
         c = text[i]
         if text.startswith("//", i):
@@ -151,24 +160,10 @@ def js_code(text: str) -> str:
             out.append(blank(text[i:end]))
             i = end
         elif c in "'\"`":
-            end = string_end(i + 1, c)
-            if c == "`" and text.startswith("${", end):
-                braces.append(0)
-                out.append(text[i:end + 2])
-                i = end + 2
-            else:
-                out.append(text[i:end + 1])
-                i = end + 1
+            i = string_to(i, string_end(i + 1, c))
         elif c == "}" and braces and braces[-1] == 0:  # the end of a ``${``: back in the template
             braces.pop()
-            end = string_end(i + 1, "`")
-            if text.startswith("${", end):
-                braces.append(0)
-                out.append(text[i:end + 2])
-                i = end + 2
-            else:
-                out.append(text[i:end + 1])
-                i = end + 1
+            i = string_to(i, string_end(i + 1, "`"))
         elif c == "/" and _regex_here(text, i):
             j, klass = i + 1, False
             while j < n and text[j] != "\n" and (klass or text[j] != "/"):
