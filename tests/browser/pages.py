@@ -67,10 +67,12 @@ def _received(payload: str | bytes, tab: Tab) -> None:
 
 
 async def new_tab(browser: Any, base: str, path: str = "/", width: int = 1360, height: int = 860,
-                  init_script: str | None = None) -> Tab:
+                  init_script: str | None = None, touch: bool = False) -> Tab:
     """A fresh context (its own localStorage: another person) showing ``base + path``;
-    ``init_script`` runs in every page before the page's own scripts."""
-    context = await fresh_context(browser, viewport={"width": width, "height": height})
+    ``init_script`` runs in every page before the page's own scripts; ``touch``: a phone's
+    browser (a touch screen, the mobile viewport: ``Locator.tap`` works)."""
+    phone = {"has_touch": True, "is_mobile": True} if touch else {}
+    context = await fresh_context(browser, viewport={"width": width, "height": height}, **phone)
     if init_script:
         await context.add_init_script(init_script)
     page = await context.new_page()
@@ -134,10 +136,12 @@ async def create_table(tab: Tab, game: str, seats: int, bots: int, options: dict
 POLICY: tuple[str, ...] = ("all_in", "raise", "bet", "call", "check", "play")
 
 
-async def play_to_end(tab: Tab, game: str, timeout: float = 300.0, on_decision: Any = None) -> int:
+async def play_to_end(tab: Tab, game: str, timeout: float = 300.0, on_decision: Any = None,
+                      tap: bool = False) -> int:
     """Click through the match: Continue when the table waits, else the first button of
     :data:`POLICY` (``game`` names the match in a failure); returns the number of clicks once the
-    result banner shows. ``on_decision(clicks, kind)`` is awaited before each click."""
+    result banner shows. ``on_decision(clicks, kind)`` is awaited before each click; ``tap``
+    taps the buttons (a touch screen: ``new_tab(touch=True)``) instead of clicking them."""
     page = tab.page
     clicks = 0
     deadline = time.monotonic() + timeout
@@ -164,7 +168,7 @@ async def play_to_end(tab: Tab, game: str, timeout: float = 300.0, on_decision: 
             await on_decision(clicks, kind)
         handle = await button.element_handle()
         try:
-            await button.click(timeout=2000)
+            await (button.tap(timeout=2000) if tap else button.click(timeout=2000))
         except Exception:  # the turn moved on while we looked (a bot or the clock): look again
             continue
         clicks += 1

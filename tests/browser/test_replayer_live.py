@@ -74,6 +74,7 @@ async def test_names_are_drawn_whole_in_the_replayer(server: LiveServer, browser
     page = tab.page
     await page.click("[data-control=sit]")
     await press_until(page, ".result-banner", ("fold", "check", "call", "continue"), until=lambda: hands_seen(tab, table) >= 2)
+    await page.click(".table-tabs [data-tab=hands]")  # a narrow screen: the hand history is behind its tab
     await page.click(".history [data-control=replay]")
     dlg = page.locator("dialog.replayer")
     name = dlg.locator(".replay-stage .replay-seat[data-seat='1'] .seat-name")

@@ -36,6 +36,12 @@ const soundSwitch = document.getElementById("pref-sound");
 const fourSwitch = document.getElementById("pref-four-colour");
 soundSwitch.checked = soundOn();
 soundSwitch.addEventListener("change", () => setSound(soundSwitch.checked));
+// on a phone the switches and the name field fold behind the top bar's Settings button (style.css)
+const more = document.getElementById("topbar-more");
+more.addEventListener("click", () => {
+  const open = more.closest(".topbar").classList.toggle("open");
+  more.setAttribute("aria-expanded", String(open));
+});
 fourSwitch.checked = fourColour();
 setFourColour(fourSwitch.checked);
 fourSwitch.addEventListener("change", () => setFourColour(fourSwitch.checked));

@@ -239,9 +239,18 @@ class Replayer {
     this.hand = Math.max(0, Math.min(this.hand, hands.length - 1));
     const steps = hands[this.hand] ? hands[this.hand].steps.length : 0;
     this.step = Math.max(0, Math.min(this.step, steps - 1));
-    if (this._seen() !== this.shown) this.render(true);
+    const seen = this._seen();
+    if (seen === this.shown) return;
+    const nav = this.dlg.querySelector(".replay-nav");
+    if (nav && this.shown && seen.slice(seen.indexOf("|")) === this.shown.slice(this.shown.indexOf("|"))) {
+      this._updateNav(nav); // only the list of hands grew: the hand being read is left as it is
+      this.shown = seen;
+    } else {
+      this.render(true);
+    }
   }
 
+  /** What a drawing shows: "hands|the shown hand's label|its steps" ("" without hands). */
   _seen() {
     const hd = this.hands[this.hand];
     return hd ? `${this.hands.length}|${hd.label}|${hd.steps.length}` : "";
@@ -254,8 +263,37 @@ class Replayer {
     this.render();
   }
 
+  /** The row of hands: previous, the list, next, the count, the download. */
+  _nav() {
+    const { hands, opts } = this;
+    return h("div", { class: "replay-nav" },
+      h("button", { type: "button", class: "ctl", "data-hand": "prev", disabled: this.hand === 0, onclick: () => this.go(0, this.hand - 1) }, "‹ Hand"),
+      h("select", { class: "hand-pick", "data-hand": "pick", "aria-label": "Hand", onchange: (ev) => this.go(0, Number(ev.target.value)) },
+        hands.map((x, i) => h("option", { value: i, selected: i === this.hand }, x.label))),
+      h("button", { type: "button", class: "ctl", "data-hand": "next", disabled: this.hand === hands.length - 1, onclick: () => this.go(0, this.hand + 1) }, "Hand ›"),
+      h("span", { class: "replay-count" }, plural(hands.length, "hand")),
+      opts.download ? opts.download() : null);
+  }
+
+  /** Bring the row of hands `nav` (drawn by `_nav`) up to date in place: new hands appended to the
+   * list, labels, the selection, next's state and the count. */
+  _updateNav(nav) {
+    const { hands } = this;
+    const pick = nav.querySelector(".hand-pick");
+    hands.forEach((x, i) => {
+      const option = pick.options[i] || pick.appendChild(h("option", { value: i }, x.label));
+      if (option.textContent !== x.label) option.textContent = x.label;
+    });
+    while (pick.options.length > hands.length) pick.lastElementChild.remove();
+    if (pick.value !== String(this.hand)) pick.value = String(this.hand);
+    nav.querySelector("[data-hand=prev]").disabled = this.hand === 0;
+    nav.querySelector("[data-hand=next]").disabled = this.hand === hands.length - 1;
+    nav.querySelector(".replay-count").textContent = plural(hands.length, "hand");
+  }
+
   /** Draw the replayer; `quiet` (a redraw for new hands or steps, not the reader's move): the list
-   * of steps keeps its scroll instead of bringing the current step into view. */
+   * of steps keeps its scroll instead of bringing the current step into view, and the row of hands
+   * stays in place. */
   render(quiet = false) {
     const { dlg, hands, opts } = this;
     const oldList = dlg.querySelector(".replay-steps");
@@ -273,16 +311,7 @@ class Replayer {
     const last = hd.steps.length - 1;
     const btn = (label, data, target, disabled, aria) => h("button", { type: "button", class: "ctl", "data-step": data, disabled,
       "aria-label": aria, onclick: () => this.go(target) }, label);
-    const pick = h("select", { class: "hand-pick", "data-hand": "pick", "aria-label": "Hand", onchange: (ev) => this.go(0, Number(ev.target.value)) },
-      hands.map((x, i) => h("option", { value: i, selected: i === this.hand }, x.label)));
-    mount(dlg,
-      header(opts.live, opts.close),
-      h("div", { class: "replay-nav" },
-        h("button", { type: "button", class: "ctl", "data-hand": "prev", disabled: this.hand === 0, onclick: () => this.go(0, this.hand - 1) }, "‹ Hand"),
-        pick,
-        h("button", { type: "button", class: "ctl", "data-hand": "next", disabled: this.hand === hands.length - 1, onclick: () => this.go(0, this.hand + 1) }, "Hand ›"),
-        h("span", { class: "replay-count" }, plural(hands.length, "hand")),
-        opts.download ? opts.download() : null),
+    const stage = [
       h("div", { class: "replay-stage", "data-hand-index": this.hand, "data-step-index": this.step }, step.draw()),
       h("div", { class: "replay-controls", role: "group", "aria-label": "Step through the hand" },
         btn("« First", "first", 0, this.step === 0, "First step"),
@@ -292,7 +321,17 @@ class Replayer {
         btn("Last »", "last", last, this.step === last, "Last step")),
       h("p", { class: "replay-text", role: "status" }, step.text),
       h("ol", { class: "replay-steps" }, hd.steps.map((s, i) => h("li", { "aria-current": i === this.step ? "step" : null },
-        h("button", { type: "button", class: "step-link", onclick: () => this.go(i) }, s.text)))));
+        h("button", { type: "button", class: "step-link", onclick: () => this.go(i) }, s.text))))];
+    // a redraw for new hands or steps keeps the row of hands in place, brought up to date (a list a
+    // reader has open stays open while the live table plays on); everything under it is drawn again
+    const nav = quiet ? dlg.querySelector(".replay-nav") : null;
+    if (nav) {
+      this._updateNav(nav);
+      while (nav.nextSibling) nav.nextSibling.remove();
+      nav.after(...stage);
+    } else {
+      mount(dlg, header(opts.live, opts.close), this._nav(), stage);
+    }
     const current = dlg.querySelector(".replay-steps [aria-current] button");
     const list = dlg.querySelector(".replay-steps");
     if (quiet && list) list.scrollTop = listTop;

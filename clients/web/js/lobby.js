@@ -6,7 +6,7 @@ import { h, mount } from "./dom.js";
 import { loadedCatalogue } from "./catalogue.js";
 import { TABLE_LABELS, gameInfo, howToPlay, loadGames as loadGamesAndRenderers } from "./games/index.js";
 import { forgetTable, savedTables } from "./table.js";
-import { Seated, freeText, joinable, sortTables, stakesText } from "./lobbyrows.js";
+import { Seated, freeText, joinable, keepOrder, sortTables, stakesText } from "./lobbyrows.js";
 
 const LAST_GAME = "cardhall.lastGame";
 
@@ -157,7 +157,8 @@ export class Lobby {
       if (!r.ok) throw new Error(`HTTP ${r.status}`);
       const seats = new Set(savedTables().filter((t) => t.role === "player").map((t) => t.table));
       const me = this.conn.player;
-      this.tables = sortTables(await r.json(), (t) => (me && t.owner === me) || seats.has(t.id));
+      const sorted = sortTables(await r.json(), (t) => (me && t.owner === me) || seats.has(t.id));
+      this.tables = this.pointerIn && this.tables ? keepOrder(sorted, this.tables) : sorted;
       this.listError = null;
       this.seated.refresh(this.tables, () => this.renderList());
       const open = new Set(this.tables.map((t) => t.id));
@@ -197,7 +198,8 @@ export class Lobby {
         h("p", {}, `Play ${catalogue ? listOf(catalogue.games.map((g) => g.title)) : "cards"} against people and bots, or watch any table. Every deal can be checked: the server commits to its seed before the match and this page replays every card when it ends.`)),
       h("div", { class: "lobby-grid" }, form,
         h("section", { class: "tables", "aria-labelledby": "tables-title" }, h("h2", { id: "tables-title" }, "Open tables"),
-          this.filterBar(catalogue), h("div", { id: "table-list" })))));
+          this.filterBar(catalogue), h("div", { id: "table-list",
+            onpointerenter: () => { this.pointerIn = true; }, onpointerleave: () => { this.pointerIn = false; } })))));
   }
 
   /** The list's filters: game, free seats, bots (each a query parameter of GET /api/tables). */

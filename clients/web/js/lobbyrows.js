@@ -62,6 +62,15 @@ export function sortTables(entries, mine = () => false) {
   return entries.map((t, i) => [rank(t), i, t]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map((x) => x[2]);
 }
 
+/** `entries` (a fresh listing, already sorted) in the order of `shown` (the rows on screen) for the
+ * tables still listed, the new ones after them in their own order: the lobby keeps its rows in place
+ * while the pointer is over them, so a refresh never moves a row under a click. */
+export function keepOrder(entries, shown) {
+  const place = new Map(shown.map((t, i) => [t.id, i]));
+  const kept = entries.filter((t) => place.has(t.id)).sort((a, b) => place.get(a.id) - place.get(b.id));
+  return [...kept, ...entries.filter((t) => !place.has(t.id))];
+}
+
 /** "2 free seats", "1 free seat", "full". */
 export function freeText(entry) {
   const free = entry.seats - entry.taken;

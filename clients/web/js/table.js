@@ -15,6 +15,7 @@ import { newClientSeed } from "./fair.js";
 import { verifyMatch } from "./verify.js";
 import { alertFor, showAlert } from "./alerts.js";
 import { Motion } from "./motion.js";
+import { fitFelt, reuseFit } from "./feltfit.js";
 import { playSound } from "./sounds.js";
 import { nameOf } from "./games/common.js";
 import { historyPanel } from "./history.js";
@@ -90,6 +91,12 @@ export class Table {
     this.onReady = () => { this.joined = false; this.join(); };
     conn.addEventListener("frame", this.onFrame);
     conn.addEventListener("ready", this.onReady);
+    this.tab = "table"; // the phone's tab: the table or a side panel (`_tabs`)
+    this.chatSeen = null; // chat lines seen on the phone's chat tab (null until the first drawing: all so far)
+    this.fit = null; // the felt's last fit (feltfit.js): drawn again at once by every drawing
+    this.fitFrame = 0; // the animation frame that fits the felt next (`_fitSoon`)
+    this.onResize = () => { if (this.root && this.root.isConnected) this.fit = fitFelt(this.root.querySelector(".table-page")) || this.fit; };
+    addEventListener("resize", this.onResize);
     this.clockTimer = setInterval(() => this._tick(), 200);
     this.watchTimer = setInterval(() => this._watchers(), WATCHERS_EVERY);
     addEventListener("pagehide", () => this._save());
@@ -209,6 +216,7 @@ export class Table {
     this.conn.removeEventListener("ready", this.onReady);
     clearInterval(this.clockTimer);
     clearInterval(this.watchTimer);
+    removeEventListener("resize", this.onResize);
   }
 
   async act(action) {
@@ -558,15 +566,15 @@ export class Table {
     const keepPanel = panel && panelKey === this.panelKey;
     if (!keepPanel) panel = this._actionPanel();
     this.panelKey = panelKey;
-    const page = h("section", { class: "table-page", "data-game": m.info.game, "data-status": m.info.status, "data-you": m.you ?? "" },
+    const page = h("section", { class: "table-page", "data-tab": this.tab, "data-game": m.info.game, "data-status": m.info.status, "data-you": m.you ?? "" },
       this._head(),
       this.error ? h("div", { class: "notice error", role: "alert" }, this.error.message) : null,
       this.pending ? h("div", { class: "notice", role: "status", "data-pending": "" }, "Waiting for the host to let you sit…") : null,
-      hostPanel(this),
       this.toast ? h("div", { class: "toast", role: "alert" }, this.toast.text) : null,
+      this._tabs(),
       h("div", { class: "table-layout" },
         h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
-        h("aside", { class: "side" }, this._logPanel(), this.chat.render(m), historyPanel(this), this._fairPanel())));
+        h("aside", { class: "side" }, this._panes())));
     const focused = document.activeElement && keepPanel && panel.contains(document.activeElement) ? document.activeElement : null;
     const oldLog = root.querySelector(".log ol");
     const follow = !oldLog || oldLog.scrollTop + oldLog.clientHeight >= oldLog.scrollHeight - 8;
@@ -576,7 +584,47 @@ export class Table {
     const log = root.querySelector(".log ol");
     if (log) log.scrollTop = follow ? log.scrollHeight : scrolled; // the log follows unless scrolled back
     if (this.motion.update(root, m.you).won && this.live) playSound("win"); // an amount won at this viewer's seat, just now
+    reuseFit(page, this.fit); // where the last fit put the seats, at once; the exact fit before the next paint
+    this._fitSoon();
     this._tick();
+  }
+
+  /** Fit the felt to the screen (feltfit.js) once before the next paint, however many drawings come
+   * first (a burst of events draws the table once per event, and a fit reads the layout). */
+  _fitSoon() {
+    if (this.fitFrame) return;
+    this.fitFrame = requestAnimationFrame(() => {
+      this.fitFrame = 0;
+      const page = this.root && this.root.isConnected ? this.root.querySelector(".table-page") : null;
+      if (page) this.fit = fitFelt(page, this.fit && this.fit.scale) || this.fit;
+    });
+  }
+
+  /** The side panels, each named by its tab (`data-pane`); on a phone only the chosen tab's shows
+   * (style.css), on a wider screen all of them, beside the table. */
+  _panes() {
+    const panes = [["host", hostPanel(this)], ["log", this._logPanel()], ["chat", this.chat.render(this.model)],
+      ["hands", historyPanel(this)], ["fair", this._fairPanel()]];
+    return panes.filter(([, el]) => el).map(([name, el]) => {
+      el.dataset.pane = name;
+      el.classList.toggle("pane-off", name !== this.tab);
+      return el;
+    });
+  }
+
+  /** The phone's tab bar (hidden on wider screens): the table, or one side panel in its place; the
+   * action bar stays pinned under every tab. Chat's tab counts the lines not yet seen. */
+  _tabs() {
+    const m = this.model;
+    const chatLines = (m.chat || []).length;
+    if (this.tab === "chat" || this.chatSeen === null) this.chatSeen = chatLines; // what was there on arrival counts as seen
+    const unseen = Math.max(0, chatLines - this.chatSeen);
+    const me = this.conn.player;
+    const tabs = [["table", "Table"], ["chat", unseen ? `Chat (${unseen})` : "Chat"], ["log", "Log"], ["hands", "Hands"], ["fair", "Fair"]];
+    if (me && m.info.owner === me && m.info.status !== "closed") tabs.push(["host", "Host"]);
+    return h("nav", { class: "table-tabs", role: "tablist", "aria-label": "Table and panels" },
+      tabs.map(([name, label]) => h("button", { type: "button", role: "tab", class: "tab", "data-tab": name,
+        "aria-selected": String(this.tab === name), onclick: () => { this.tab = name; this.render(); } }, label)));
   }
 
   /** The password prompt of a password table (SPEC "Private tables"): the server's message, a field,
@@ -625,7 +673,7 @@ export class Table {
         if (seated && info.status === "running" && !confirm("Leave the table? You will sit out the rest of the match.")) return;
         await this.leave();
         location.hash = "#/";
-      } }, seated ? "Leave the table" : "Stop watching"));
+      } }, seated ? ["Leave", h("span", { class: "wide-only" }, " the table")] : "Stop watching"));
     const status = info.paused ? "paused" : info.status;
     return h("div", { class: "table-head" },
       h("h1", {}, g.title, h("span", { class: "table-id" }, ` · table ${this.id}`)),
@@ -647,26 +695,18 @@ export class Table {
     const n = info.seats;
     const first = m.you ?? 1;
     const seats = [];
-    for (let i = 0; i < n; i++) {
-      const seat = ((first - 1 + i) % n) + 1;
-      const angle = Math.PI / 2 + (2 * Math.PI * i) / n;
-      const x = 50 + 44 * Math.cos(angle);
-      const y = 50 + 40 * Math.sin(angle);
-      const el = this._seat(seat, ctx, game, `--x:${x.toFixed(1)}%;--y:${y.toFixed(1)}%`);
-      if (i && Math.abs(y - 50) > 5 && Math.abs(y - 50) < 30) el.dataset.half = y < 50 ? "upper" : "lower"; // side seats grow away from each other (style.css)
-      seats.push(el);
-    }
+    for (let i = 0; i < n; i++) seats.push(this._seat(((first - 1 + i) % n) + 1, ctx, game)); // from yours, clockwise: placed by feltfit.js
     const center = m.state && game ? game.center(m.state, ctx) : h("div", { class: "center-info" }, h("p", { class: "waiting" },
       info.status === "waiting" ? `Waiting for players: ${info.taken} of ${info.seats} seated` : info.status === "finished" ? "Match over" : ""));
     return h("div", { class: "felt", "data-seats": n }, seats, h("div", { class: "center" }, center), this._resultBanner());
   }
 
-  _seat(seat, ctx, game, style) {
+  _seat(seat, ctx, game) {
     const m = this.model;
     const occ = m.info.occupants.find((o) => o.seat === seat);
     const toAct = m.turn && m.turn.seat === seat;
     if (!occ) {
-      return h("div", { class: "seat empty", style, "data-seat": seat, "aria-label": `Seat ${seat}: empty` },
+      return h("div", { class: "seat empty", "data-seat": seat, "aria-label": `Seat ${seat}: empty` },
         h("div", { class: "seat-head" }, h("span", { class: "seat-no" }, seat), h("span", { class: "seat-name" }, "empty seat")));
     }
     const view = m.state && game ? game.seatView(m.state, seat, ctx) : { badges: [], status: null, cards: null, bet: null, lines: [] };
@@ -676,7 +716,7 @@ export class Table {
     if (!occ.connected && !occ.bot) badges.push(h("span", { class: "badge away" }, "offline"));
     const cls = ["seat", seat === m.you ? "me" : "", toAct ? "to-act" : "", view.status ? `st-${view.status.replace(/\s/g, "-")}` : ""].join(" ");
     const label = `Seat ${seat}: ${occ.name}${seat === m.you ? " (you)" : ""}${toAct ? ", to act" : ""}${view.status ? `, ${view.status}` : ""}`;
-    return h("div", { class: cls, style, "data-seat": seat, "aria-label": label, role: "group" },
+    return h("div", { class: cls, "data-seat": seat, "aria-label": label, role: "group" },
       h("div", { class: "seat-head" }, h("span", { class: "seat-no" }, seat), h("span", { class: "seat-name" }, occ.name, seat === m.you ? " (you)" : ""), badges),
       h("div", { class: "seat-cards" }, view.cards),
       h("div", { class: "seat-lines" }, view.lines),
