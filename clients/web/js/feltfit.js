@@ -93,13 +93,9 @@ export function reuseFit(page, fit) {
  * seat sizes, so a tall felt puts more seats on its sides and a wide one on its top and bottom. */
 function place(felt, seats, width, height, scale) {
   if (!seats.length) return;
-  let sw = 0;
-  let sh = 0;
-  for (const s of seats) {
-    const r = s.getBoundingClientRect();
-    sw = Math.max(sw, r.width);
-    sh = Math.max(sh, r.height);
-  }
+  const sizes = seats.map((s) => s.getBoundingClientRect());
+  const sw = Math.max(...sizes.map((r) => r.width));
+  const sh = Math.max(...sizes.map((r) => r.height));
   const rx = Math.max(0, width / 2 - sw / 2);
   const ry = Math.max(0, height / 2 - sh / 2);
   felt.style.setProperty("--rim-x", `${Math.round(sw / 2)}px`);
@@ -120,12 +116,16 @@ function place(felt, seats, width, height, scale) {
   seats.forEach((seat, i) => {
     const want = (total * i) / seats.length;
     while (k < samples && lengths[k + 1] <= want) k++;
-    const [x, y] = at(k);
+    const [px, py] = at(k);
+    const dx = (px - width / 2) / (rx || 1);
+    const dy = (py - height / 2) / (ry || 1);
+    // a seat smaller than the largest moves out by the difference, towards the felt's edge: the
+    // centre keeps the room (still inside the felt: its half size plus the way out is the largest's)
+    const x = px + ((sw - sizes[i].width) / 2) * dx;
+    const y = py + ((sh - sizes[i].height) / 2) * dy;
     // `zoom` scales the seat's own left/top too: divided, so its centre lands on the point
     seat.style.left = `${(x / scale).toFixed(1)}px`;
     seat.style.top = `${(y / scale).toFixed(1)}px`;
-    const dx = (x - width / 2) / (rx || 1);
-    const dy = (y - height / 2) / (ry || 1);
     seat.dataset.side = Math.abs(dy) >= Math.abs(dx) * 0.8 ? (dy > 0 ? "bottom" : "top") : dx < 0 ? "left" : "right";
   });
 }
