@@ -5,7 +5,11 @@
 // the game hides another part of it, and nothing needs scrolling to be seen.
 
 /** The seats' scales tried, largest first: the first with no overlap is kept. */
-const SCALES = [1, 0.92, 0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5];
+const SCALES = [1, 0.92, 0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5, 0.45];
+/** The centre's scales tried once the seats fit, largest first (none above the seats'). */
+const CENTRE_SCALES = [...SCALES, 0.4];
+/** The centre's width, at most, as a share of the felt's. */
+const CENTRE_WIDTH = 0.7;
 /** Pixels kept free between two seats, and between a seat and the centre. */
 const GAP = 4;
 /** The felt's height as a share of its width, at most (a wide oval on a wide screen, never a band). */
@@ -25,7 +29,7 @@ export function isPhone() {
 /**
  * Fit the felt of the table page `page` (a `.table-page` element in the document): its height, each
  * seat's place (`style.left`/`top` in px of the felt), the side a seat's bet goes (`data-side`:
- * towards the centre) and the scale of seats and centre (`--felt-scale`, 0.5 to 1). `hint`: the
+ * towards the centre) and the scale of seats and centre (`--felt-scale`, 0.45 to 1). `hint`: the
  * scale of the last fit of the same table: the search starts one step above it, so a fit costs two
  * layouts of the seats, not one per scale, and the seats grow back a step a fit when room frees.
  * Returns the fit, for `reuseFit` (null without a felt).
@@ -54,20 +58,46 @@ export function fitFelt(page, hint = null) {
   felt.style.height = `${height}px`;
   const seats = [...felt.querySelectorAll(":scope > .seat")];
   const center = felt.querySelector(":scope > .center");
+  // the seats' scale s and the centre's c (at most s) that make the smaller of the two largest with
+  // nothing overlapping (else the least bad): past a scale s no larger than the best clear fit's,
+  // nothing better can come
   const from = Math.max(0, SCALES.indexOf(hint) - 1);
-  let scale = SCALES[SCALES.length - 1];
+  let best = null;
   for (const s of SCALES.slice(from)) {
+    if (best && best.clear && s <= Math.min(best.s, best.c)) break;
     felt.style.setProperty("--felt-scale", String(s));
     place(felt, seats, width, height, s);
-    if (!crowded(seats, center)) {
-      scale = s;
-      break;
-    }
+    const boxes = seats.map(box);
+    if (overlapping(boxes)) continue;
+    const fits = CENTRE_SCALES.filter((x) => x <= s).find((x) => {
+      zoomCentre(felt, x, width);
+      const rect = center ? center.getBoundingClientRect() : null;
+      return !rect || !boxes.some((b) => meet(b, rect));
+    });
+    const next = { s, c: fits ?? CENTRE_SCALES[CENTRE_SCALES.length - 1], clear: fits !== undefined };
+    const better = !best || (next.clear && !best.clear)
+      || (next.clear && best.clear && Math.min(s, next.c) > Math.min(best.s, best.c))
+      || (!next.clear && !best.clear); // no clear fit yet: the smaller, the less overlap
+    if (better) best = next;
   }
+  best = best || { s: SCALES[SCALES.length - 1], c: CENTRE_SCALES[CENTRE_SCALES.length - 1] };
+  if (felt.style.getPropertyValue("--felt-scale") !== String(best.s)) {
+    felt.style.setProperty("--felt-scale", String(best.s));
+    place(felt, seats, width, height, best.s);
+  }
+  zoomCentre(felt, best.c, width);
   return {
-    scale, bar, height: felt.style.height, rim: [felt.style.getPropertyValue("--rim-x"), felt.style.getPropertyValue("--rim-y")],
+    scale: best.s, inner: best.c, bar, width, height: felt.style.height,
+    rim: [felt.style.getPropertyValue("--rim-x"), felt.style.getPropertyValue("--rim-y")],
     seats: Object.fromEntries(seats.map((el) => [el.dataset.seat, [el.style.left, el.style.top, el.dataset.side]])),
   };
+}
+
+/** The centre (board, pot, results) at scale `c`, no wider than most of the felt's width `width`
+ * (its lines wrap rather than run under the side seats). */
+function zoomCentre(felt, c, width) {
+  felt.style.setProperty("--centre-scale", String(c));
+  felt.style.setProperty("--centre-max", `${Math.round((width * CENTRE_WIDTH) / c)}px`);
 }
 
 /** Draw the fit `fit` (from `fitFelt`) again on a new drawing of the same table, reading no layout:
@@ -78,6 +108,7 @@ export function reuseFit(page, fit) {
   page.style.setProperty("--bar-height", fit.bar);
   felt.style.height = fit.height;
   felt.style.setProperty("--felt-scale", String(fit.scale));
+  zoomCentre(felt, fit.inner, parseFloat(fit.width));
   felt.style.setProperty("--rim-x", fit.rim[0]);
   felt.style.setProperty("--rim-y", fit.rim[1]);
   for (const seat of felt.querySelectorAll(":scope > .seat")) {
@@ -130,14 +161,12 @@ function place(felt, seats, width, height, scale) {
   });
 }
 
-/** Do two seats (with their bets) overlap, or a seat and the centre's content? */
-function crowded(seats, center) {
-  const boxes = seats.map(box);
+/** Do two of the seats' boxes `boxes` overlap? */
+function overlapping(boxes) {
   for (let i = 0; i < boxes.length; i++) {
     for (let j = i + 1; j < boxes.length; j++) if (meet(boxes[i], boxes[j])) return true;
   }
-  const inner = center && center.firstElementChild ? center.firstElementChild.getBoundingClientRect() : null;
-  return Boolean(inner && inner.width && boxes.some((b) => meet(b, inner)));
+  return false;
 }
 
 /** A seat's box with its bet's. */
