@@ -13,6 +13,8 @@ generic ``type: key value`` line.
 'bot 2 sits at seat 2 (bot)'
 >>> event_line({"type": "match_ended", "match": 1, "result": {"winners": [2], "ranking": [[2], [1]]}}, names)
 'MATCH OVER: bot 2 wins'
+>>> event_line({"type": "match_ended", "match": 1, "result": {"winners": [2]}, "names": {"2": "cy"}}, names)
+'MATCH OVER: cy wins'
 >>> event_line({"type": "action", "seat": 2, "action": "bet", "amount": 3}, names)
 'action: seat bot 2, action bet, amount 3'
 >>> event_line({"type": "turn", "seat": 1}, names, game=lambda e, names: None) is None
@@ -113,8 +115,11 @@ def event_line(e: Data, names: Names | None = None,
         return who(names, seat)
 
     if t == "match_ended":
+        # the names the match was played under (1.6 ``names``): whoever sits in a seat now may not be who played
+        played = e.get("names") if isinstance(e.get("names"), Mapping) else {}
+        by_seat = {**names, **{int(k): str(v) for k, v in played.items() if str(k).isdigit()}}
         result = e.get("result") if isinstance(e.get("result"), Mapping) else e
-        return f"MATCH OVER: {wins(names, result.get('winners'))}"
+        return f"MATCH OVER: {wins(by_seat, result.get('winners'))}"
     if t in TABLE_EVENTS:
         return _table_event(e, n)
     if game is None:
