@@ -178,6 +178,7 @@ export class Table {
    * stale: people come and go without an event, and this page's own seat moves it). */
   async _watchers() {
     if (!this.model || !this.root || !this.root.isConnected || document.hidden) return;
+    if (this.model.info.status === "closed") return; // the server serves a closed table no more (404)
     try {
       // an unlisted table answers only with its invite (SPEC "Private tables": header X-Table-Invite)
       const invite = this.model.info.invite || this.invite;
