@@ -96,6 +96,9 @@ class TableView(Screen):
         Binding("question_mark", "help", "game help"),
         Binding("escape", "keys", "leave field"), Binding("q", "leave", "lobby"),
     ]
+    #: the log has the focus from the first moment: keys act at once (a key typed while the screen
+    #: mounts would otherwise land in the amount field, the first focusable widget)
+    AUTO_FOCUS = "#log"
 
     def __init__(self, table: str, role: str, snap: Frame) -> None:
         super().__init__()

@@ -59,12 +59,12 @@ async def test_the_ranking_names_who_played_after_another_takes_the_seat(server:
     for tab in (bob, cat):  # both see the match from its start
         await expect(tab.page.locator(".seat[data-seat='1'] .seat-name")).to_have_text(ANN)
     await play_to_end(ann, GAME)
+    for tab in (bob, cat):  # the watchers' pages have the match's end too (it reaches each in its own time)
+        await expect(tab.page.locator(".result-banner .ranking")).to_contain_text(ANN)
     started = next(f["event"] for f in cat.events(table) if f["event"]["type"] == "match_started")
     assert started["names"]["1"] == ANN and set(started["names"]) == {"1", "2"}
     ended = next(f["event"] for f in bob.events(table) if f["event"]["type"] == "match_ended")
     assert ended["names"]["1"] == ANN
-    for tab in (bob, cat):
-        await expect(tab.page.locator(".result-banner .ranking")).to_contain_text(ANN)
 
     await ann.page.click("[data-control=leave]")
     await ann.page.wait_for_selector("#create-button")  # back in the lobby: the seat is free

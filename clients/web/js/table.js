@@ -95,6 +95,7 @@ export class Table {
     this.chatSeen = null; // chat lines seen on the phone's chat tab (null until the first drawing: all so far)
     this.fit = null; // the felt's last fit (feltfit.js): drawn again at once by every drawing
     this.fitFrame = 0; // the animation frame that fits the felt next (`_fitSoon`)
+    this.drawFrame = 0; // the animation frame that draws the table next (`_renderSoon`)
     this.onResize = () => { if (this.root && this.root.isConnected) this.fit = fitFelt(this.root.querySelector(".table-page")) || this.fit; };
     addEventListener("resize", this.onResize);
     this.clockTimer = setInterval(() => this._tick(), 200);
@@ -256,7 +257,20 @@ export class Table {
       this._event(f);
     } else return;
     this._saveSoon();
-    this.render();
+    this._renderSoon();
+  }
+
+  /** Draw the table once before the next paint, however many frames arrive first: a fast table (bots
+   * acting at once) sends events faster than a busy device draws, and a drawing per event would leave
+   * the page ever further behind (and deaf to clicks). A hidden page, which paints nothing, draws at
+   * once. A drawing that comes first (a click's) takes the pending one's place. */
+  _renderSoon() {
+    if (document.hidden) return this.render();
+    if (this.drawFrame) return;
+    this.drawFrame = requestAnimationFrame(() => {
+      this.drawFrame = 0;
+      this.render();
+    });
   }
 
   _snapshot(f) {
@@ -547,6 +561,10 @@ export class Table {
   }
 
   render() {
+    if (this.drawFrame) {
+      cancelAnimationFrame(this.drawFrame);
+      this.drawFrame = 0;
+    }
     const root = this.root;
     if (!root || !root.isConnected) return;
     const m = this.model;
