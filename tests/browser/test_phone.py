@@ -1,6 +1,6 @@
 """A phone is a first-class screen: every game played to its end by touch at 390x844, with the
 action bar pinned to the bottom (every button and field on screen, at least 44 px, no sideways
-scroll, at every decision), the amount set by touching its slider; the side panels behind tabs
+scroll, at every decision); no-limit's and Alamo's amount set by touching its slider; the side panels behind tabs
 (chat's tab counting the lines not seen), the top bar's settings folded behind a button, and the
 landscape layout's actions on screen too. Layouts at every size on recorded tables:
 test_layout_matrix.py.
@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import screenshot_path
+from tests.browser.clicking import click_first
 from tests.browser.pages import create_table, go_from_lobby, new_tab, play_to_end
+from tests.conftest import until
 from tests.games import GAMES, quick, seats
 from tests.server.conftest import LiveServer
 
@@ -48,36 +50,49 @@ async def test_a_whole_match_by_touch(server: LiveServer, browser: Any, game: st
     n = seats(game, 3)
     await create_table(tab, game, n, n - 1, quick(game), FAST)
     problems: list[str] = []
-    slider: dict[str, Any] = {}
 
     async def check(clicks: int, kind: str | None) -> None:
         found = await page.evaluate(BAR_PROBLEMS)
         if found:
             await page.screenshot(path=screenshot_path(f"phone-{game}-{clicks}"))
         problems.extend(f"decision {clicks} ({kind}): {p}" for p in found)
-        rng = page.locator(".action-panel input[type=range]")
-        if slider or not await rng.count():
-            return
-        # a touch on the slider's track near its right end moves the amount there
-        box = await rng.first.bounding_box()
-        low = int(await rng.first.get_attribute("min"))
-        high = int(await rng.first.get_attribute("max"))
-        if high - low < 10:
-            return
-        await page.touchscreen.tap(box["x"] + box["width"] * 0.85, box["y"] + box["height"] / 2)
-        field = rng.first.locator("xpath=following-sibling::input[@type='number']")
-        slider.update(low=low, high=high, value=int(await field.input_value()),
-                      range=int(await rng.first.input_value()))
 
     await play_to_end(tab, game, on_decision=check, tap=True)
     await page.screenshot(path=screenshot_path(f"phone-{game}-end"))
     assert not problems, problems
-    if await page.evaluate("document.querySelector('.table-page').dataset.game") in ("no_limit_holdem", "alamo"):
-        assert slider, f"{game}: no decision showed the amount's slider"
-    if slider:
-        assert slider["value"] == slider["range"], slider
-        assert slider["low"] + (slider["high"] - slider["low"]) // 2 < slider["value"] <= slider["high"], slider
     assert await page.locator(".result-banner").is_visible()
+    assert not tab.errors, tab.errors
+    await tab.close()
+
+
+@pytest.mark.parametrize("game", ["no_limit_holdem", "alamo"])
+async def test_the_amount_set_by_touching_its_slider(server: LiveServer, browser: Any, game: str) -> None:
+    """No-limit and Alamo bet amounts: a touch on the slider's track near its right end moves the
+    amount there, the field beside it follows, and the raise sends it."""
+    tab = await new_tab(browser, server.http, width=390, height=844, touch=True)
+    page = tab.page
+    # the default stacks (a wide range); the bot thinks long enough that our turn stays while we touch
+    await create_table(tab, game, 2, 1, {}, {"bot_think": 0.5, "pause": 0})
+    panel = page.locator(".action-panel")
+    rng = panel.locator("input[type=range]")
+    while not await rng.count():  # check or call until a turn offers a bet or raise with an amount
+        await panel.locator("[data-action]").first.wait_for()
+        if not await rng.count():
+            await click_first(page, ("continue", "check", "call"))
+    box = await rng.bounding_box()
+    low, high = int(await rng.get_attribute("min")), int(await rng.get_attribute("max"))
+    assert high - low >= 10, (low, high)
+    await page.touchscreen.tap(box["x"] + box["width"] * 0.85, box["y"] + box["height"] / 2)
+    field = panel.locator("input[type=number]")
+    value = int(await field.input_value())
+    assert value == int(await rng.input_value())
+    assert low + (high - low) // 2 < value <= high, (low, value, high)
+    kind = await panel.locator(".raise-group button[data-action]").get_attribute("data-action")
+    await panel.locator(f".raise-group button[data-action={kind}]").tap()
+    await until(lambda: any(m.get("type") == "act" and m["action"]["type"] == kind for m in tab.sent), 60,
+                "the page sends the bet")
+    sent = [m["action"] for m in tab.sent if m.get("type") == "act" and m["action"]["type"] == kind]
+    assert sent[-1] == {"type": kind, "amount": value}, sent
     assert not tab.errors, tab.errors
     await tab.close()
 

@@ -260,12 +260,14 @@ export class Table {
     this._renderSoon();
   }
 
-  /** Draw the table once before the next paint, however many frames arrive first: a fast table (bots
-   * acting at once) sends events faster than a busy device draws, and a drawing per event would leave
-   * the page ever further behind (and deaf to clicks). A hidden page, which paints nothing, draws at
-   * once. A drawing that comes first (a click's) takes the pending one's place. */
+  /** A spectator's page draws the table once before the next paint, however many frames arrive first:
+   * a fast table (bots acting at once) sends events faster than a busy device draws, and a drawing per
+   * event would leave the page ever further behind (and deaf to clicks). A player's page draws every
+   * event, so that an amount won at its seat is drawn, counted and heard even when the next hand's
+   * events come in the same batch (motion.js); so does a hidden page, which paints nothing. A drawing
+   * that comes first (a click's) takes the pending one's place. */
   _renderSoon() {
-    if (document.hidden) return this.render();
+    if (document.hidden || (this.model && this.model.you != null)) return this.render();
     if (this.drawFrame) return;
     this.drawFrame = requestAnimationFrame(() => {
       this.drawFrame = 0;
