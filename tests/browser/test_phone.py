@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import screenshot_path
 from tests.browser.clicking import click_first
+from tests.browser.conftest import screenshot_path
 from tests.browser.pages import create_table, go_from_lobby, new_tab, play_to_end
 from tests.conftest import until
 from tests.games import GAMES, quick, seats
