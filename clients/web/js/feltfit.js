@@ -1,10 +1,12 @@
 // The felt fitted to the screen: the table page's felt takes the height the viewport leaves above
 // what follows it (your hand, the action bar: pinned to the bottom on a phone), its seats go round
-// an ellipse at the felt's edge, and seats and centre shrink together (CSS `zoom`, --felt-scale)
-// until no two seats, and no seat and the centre, overlap. Every size, every seat count: nothing of
+// an ellipse at the felt's edge, and seats and centre shrink (CSS `zoom`: --felt-scale for the seats,
+// --centre-scale for the centre, never above the seats') until no two seats, and no seat and the
+// centre, overlap. Every size, every seat count: nothing of
 // the game hides another part of it, and nothing needs scrolling to be seen.
 
-/** The seats' scales tried, largest first: the first with no overlap is kept. */
+/** The seats' scales tried, largest first (`fitFelt` keeps the pair of seat and centre scales whose
+ * smaller is the largest with nothing overlapping). */
 const SCALES = [1, 0.92, 0.85, 0.78, 0.72, 0.66, 0.6, 0.55, 0.5, 0.45];
 /** The centre's scales tried once the seats fit, largest first (none above the seats'). */
 const CENTRE_SCALES = [...SCALES, 0.4];
@@ -29,7 +31,8 @@ export function isPhone() {
 /**
  * Fit the felt of the table page `page` (a `.table-page` element in the document): its height, each
  * seat's place (`style.left`/`top` in px of the felt), the side a seat's bet goes (`data-side`:
- * towards the centre) and the scale of seats and centre (`--felt-scale`, 0.45 to 1). `hint`: the
+ * towards the centre), the seats' scale (`--felt-scale`, 0.45 to 1) and the centre's (`--centre-scale`,
+ * 0.4 to the seats', with its width at most `CENTRE_WIDTH` of the felt's). `hint`: the
  * scale of the last fit of the same table: the search starts one step above it, so a fit costs two
  * layouts of the seats, not one per scale, and the seats grow back a step a fit when room frees.
  * Returns the fit, for `reuseFit` (null without a felt).
