@@ -587,12 +587,13 @@ export class Table {
     const keepPanel = panel && panelKey === this.panelKey;
     if (!keepPanel) panel = this._actionPanel();
     this.panelKey = panelKey;
+    const tabs = this._tabs(); // first: it may move the phone's tab back to the table
     const page = h("section", { class: "table-page", "data-tab": this.tab, "data-game": m.info.game, "data-status": m.info.status, "data-you": m.you ?? "" },
       this._head(),
       this.error ? h("div", { class: "notice error", role: "alert" }, this.error.message) : null,
       this.pending ? h("div", { class: "notice", role: "status", "data-pending": "" }, "Waiting for the host to let you sit…") : null,
       this.toast ? h("div", { class: "toast", role: "alert" }, this.toast.text) : null,
-      this._tabs(),
+      tabs,
       h("div", { class: "table-layout" },
         h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
         h("aside", { class: "side" }, this._panes())));
@@ -643,6 +644,7 @@ export class Table {
     const me = this.conn.player;
     const tabs = [["table", "Table"], ["chat", unseen ? `Chat (${unseen})` : "Chat"], ["log", "Log"], ["hands", "Hands"], ["fair", "Fair"]];
     if (me && m.info.owner === me && m.info.status !== "closed") tabs.push(["host", "Host"]);
+    if (!tabs.some(([name]) => name === this.tab)) this.tab = "table"; // its panel is gone (the host handed the table over)
     return h("nav", { class: "table-tabs", role: "tablist", "aria-label": "Table and panels" },
       tabs.map(([name, label]) => h("button", { type: "button", role: "tab", class: "tab", "data-tab": name,
         "aria-selected": String(this.tab === name), onclick: () => { this.tab = name; this.render(); } }, label)));
