@@ -81,7 +81,7 @@ async def test_the_amount_set_by_touching_its_slider(server: LiveServer, browser
             await click_first(page, ("continue", "check", "call"))
     box = await rng.bounding_box()
     low, high = int(await rng.get_attribute("min")), int(await rng.get_attribute("max"))
-    assert high - low >= 10, (low, high)
+    assert high - low >= 4, (low, high)  # room for a touch to land past the middle
     await page.touchscreen.tap(box["x"] + box["width"] * 0.85, box["y"] + box["height"] / 2)
     field = panel.locator("input[type=number]")
     value = int(await field.input_value())
