@@ -220,6 +220,7 @@ class Replayer {
     this.hand = Math.max(0, hands.length - 1);
     this.step = 0;
     this.shown = null; // what the last render drew: hands, the hand's label and steps (see update)
+    this.shownHand = null; // the hand the last render drew: its label and steps (`_hand`)
     dlg.addEventListener("keydown", (ev) => {
       // the replayer's keys stay here (the table's F/C/R... must not act on them)
       ev.stopPropagation();
@@ -242,7 +243,7 @@ class Replayer {
     const seen = this._seen();
     if (seen === this.shown) return;
     const nav = this.dlg.querySelector(".replay-nav");
-    if (nav && this.shown && seen.slice(seen.indexOf("|")) === this.shown.slice(this.shown.indexOf("|"))) {
+    if (nav && this.shown && this._hand() === this.shownHand) {
       this._updateNav(nav); // only the list of hands grew: the hand being read is left as it is
       this.shown = seen;
     } else {
@@ -250,10 +251,15 @@ class Replayer {
     }
   }
 
-  /** What a drawing shows: "hands|the shown hand's label|its steps" ("" without hands). */
+  /** What a drawing shows: "hands|the shown hand" ("" without hands). */
   _seen() {
+    return this.hands[this.hand] ? `${this.hands.length}|${this._hand()}` : "";
+  }
+
+  /** The shown hand as drawn: "its label|its steps" ("" without hands). */
+  _hand() {
     const hd = this.hands[this.hand];
-    return hd ? `${this.hands.length}|${hd.label}|${hd.steps.length}` : "";
+    return hd ? `${hd.label}|${hd.steps.length}` : "";
   }
 
   go(step, hand = this.hand) {
@@ -299,6 +305,7 @@ class Replayer {
     const oldList = dlg.querySelector(".replay-steps");
     const listTop = oldList ? oldList.scrollTop : 0;
     this.shown = this._seen();
+    this.shownHand = this._hand();
     const focused = document.activeElement && dlg.contains(document.activeElement) ? document.activeElement : null;
     const focusedStep = focused ? focused.dataset.step : null;
     const focusedHand = focused ? focused.dataset.hand : null;
