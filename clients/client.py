@@ -15,7 +15,9 @@ One :class:`Client` is one websocket connection (either subprotocol) with:
 * the frames that are not replies (events, snapshots sent on their own) in
   :attr:`Client.inbox`, read with :meth:`~Client.events` (an async iterator),
   :meth:`~Client.next_event` or :meth:`~Client.next_frame`; ``batch`` frames
-  are unpacked;
+  are unpacked, and with ``group=True`` (protocol 1.7) each ``events`` frame
+  is expanded into the ``event`` frames it stands for (:func:`expand_events`),
+  so whoever reads the client sees ``event`` frames either way;
 * ``seq`` tracking per table (:attr:`~Client.seqs`; :attr:`~Client.gaps`
   counts any ``seq`` that is not the previous one plus one);
 * with ``reconnect=True``, automatic reconnection when the connection drops
@@ -107,6 +109,26 @@ _ABOUT_ME = frozenset({"seat_approved", "seat_denied", "seat_request_lapsed", "k
 _END: Frame = {"type": "_end"}
 
 
+def expand_events(frame: Frame) -> list[Frame]:
+    """The v1 ``event`` frames an ``events`` frame (protocol 1.7, SPEC "Batching
+    and grouping") stands for, in order: element i of ``frame["events"]`` (an
+    ``event`` frame without ``type``, ``table``, ``seq`` and ``ts``) gets the
+    frame's ``table`` and ``ts`` and the ``seq`` ``frame["seq"] + i``. Raises
+    KeyError on a frame without ``table``, ``seq``, ``ts`` or ``events`` (a
+    validator in use refuses such a frame before it gets here).
+
+    >>> first, second = expand_events({"type": "events", "table": "t_1", "seq": 7, "ts": 2.5, "events": [
+    ...     {"event": {"type": "a"}}, {"event": {"type": "b"}, "turn": {"seat": 1, "id": 8}}]})
+    >>> first
+    {'type': 'event', 'table': 't_1', 'seq': 7, 'ts': 2.5, 'event': {'type': 'a'}}
+    >>> second["seq"], second["turn"]
+    (8, {'seat': 1, 'id': 8})
+    """
+    table, seq, ts = frame["table"], frame["seq"], frame["ts"]
+    return [{"type": "event", "table": table, "seq": seq + i, "ts": ts, **item}
+            for i, item in enumerate(frame["events"])]
+
+
 def http_base(ws_url: str) -> str:
     """``http://host:port`` of a ``ws://host:port/ws`` URL (``wss`` gives ``https``):
     where the server's HTTP API (``GET /api/games``, ``/api/tables`` ...) is.
@@ -155,7 +177,12 @@ class Client:
 
     ``url``: ``ws://host:port/ws``. ``codec``: ``"msgpack"`` (binary frames) or
     ``"json"`` (text frames). ``batch``: accept ``batch`` frames (several
-    frames in one websocket message). ``on_frame``: if given, called with every
+    frames in one websocket message). ``group``: say ``hello`` with ``group:
+    true`` (protocol 1.7): the server sends each step's events of a table as one
+    ``events`` frame, which this client expands into its ``event`` frames
+    (:func:`expand_events`) before anything else sees them, so the inbox,
+    ``on_frame``, :meth:`dispatch`, :attr:`frames` and :attr:`seqs` hold
+    ``event`` frames as without it. ``on_frame``: if given, called with every
     frame that is not a reply instead of queueing it in :attr:`inbox`.
     ``record``: keep every frame received in :attr:`frames`, every message
     sent in :attr:`sent`, and both in order in :attr:`transcript`.
@@ -181,7 +208,7 @@ class Client:
     the cancellation is lost (``cardhall bot`` would play on).
     """
 
-    def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, record: bool = False,
+    def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, group: bool = False, record: bool = False,
                  on_frame: Callable[[Frame], None] | None = None, origin: str | None = None,
                  reconnect: bool = False, reconnect_for: float = 30.0,
                  validator: FrameValidator | None = None, local_addr: tuple[str, int] | None = None) -> None:
@@ -191,6 +218,7 @@ class Client:
         self.subprotocol = MSGPACK if codec == "msgpack" else JSON
         self.codec = CODECS[self.subprotocol]
         self.batch = batch
+        self.group = group
         self.record = record
         self.on_frame = on_frame
         self.origin = origin
@@ -309,11 +337,12 @@ class Client:
                     log.error("schema violation: %s", violation)
                     await ws.close(1002, "schema violation")
                     break
-                if frame.get("type") == "batch":
-                    for inner in frame["frames"]:
+                for inner in frame["frames"] if frame.get("type") == "batch" else (frame,):
+                    if inner.get("type") == "events":  # 1.7: the event frames it stands for, in order
+                        for event in expand_events(inner):
+                            self.dispatch(event)
+                    else:
                         self.dispatch(inner)
-                else:
-                    self.dispatch(frame)
         except Exception:  # the connection went away
             pass
         finally:
@@ -366,8 +395,9 @@ class Client:
         return None
 
     def dispatch(self, frame: Frame) -> None:
-        """Handle one received frame (a ``batch`` arrives here frame by frame,
-        after the validator in use, :attr:`checker`, passed it): track ``seq``, complete the pending
+        """Handle one received frame (a ``batch`` arrives here frame by frame, an
+        ``events`` frame event frame by event frame, after the validator in use,
+        :attr:`checker`, passed it): track ``seq``, complete the pending
         request it answers (``re``), else hand it to ``on_frame`` or
         :attr:`inbox`. Subclasses extend it to observe every frame (replies
         included), calling ``super().dispatch(frame)``."""
@@ -420,8 +450,7 @@ class Client:
             try:
                 await self._open(ready=False)  # only the resume requests until it is done
                 if self.token is not None:  # retried while unavailable (the node cannot read players yet)
-                    await self._resume({"type": "hello", "name": self.name or "player", "token": self.token,
-                                        "batch": self.batch})
+                    await self._resume(self._hello_message(self.name or "player", token=self.token))
                 for table, role in list(self.joined.items()):
                     msg: Frame = {"type": "join", "table": table, "role": role}
                     if table in self.seqs:
@@ -541,15 +570,23 @@ class Client:
         operator (SPEC "Identity"): this client is that account's player (sent
         instead of a token). Raises ServerError ``bad_auth``, ``auth_required``,
         ``unknown_token`` and the others of ``hello``."""
-        msg: Frame = {"type": "hello", "name": name, "batch": self.batch}
         token = token if token is not None else self.token
+        reply = await self.request(self._hello_message(name, token=token, auth=auth))
+        self.player, self.token, self.name = reply["player"], reply["token"], reply["name"]
+        return reply
+
+    def _hello_message(self, name: str, token: str | None = None, auth: str | None = None) -> Frame:
+        """The ``hello`` this client says: ``batch`` always, ``group`` when
+        true (1.7; an older server ignores it and sends ``event`` frames, which
+        this client reads all the same), ``auth`` or ``token`` when given."""
+        msg: Frame = {"type": "hello", "name": name, "batch": self.batch}
+        if self.group:
+            msg["group"] = True
         if auth is not None:
             msg["auth"] = auth
         elif token is not None:
             msg["token"] = token
-        reply = await self.request(msg)
-        self.player, self.token, self.name = reply["player"], reply["token"], reply["name"]
-        return reply
+        return msg
 
     async def create_table(self, game: str, seats: int | None = None, options: Frame | None = None,
                            bots: int | list[str | None] | None = None) -> str:

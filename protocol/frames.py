@@ -16,7 +16,7 @@ shapes included); these mirror the frames every game shares.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 Seat = int
 RequestId = int | str
@@ -164,6 +164,7 @@ class Welcome(TypedDict):
     token: str
     protocol: int
     minor: int
+    group: bool
 
 
 class TableCreated(TypedDict):
@@ -198,6 +199,24 @@ class EventFrame(TypedDict):
     legal: NotRequired[list[LegalAction]]
 
 
+class EventItem(TypedDict):
+    """One event of an :class:`EventsFrame`: an ``event`` frame without its envelope."""
+
+    event: dict[str, Any]
+    turn: NotRequired[Turn]
+    legal: NotRequired[list[LegalAction]]
+
+
+class EventsFrame(TypedDict):
+    """Events of one table with consecutive seqs from ``seq`` and one ``ts`` (1.7, ``hello.group``)."""
+
+    type: Literal["events"]
+    table: str
+    seq: int
+    ts: float
+    events: list[EventItem]
+
+
 class Ok(TypedDict):
     type: Literal["ok"]
     re: RequestId | None
@@ -226,21 +245,22 @@ ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 PROTOCOL_VERSION = 1
 #: the protocol's minor version within the major one, in ``welcome.minor``: each minor version only
 #: adds to the one before it (message, event and frame types, error codes, close codes, fields, games)
-PROTOCOL_MINOR = 6
+PROTOCOL_MINOR = 7
 
 
 # -- building server frames ------------------------------------------------------
-def welcome(re: RequestId | None, player: str, name: str, token: str) -> Welcome:
+def welcome(re: RequestId | None, player: str, name: str, token: str, group: bool = False) -> Welcome:
     """The answer to ``hello``: the player's id, name and token (SPEC "Identity").
 
-    ``protocol`` is the major version, ``minor`` the minor one (SPEC "Versioning").
+    ``protocol`` is the major version, ``minor`` the minor one (SPEC "Versioning");
+    ``group``: the connection gets its events in ``events`` frames (1.7, :func:`events`).
 
     >>> w = welcome(1, "p_1", "ann", "tok")
-    >>> (w["protocol"], w["minor"])
-    (1, 6)
+    >>> (w["protocol"], w["minor"], w["group"])
+    (1, 7, False)
     """
     return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
-            "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR}
+            "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR, "group": group}
 
 
 def table_created(re: RequestId | None, info: Info) -> TableCreated:
@@ -303,6 +323,56 @@ def event(table: str, seq: int, event: dict[str, Any], ts: float, turn: Turn | N
         out["turn"] = turn
         if legal is not None:
             out["legal"] = legal
+    return out
+
+
+def event_item(event: dict[str, Any], turn: Turn | None = None, legal: list[LegalAction] | None = None) -> EventItem:
+    """One element of an ``events`` frame: what :func:`event` holds but the
+    envelope (``type``, ``table``, ``seq``, ``ts``)."""
+    out: EventItem = {"event": event}
+    if turn is not None:
+        out["turn"] = turn
+        if legal is not None:
+            out["legal"] = legal
+    return out
+
+
+def events(table: str, seq: int, ts: float, items: list[EventItem]) -> EventsFrame:
+    """Events of one table with the seqs ``seq``, ``seq + 1``, ... and one
+    ``ts`` (the step that made them), each an :func:`event_item` (1.7: for a
+    client that said ``hello`` with ``group: true``; SPEC "Batching and grouping").
+
+    >>> f = events("t_1", 7, 0.0, [event_item({"type": "a"}), event_item({"type": "b"}, {"seat": 1, "id": 8})])
+    >>> f["seq"], [item["event"]["type"] for item in f["events"]], f["events"][1]["turn"]
+    (7, ['a', 'b'], {'seat': 1, 'id': 8})
+    """
+    return {"type": "events", "table": table, "seq": seq, "ts": ts, "events": items}
+
+
+def grouped(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` (server frames, in order) with each run of ``event``
+    frames of one table with consecutive seqs and one ``ts`` merged into one
+    :func:`events` frame; every other frame stays as it is, in place.
+
+    >>> out = grouped([event("t", 3, {"type": "a"}, 1.0), event("t", 4, {"type": "b"}, 1.0),
+    ...                ok(9), event("t", 5, {"type": "c"}, 2.0)])
+    >>> [(f["type"], f.get("seq"), len(f.get("events", ()))) for f in out]
+    [('events', 3, 2), ('ok', None, 0), ('events', 5, 1)]
+    """
+    out: list[dict[str, Any]] = []
+    run: dict[str, Any] | None = None
+    for msg in messages:
+        if msg.get("type") != "event":
+            out.append(msg)
+            run = None
+            continue
+        item = event_item(msg["event"], msg.get("turn"), msg.get("legal"))
+        if (run is not None and run["table"] == msg["table"] and run["ts"] == msg["ts"]
+                and run["seq"] + len(run["events"]) == msg["seq"]):
+            run["events"].append(item)
+            continue
+        run = cast(dict[str, Any], events(msg["table"], msg["seq"], msg["ts"], [item]))
+        out.append(run)
     return out
 
 

@@ -7,7 +7,7 @@ callback scheduled by the first push flushes what nobody flushed). A flush
 writes what is queued at once through the server's ``send_now`` extension
 (``server/ws_protocol.py``): several frames, for a client that asked for
 batches (``hello`` with ``batch: true``), leave as one ``batch`` frame, one
-websocket message and one socket write (SPEC.md "Batching"). When the
+websocket message and one socket write (SPEC.md "Batching and grouping"). When the
 transport cannot take it now (its buffer is full: a client that reads slowly)
 or the server lacks the extension, one writer task per connection sends the
 queue through ASGI ``send``, which waits; frames pushed meanwhile queue up and
@@ -55,7 +55,7 @@ class Connection:
     """
 
     __slots__ = (
-        "id", "codec", "send_raw", "abort", "player", "batch", "tables", "address",
+        "id", "codec", "send_raw", "abort", "player", "batch", "group", "tables", "address",
         "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
         "bucket", "turns", "strikes", "given_up", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
     )
@@ -80,6 +80,7 @@ class Connection:
         self.address = address
         self.player: Player | None = None
         self.batch = False
+        self.group = False  # events in ``events`` frames (``hello.group``, 1.7)
         self.tables: set[str] = set()
         self._queue: deque[Any] = deque()
         self._limit = limit
@@ -116,12 +117,13 @@ class Connection:
             self._flush_pending = True
             self._loop.call_soon(self.flush)
 
-    def deliver(self, payloads: list[Any]) -> None:
+    def deliver(self, payloads: list[Any], message: Any = None) -> None:
         """Queue the encoded frames ``payloads`` (in order) and :meth:`flush`
         at once: what a table's step has for this connection, one call. With
         nothing queued before and the transport writable they leave as one
-        message without touching the queue; the slow-consumer limit applies as
-        for :meth:`push`."""
+        message without touching the queue (``message``: that ``batch``
+        already built, shared by every connection getting the same frames);
+        the slow-consumer limit applies as for :meth:`push`."""
         if self.closed:
             return
         queue = self._queue
@@ -129,7 +131,11 @@ class Connection:
         send_now = self._send_now
         if (not queue and n and send_now is not None and not self._busy and self._close is None
                 and (n == 1 or self.batch)):
-            if send_now(payloads[0] if n == 1 else self.codec.batch(payloads)):
+            if n == 1:
+                message = payloads[0]
+            elif message is None:
+                message = self.codec.batch(payloads)
+            if send_now(message):
                 if self._on_sent is not None:
                     self._on_sent(n)
                 return

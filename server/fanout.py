@@ -1,23 +1,25 @@
 """Delivering a table's events to its subscribers (delta events).
 
 Subscribers are grouped by viewer (a seat, or None for every spectator; the
-table machine keeps the groups). Each event is encoded at most once per
-*distinct view* and codec: a seat whose view of an event equals the
+table machine keeps the groups). A step's events are encoded at most once per
+*distinct view* and codec: a seat whose view of the events equals the
 spectators' (no private fields for it, no legal actions for it) shares the
-spectators' bytes. Every viewer receives every ``seq``. Redaction is the
-engine's (``Event.view``), legal actions pass the one gate
-(:func:`~cardhall.server.table.records.legal_for`), frames are built by
-:func:`cardhall.protocol.frames.event`.
+spectators' bytes, and every connection that gets the same frames in the same
+form (one ``batch`` message, or ``events`` groups: SPEC "Batching and
+grouping") shares that message too, built once. Every viewer receives every
+``seq``. Redaction is the engine's (``Event.view``), legal actions pass the
+one gate (:func:`~cardhall.server.table.records.legal_for`), frames are built
+by :mod:`cardhall.protocol.frames`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from cardhall.protocol import frames
 from cardhall.protocol.codec import MSGPACK, Codec
-from cardhall.protocol.frames import EventFrame
+from cardhall.protocol.frames import EventFrame, EventsFrame
 from cardhall.server.table.records import EventRecord, carries_turn, legal_for
 
 Data = dict[str, Any]
@@ -46,12 +48,22 @@ class Peer(Protocol):
     def tables(self) -> TableSet:
         """Ids of the tables it has joined."""
 
+    @property
+    def batch(self) -> bool:
+        """It takes ``batch`` frames (``hello.batch``)."""
+
+    @property
+    def group(self) -> bool:
+        """It takes its events as ``events`` frames (``hello.group``, 1.7)."""
+
     def push(self, payload: Any) -> None:
         """Queue one frame already encoded with :attr:`codec`."""
 
-    def deliver(self, payloads: list[Any]) -> None:
+    def deliver(self, payloads: list[Any], message: Any = None) -> None:
         """Queue the frames ``payloads`` (encoded, in order) and write them now:
-        a step's frames for this subscriber in one call."""
+        a step's frames for this subscriber in one call. ``message``: the same
+        frames as one ``batch`` already encoded (shared by the connections
+        that get them), for a subscriber that takes batches."""
 
     def send(self, message: Mapping[str, Any]) -> None:
         """Encode a frame and queue it."""
@@ -85,6 +97,19 @@ def view_key(rec: EventRecord, viewer: int | None) -> int | None:
     return None
 
 
+def runs(records: Sequence[EventRecord]) -> list[Sequence[EventRecord]]:
+    """``records`` (consecutive seqs) cut where ``ts`` changes: each run is
+    one ``events`` frame (the events of one step share its ``ts``)."""
+    out: list[Sequence[EventRecord]] = []
+    start = 0
+    for i in range(1, len(records)):
+        if records[i].ts != records[i - 1].ts or records[i].seq != records[i - 1].seq + 1:
+            out.append(records[start:i])
+            start = i
+    out.append(records[start:])
+    return out
+
+
 class Fanout:
     """Publishing one table's events: ``table_id`` names the frames,
     ``resolve`` finds a subscriber's connection."""
@@ -105,62 +130,103 @@ class Fanout:
         legal = legal_for(key, rec.legal_seat, rec.legal) if with_legal else None
         return frames.event(self.table_id, rec.seq, rec.event.view(key), rec.ts, rec.turn, legal)
 
-    def publish(self, records: Iterable[EventRecord], groups: Mapping[int | None, Iterable[Hashable]],
-                skip: Collection[Hashable] = ()) -> int:
-        """Push ``records`` to the subscribers of ``groups`` (viewer -> keys)
-        except ``skip``, then flush each (they leave now, all of a
-        subscriber's as one message); returns the number of frames queued.
+    def group(self, records: Sequence[EventRecord], keys: Sequence[int | None], with_legal: bool | None = None,
+              current_turn: int | None = None) -> EventsFrame:
+        """The ``events`` frame of ``records`` (one run: consecutive seqs, one
+        ``ts``), each as its ``keys`` entry (a seat or None) sees it; legal
+        actions on every event carrying a turn (``with_legal``), or only on
+        those carrying ``current_turn`` (a replay: :func:`carries_turn`)."""
+        items = []
+        for rec, key in zip(records, keys):
+            shown = with_legal if with_legal is not None else carries_turn(rec, current_turn)
+            legal = legal_for(key, rec.legal_seat, rec.legal) if shown else None
+            items.append(frames.event_item(rec.event.view(key), rec.turn, legal))
+        first = records[0]
+        return frames.events(self.table_id, first.seq, first.ts, items)
 
-        Each subscriber's frames are gathered first and handed over in one
-        call (``deliver``: queued and written at once), so a connection costs
-        one call and one write per step, not one per event."""
+    def publish(self, records: Sequence[EventRecord], groups: Mapping[int | None, Iterable[Hashable]],
+                skip: Collection[Hashable] = (), tails: Mapping[Hashable, list[Mapping[str, Any]]] | None = None) -> int:
+        """Push ``records`` (consecutive seqs) to the subscribers of ``groups``
+        (viewer -> keys) except ``skip``, each followed by its ``tails`` entry
+        (frames for it: the replies of the step, so they leave in the same
+        message), and write them; returns the number of frames queued.
+
+        Subscribers are sorted by what they get: the view of each record
+        (*signature*), the codec, grouped or not (``events`` frames); each
+        such class is encoded once, and for those that take batches its one
+        ``batch`` message is built once and shared (the websocket layer then
+        frames it once: ``server/ws_protocol.py``). Each subscriber gets its
+        frames in one call (``deliver``: queued and written at once)."""
         resolve = self.resolve
-        # viewer -> its connections by codec: each (view, codec) encoded once per record
-        members: list[tuple[int | None, list[tuple[Codec, list[list[Any]]]]]] = []
-        outboxes: list[tuple[Peer, list[Any]]] = []
+        classes: dict[tuple[tuple[int | None, ...], str, bool], list[tuple[Hashable, Peer]]] = {}
+        codecs: dict[str, Codec] = {}
+        shared_view = (None,) * len(records)
         for viewer, keys in groups.items():
-            by_codec: dict[str, tuple[Codec, list[list[Any]]]] = {}
+            signature = shared_view if viewer is None else tuple(view_key(rec, viewer) for rec in records)
             for k in keys:
                 if k in skip or (peer := resolve(k)) is None:
                     continue
                 codec = peer.codec
-                entry = by_codec.get(codec.name)
-                if entry is None:
-                    entry = by_codec[codec.name] = (codec, [])
-                outbox: list[Any] = []
-                entry[1].append(outbox)
-                outboxes.append((peer, outbox))
-            if by_codec:
-                members.append((viewer, list(by_codec.values())))
-        if not outboxes:
-            self.primed.clear()
-            return 0
+                codecs[codec.name] = codec
+                cls = (signature, codec.name, peer.group)
+                members = classes.get(cls)
+                if members is None:
+                    classes[cls] = [(k, peer)]
+                else:
+                    members.append((k, peer))
         primed = self.primed
-        for rec in records:
-            cache: dict[tuple[int | None, str], Any] = {}
-            if primed:
-                for (seq, key), blob in primed.items():
-                    if seq == rec.seq:
-                        cache[(key, MSGPACK)] = blob
-            for viewer, codecs in members:
-                key = view_key(rec, viewer)
-                for codec, boxes in codecs:
-                    ck = (key, codec.name)
-                    payload = cache.get(ck)
-                    if payload is None:
-                        payload = cache[ck] = codec.encode(cast(Data, self.frame(rec, key, True)))
-                    for box in boxes:
-                        box.append(payload)
+        if not classes:
+            primed.clear()
+            return 0
+        cuts = runs(records) if any(grouped for _, _, grouped in classes) else []
+        encoded: dict[tuple[int, int | None, str], Any] = {}  # (seq, view key, codec) -> an event frame
+        if primed:
+            for (seq, key), blob in primed.items():
+                encoded[(seq, key, MSGPACK)] = blob
         sent = 0
-        for peer, outbox in outboxes:
-            sent += len(outbox)
-            peer.deliver(outbox)
+        for (signature, name, grouped), members in classes.items():
+            codec = codecs[name]
+            payloads: list[Any]
+            if grouped:
+                payloads = []
+                at = 0
+                for run in cuts:
+                    keys = signature[at:at + len(run)]
+                    at += len(run)
+                    payloads.append(codec.encode(cast(Data, self.group(run, keys, True))))
+            else:
+                payloads = []
+                for rec, key in zip(records, signature):
+                    ek = (rec.seq, key, name)
+                    payload = encoded.get(ek)
+                    if payload is None:
+                        payload = encoded[ek] = codec.encode(cast(Data, self.frame(rec, key, True)))
+                    payloads.append(payload)
+            shared: Any = None
+            for k, peer in members:
+                tail = tails.get(k) if tails else None
+                if tail:
+                    own = payloads + [codec.encode(cast(Data, frame)) for frame in tail]
+                    sent += len(own)
+                    peer.deliver(own)
+                    continue
+                if shared is None and len(payloads) > 1 and peer.batch:
+                    shared = codec.batch(payloads)
+                sent += len(payloads)
+                peer.deliver(payloads, shared if peer.batch else None)
         primed.clear()
         return sent
 
-    def replay(self, peer: Peer, viewer: int | None, records: Iterable[EventRecord], current_turn: int | None) -> None:
+    def replay(self, peer: Peer, viewer: int | None, records: Sequence[EventRecord], current_turn: int | None) -> None:
         """Send ``records`` (missed since a client's ``since``) to one
         connection; legal actions only with the events carrying the turn that
         is still open (the one that began it, a ``resumed`` carrying it again)."""
+        if not records:
+            return
+        if peer.group:
+            for run in runs(records):
+                keys = [view_key(rec, viewer) for rec in run]
+                peer.send(self.group(run, keys, None, current_turn))
+            return
         for rec in records:
             peer.send(self.frame(rec, view_key(rec, viewer), carries_turn(rec, current_turn)))

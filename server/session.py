@@ -227,6 +227,9 @@ class WebSocketEndpoint:
         batch = msg.get("batch", False)
         if not isinstance(batch, bool):
             raise ProtocolError("bad_request", "batch must be true or false")
+        group = msg.get("group", False)
+        if not isinstance(group, bool):
+            raise ProtocolError("bad_request", "group must be true or false")
         if token is not None and auth is not None:
             raise ProtocolError("bad_request", "send auth or token, not both")
         if conn.player is not None and conn.tables:
@@ -243,7 +246,8 @@ class WebSocketEndpoint:
             self.gate.admit_resumed(player.id)
         conn.player = player
         conn.batch = batch
-        conn.send(frames.welcome(msg.get("id"), player.id, player.name, token))
+        conn.group = group
+        conn.send(frames.welcome(msg.get("id"), player.id, player.name, token, group))
 
 
 def request_id(msg: dict[str, Any] | None) -> int | str | None:

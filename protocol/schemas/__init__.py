@@ -5,7 +5,7 @@ The documents in this folder, resolved against each other by their ``$id``
 to fetch from):
 
 * the core, :data:`CORE_DOCUMENTS`, which names no game: ``server.json``
-  (every server frame, ``welcome`` ... ``batch``, ``info``, ``turn``, the
+  (every server frame, ``welcome`` ... ``batch`` and 1.7's ``events``, ``info``, ``turn``, the
   table's own events ``seated``, ``match_started`` ..., and the body of
   ``GET /api/games``, ``catalogue``) and ``client.json`` (every client message,
   table controls);
@@ -17,14 +17,15 @@ to fetch from):
   (``ev_match_started`` narrows the table's to the game's options),
   ``game_event`` / ``event`` (unions), ``view`` (the snapshot ``state``),
   ``result``, ``match_options`` (``match_started.options``, built from the
-  engine's ``options_spec``), and ``event_frame`` / ``snapshot`` / ``act``
-  narrowed to that game. Its ``$id`` is :data:`BASE` + its file name.
+  engine's ``options_spec``), and ``event_frame`` / ``event_item`` /
+  ``events_frame`` / ``snapshot`` / ``act`` narrowed to that game. Its ``$id`` is :data:`BASE` + its file name.
 
 :func:`documents` reads the core and the registered games' documents, again
 whenever the registry changes (:func:`cardhall.engine.plugins.generation`).
 
 :class:`FrameValidator` checks frames against them. It learns each table's game
-from ``table_created`` and ``snapshot`` frames, then checks that table's events,
+from ``table_created`` and ``snapshot`` frames, then checks that table's events
+(each element of an ``events`` frame as the ``event`` frame it stands for),
 legal actions, states and actions against the game's document (a game
 registered without one: against the generic shapes of the core). For speed it
 picks the definition by ``type`` instead of trying every branch of a union; the
@@ -256,6 +257,8 @@ class FrameValidator:
                 return errors(f"{doc}#/$defs/snapshot" if doc else "server.json#/$defs/snapshot", frame)
         elif kind == "event":
             return self._event_errors(frame)
+        elif kind == "events":
+            return self._events_errors(frame)
         if kind not in ("welcome", "table_created", "snapshot", "ok", "error", "pong"):
             return [f"{kind!r} is not a server frame type"]
         self.checked[str(kind)] += 1
@@ -302,6 +305,22 @@ class FrameValidator:
                 if all(errors(ref, item) for ref in refs):
                     return [f"legal action {item!r} matches no legal_action of {game or 'any game'}"] + \
                         errors(refs[0], item)
+        return []
+
+    def _events_errors(self, frame: Mapping[str, Any]) -> list[str]:
+        """An ``events`` frame (1.7): its envelope and elements by the core's
+        shapes (no ``seq``, ``table``, ``ts`` or ``type`` in an element), then
+        each element as the ``event`` frame it stands for (``seq`` + its index,
+        the frame's ``ts``), by the table's game like any event frame."""
+        problems = errors("server.json#/$defs/events_frame_base", frame)
+        if problems:
+            return problems
+        envelope = {"type": "event", "table": frame["table"], "ts": frame["ts"]}
+        for i, item in enumerate(frame["events"]):
+            problems = self._event_errors({**envelope, "seq": frame["seq"] + i, **item})
+            if problems:
+                return [f"events[{i}]: {p}" for p in problems]
+        self.checked["events"] += 1
         return []
 
     @staticmethod

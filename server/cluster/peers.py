@@ -72,6 +72,10 @@ class RemotePeer:
 
     relayed = True
     codec = MSGPACK_CODEC
+    #: frames cross to its node as one ``out`` message, one v1 frame each: its node
+    #: regroups them for a connection that asked for ``events`` frames (:mod:`.relay`)
+    batch = False
+    group = False
 
     def __init__(self, outbox: Outbox, keys: Keys, table: str, node: str, conn: int,
                  subscribed: Callable[[], bool] = lambda: False) -> None:
@@ -104,7 +108,7 @@ class RemotePeer:
     def push(self, payload: Any) -> None:
         """Not used: events reach other nodes with the commit (:func:`publication`)."""
 
-    def deliver(self, payloads: list[Any]) -> None:
+    def deliver(self, payloads: list[Any], message: Any = None) -> None:
         """Not used either (events go with the commit); publishes what :meth:`send` queued."""
         self.flush()
 

@@ -84,6 +84,21 @@ class Watch:
     later: list[tuple[int, list[bytes]]] = field(default_factory=list)
 
 
+def push_all(conn: Connection, blobs: list[bytes], cache: dict[tuple[int, str], Any] | None = None) -> None:
+    """Queue ``blobs`` (msgpack frames from the owner, in order) on ``conn``
+    in its codec; for a connection that asked for ``events`` frames (1.7) the
+    owner's ``event`` frames are regrouped first (:func:`frames.grouped`)."""
+    if not blobs:
+        return
+    if not conn.group:
+        for blob in blobs:
+            conn.push(to_codec(conn, blob, cache))
+        return
+    decoded = [msgpack.unpackb(blob, raw=False, strict_map_key=False) for blob in blobs]
+    for frame in frames.grouped(decoded):
+        conn.push(conn.codec.encode(frame))
+
+
 def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None) -> Any:
     """``blob`` (a msgpack frame) in ``conn``'s codec; with a ``cache``, each
     blob is converted once per codec (keyed by the blob itself: two views of
@@ -203,7 +218,7 @@ class Relayed:
                 w.viewer = viewer
         if not items:
             return
-        flush: set[Watch] = set()
+        flush: dict[Watch, list[bytes]] = {}
         cache: dict[tuple[int, str], Any] = {}
         for item in items:
             seq, flat = item[0], item[1:]
@@ -218,10 +233,10 @@ class Relayed:
                 if blob is None:  # the owner rendered no frame for the viewer it gave: ask it
                     self.resume(w, f"no view for viewer {w.viewer} at seq {seq}")
                     continue
-                w.conn.push(to_codec(w.conn, blob, cache))
+                flush.setdefault(w, []).append(blob)
                 w.cursor = seq
-                flush.add(w)
-        for w in flush:
+        for w, blobs in flush.items():
+            push_all(w.conn, blobs, cache)
             self._release(w)
             w.conn.flush()
 
@@ -258,15 +273,13 @@ class Relayed:
             blobs = []
             if not w.waiting:
                 self.resume(w, f"a reply follows events {w.cursor + 1}..{after} not received")
-        for blob in blobs:
-            w.conn.push(to_codec(w.conn, blob))
+        push_all(w.conn, blobs)
         self._release(w)
         if member is False and not w.waiting:  # it left (a resume under way makes it a subscriber again)
             self.watches.pop(conn_id, None)
             w.conn.tables.discard(self.id)
             for _, held in w.later:  # nothing more will come before them
-                for blob in held:
-                    w.conn.push(to_codec(w.conn, blob))
+                push_all(w.conn, held)
             w.later = []
         w.conn.flush()
 
@@ -278,8 +291,7 @@ class Relayed:
         cursor = w.cursor
         ready = [blob for after, blobs in w.later if after <= cursor for blob in blobs]
         w.later = [(after, blobs) for after, blobs in w.later if after > cursor]
-        for blob in ready:
-            w.conn.push(to_codec(w.conn, blob))
+        push_all(w.conn, ready)
 
     def on_owner_changed(self) -> None:
         """The table has a new owner (or this node's messages may have been

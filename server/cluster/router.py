@@ -27,7 +27,7 @@ from cardhall.server.cluster.host import NodeHost
 from cardhall.server.cluster.leases import Leases
 from cardhall.server.cluster.outbox import Outbox
 from cardhall.server.cluster.peers import RemotePeer
-from cardhall.server.cluster.relay import Relayed, not_given_up, to_codec
+from cardhall.server.cluster.relay import Relayed, not_given_up, push_all
 from cardhall.server.connection import Connection
 from cardhall.server.store.keys import Keys
 from cardhall.server.table.inputs import REJOIN, Disconnect, Join, Leave, Request
@@ -365,8 +365,7 @@ class Router:
             return
         if conn.given_up:
             blobs = not_given_up(conn, blobs)
-        for blob in blobs:
-            conn.push(to_codec(conn, blob))
+        push_all(conn, blobs)
         conn.flush()
 
     def resync(self, tables: Iterable[str] | None = None) -> None:

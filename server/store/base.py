@@ -62,12 +62,14 @@ class Checkpoint:
     """
 
     __slots__ = ("table", "hands", "error", "token", "publish", "info", "logged",
+                 "steps",
                  "_state_fn", "_events_fn", "_state", "_events", "_log_fn", "_log", "_full")
 
     def __init__(self, table: str, state: Data | Callable[[], Data],
                  events: list[tuple[int, bytes]] | Callable[[], list[tuple[int, bytes]]] = (),  # type: ignore[assignment]
                  hands: list[Data] | None = None,
-                 log: Callable[[], list[tuple[int, bytes]]] | None = None, logged: int | None = None) -> None:
+                 log: Callable[[], list[tuple[int, bytes]]] | None = None, logged: int | None = None,
+                 steps: int = 0) -> None:
         self.table = table
         self.hands = hands or []
         self.error: BaseException | None = None
@@ -85,6 +87,8 @@ class Checkpoint:
         self._log_fn = log
         self._log: list[tuple[int, bytes]] = []
         self._full: bool | None = True if log is None else None
+        #: how many steps ``log()`` gives (known without packing them)
+        self.steps = steps
         #: the number of the input log's last step this checkpoint holds or covers
         self.logged = logged if logged is not None else self.state.get("log", 0)
 
@@ -100,6 +104,14 @@ class Checkpoint:
             except (TypeError, ValueError, OverflowError):  # msgpack's refusals: the state goes instead
                 self._full = True
         return self._full
+
+    @property
+    def whole(self) -> bool:
+        """The whole state is to be (or was) written: a full checkpoint, or a
+        log checkpoint whose steps could not be packed. Unlike :attr:`full`
+        it packs nothing: a log checkpoint no store asked about (a store
+        that keeps no states) is not whole."""
+        return self._full is True
 
     @property
     def log(self) -> list[tuple[int, bytes]]:

@@ -45,7 +45,8 @@ from cardhall.server.fanout import Fanout, Peer
 from cardhall.server.mailbox import Mailbox
 from cardhall.server.store.base import Checkpoint, LeaseLost, StoreUnavailable
 from cardhall.server.store.format import pack_record
-from cardhall.server.table.answers import answer_join, read_older_events, send_fresh
+from cardhall.server.table.alarm import Alarm
+from cardhall.server.table.answers import answer_join, read_older_events, reply_tails, send_fresh
 from cardhall.server.table.bots import Thought
 from cardhall.server.table.core import CLOSED
 from cardhall.server.table.host import RelayedPeer, TableMetrics
@@ -177,7 +178,7 @@ class TableActor:
         #: ``(subscriber, re)`` of the requests being answered by the delivery under way, in its order
         self._answering: list[tuple[Hashable, Any]] = []
         self._answered = 0
-        self._timer: asyncio.Handle | None = None
+        self._alarm: Alarm[Input] = Alarm(self._fire)
         #: what to call once the inputs posted with them are applied, written and delivered
         self._done: list[Callable[[], None]] = []
         self._ended_at_once = False
@@ -249,7 +250,7 @@ class TableActor:
     @property
     def timer_armed(self) -> bool:
         """The table's timer (its clock, a bot's think, a dealer step) is armed."""
-        return self._timer is not None
+        return self._alarm.armed
 
     @property
     def quiet(self) -> bool:
@@ -393,14 +394,14 @@ class TableActor:
                         lambda: [(rec.seq, pack(rec)) for rec in records],
                         list(out.hands),
                         log=None if full else (lambda: [(step.n, step.packed()) for step in steps]),
-                        logged=machine.logged)
+                        logged=machine.logged, steps=len(steps))
         if self.token is not None:
             self.host.dress(self, cp, records)
         return cp
 
     def _written(self, checkpoint: Checkpoint) -> None:
         """``checkpoint`` is stored: count the steps logged since the last full state."""
-        self._since_full = 0 if checkpoint.full else self._since_full + len(checkpoint.log)
+        self._since_full = 0 if checkpoint.whole else self._since_full + checkpoint.steps
         if checkpoint.token is not None:
             self.host.written(self)
 
@@ -438,27 +439,19 @@ class TableActor:
 
     def _set_timer(self, timer: Timer | None) -> None:
         """Arm ``timer`` in the table's one timer slot (None: empty it)."""
-        self._cancel_timer()
         if timer is None:
-            return
-        loop = self._loop or asyncio.get_running_loop()
-        delay = timer.at - time.monotonic()
-        if delay > 0:
-            self._timer = loop.call_later(delay, self._fire, timer.due)
+            self._alarm.clear()
         else:
-            self._timer = loop.call_soon(self._fire, timer.due)
+            self._alarm.set(timer.at, timer.due)
 
     def _fire(self, due: Input) -> None:
-        self._timer = None
         if isinstance(due, BotDue):
             self.host.think(self, due)  # queued with the node's other bot turns
         else:
             self.mailbox.post(due)
 
     def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._alarm.close()
 
     # -- delivering ------------------------------------------------------------------------
     def _peer(self, key: Hashable) -> Peer | None:
@@ -471,9 +464,16 @@ class TableActor:
     def _deliver(self, out: Outputs, older: dict[int, list[EventRecord]]) -> None:
         machine, host = self.machine, self.host
         records = out.records
+        replies = out.replies
         if records:
             self.delivered = records[-1].seq
-            self.fanout.publish(records, machine.subscribers.by_viewer(), skip={j.sub for j in out.joins})
+            tails = None
+            if replies and not out.joins and not out.fresh:  # the replies to its subscribers go with the events
+                tails, replies = reply_tails(machine.subscribers, host.peer, replies)
+            self.fanout.publish(records, machine.subscribers.by_viewer(), skip={j.sub for j in out.joins},
+                                tails=tails)
+            if tails:
+                self._answering = [(r.sub, r.frame.get("re")) for r in replies]
         if out.actions or records:
             done = time.monotonic()
             host.metrics.published(out.actions, len(records), [done - at for at in out.arrivals])
@@ -487,9 +487,9 @@ class TableActor:
                 peer.flush()
             self._answered += 1  # counted once sent: a fault before leaves it to :meth:`_contain`
         send_fresh(machine, self._peer, out.fresh, {j.sub for j in out.joins})
-        if out.replies:
+        if replies:
             peers: list[Peer] = []
-            for reply in out.replies:
+            for reply in replies:
                 if reply.frame.get("re") != REJOIN:  # REJOIN: the server's own join (the table moved): nobody to answer
                     peer = self._peer(reply.sub)
                     if peer is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Hashable, Iterable, Mapping
 from typing import Any
 
 from cardhall.protocol import frames
@@ -21,9 +21,9 @@ from cardhall.server.buffer import EventBuffer
 from cardhall.server.fanout import Fanout, Peer
 from cardhall.server.table.inputs import REJOIN
 from cardhall.server.table.machine import TableMachine
-from cardhall.server.table.outputs import JoinAnswer
+from cardhall.server.table.outputs import JoinAnswer, Reply
 from cardhall.server.table.records import EventRecord
-from cardhall.server.table.subscribers import NOT_JOINED
+from cardhall.server.table.subscribers import NOT_JOINED, Subscribers
 
 log = logging.getLogger("cardhall.table")
 
@@ -84,6 +84,22 @@ def send_fresh(machine: TableMachine, peer_of: Callable[[Hashable], Peer | None]
             if peer is not None:
                 peer.send(machine.snapshot(viewer, None, time.monotonic(), reply=False, player=player))
                 peer.flush()
+
+
+def reply_tails(subscribers: Subscribers, peer_of: Callable[[Hashable], Peer | None],
+                replies: list[Reply]) -> tuple[dict[Hashable, list[Mapping[str, Any]]], list[Reply]]:
+    """Split a step's ``replies`` in two: those to subscribers of the table
+    connected to this node, to leave with the step's events in the same
+    message (``subscriber -> frames``, in order: :meth:`Fanout.publish`'s
+    ``tails``), and the others (in order), sent after the events."""
+    tails: dict[Hashable, list[Mapping[str, Any]]] = {}
+    rest: list[Reply] = []
+    for reply in replies:
+        if reply.sub in subscribers and reply.frame.get("re") != REJOIN and peer_of(reply.sub) is not None:
+            tails.setdefault(reply.sub, []).append(reply.frame)
+        else:
+            rest.append(reply)
+    return tails, rest
 
 
 async def read_older_events(machine: TableMachine, buffer: EventBuffer[EventRecord], events_since: EventsSince,

@@ -15,10 +15,13 @@ from cardhall.server.table.records import EventRecord
 class Recorder:
     """A subscriber's outgoing side as the fan-out sees it: frames pushed, flushes."""
 
-    def __init__(self, codec: str) -> None:
+    def __init__(self, codec: str, batch: bool = False, group: bool = False) -> None:
         self.codec: Codec = CODECS[codec]
+        self.batch = batch
+        self.group = group
         self.tables: set[str] = set()
         self.payloads: list[Any] = []
+        self.messages: list[Any] = []  # the shared batch each deliver was handed
         self.flushes = 0
 
     def push(self, payload: Any) -> None:
@@ -30,8 +33,9 @@ class Recorder:
     def flush(self) -> None:
         self.flushes += 1
 
-    def deliver(self, payloads: list[Any]) -> None:
+    def deliver(self, payloads: list[Any], message: Any = None) -> None:
         self.payloads += payloads
+        self.messages.append(message)
         self.flush()
 
     def frames(self) -> list[dict[str, Any]]:
@@ -72,3 +76,37 @@ def test_a_replay_carries_legal_actions_only_with_the_open_turn():
     fanout.replay(peer, 2, _records(), current_turn=2)
     fanout.replay(peer, 2, _records(), current_turn=7)
     assert [("legal" in f) for f in peer.frames()] == [False, True, False, False]
+
+
+def test_a_step_for_grouping_clients_is_one_events_frame_per_view_shared_by_those_who_see_it():
+    peers = {"s1": Recorder(JSON, True, True), "s2": Recorder(JSON, True, True), "p1": Recorder(JSON, True, True),
+             "p2": Recorder(JSON, True, True), "v1": Recorder(JSON, True, False)}
+    fanout = Fanout("t_1", peers.get)
+    step = [EventRecord(5, Event({"type": "bet", "seat": 1}), 20.0),
+            EventRecord(6, Event({"type": "awaiting"}), 20.0, {"seat": 2, "id": 6}, legal_seat=2,
+                        legal=[{"type": "call"}])]
+    groups = {None: {"s1": None, "s2": None, "v1": None}, 1: {"p1": None}, 2: {"p2": None}}
+    fanout.publish(step, groups)
+    s1, s2, p1, p2, v1 = (peers[k] for k in ("s1", "s2", "p1", "p2", "v1"))
+    # one frame each: the spectators and seat 1 (nothing of its own here) share the bytes; seat 2 has its legal
+    assert s1.payloads == s2.payloads == p1.payloads and s1.payloads[0] is p1.payloads[0]
+    (frame,) = s1.frames()
+    assert frame == {"type": "events", "table": "t_1", "seq": 5, "ts": 20.0,
+                     "events": [{"event": {"type": "bet", "seat": 1}}, {"event": {"type": "awaiting"},
+                                                                        "turn": {"seat": 2, "id": 6}}]}
+    (own,) = p2.frames()
+    assert own["events"][1]["legal"] == [{"type": "call"}] and own["events"][0] == frame["events"][0]
+    # a client without grouping gets the v1 frames, batched once for everyone who gets them
+    assert [f["type"] for f in v1.frames()] == ["event", "event"] and v1.messages[0] is not None
+
+
+def test_events_of_two_steps_are_two_groups_and_replies_ride_with_the_events():
+    peer = Recorder(MSGPACK, True, True)
+    fanout = Fanout("t_1", lambda key: peer)
+    steps = [EventRecord(7, Event({"type": "a"}), 1.0), EventRecord(8, Event({"type": "b"}), 2.0),
+             EventRecord(9, Event({"type": "c"}), 2.0)]
+    fanout.publish(steps, {None: {"k": None}}, tails={"k": [{"type": "ok", "re": 4}]})
+    got = peer.frames()
+    assert [(f["type"], f.get("seq"), len(f.get("events", ()))) for f in got] == [
+        ("events", 7, 1), ("events", 8, 2), ("ok", None, 0)]
+    assert peer.messages == [None]  # its own frames: no shared batch

@@ -260,3 +260,26 @@ async def test_not_joined_from_the_owner_resumes_and_sends_the_request_again():
     assert [m["type"] for m in viewer.messages] == ["snapshot"]
     assert [(j.re, j.since) for j in rejoins] == [(REJOIN, 5)]
     assert rt.watches[1].held == [act] and rt.watches[1].waiting
+
+
+async def test_a_connection_that_asked_for_groups_gets_the_owners_events_regrouped():
+    """The owner renders one ``event`` frame per event for other nodes; this
+    node gives a connection that said ``hello`` with ``group`` (1.7) each
+    publication as ``events`` frames, in its view, join answers included."""
+    rt = _relay()
+    grouped, plain = Captured(1, JSON), Captured(2)
+    grouped.conn.group = True
+    rt.watch(grouped.conn, _join(1))
+    rt.watch(plain.conn, _join(2))
+    _out(rt, 1, 1, [frames.snapshot(TABLE, 0, 2, {}, None, 1), frames.event(TABLE, 1, {"type": "note"}, 1.0)],
+         join=2)
+    _out(rt, 2, 1, [frames.snapshot(TABLE, 1, None, {}, None, 1)], join=None)
+    _events(rt, [_record(2, private_seat=2), _record(3)], {2, None})
+    _out(rt, 1, 3, [frames.ok(7)])
+    await _settle()
+    assert [m["type"] for m in grouped.messages] == ["snapshot", "events", "events", "ok"]
+    first, step = grouped.messages[1], grouped.messages[2]
+    assert (first["seq"], len(first["events"])) == (1, 1)
+    assert (step["seq"], step["ts"], len(step["events"])) == (2, 1.0, 2)
+    assert step["events"][0]["event"].get("card") == "Ah" and "seq" not in step["events"][0]  # its own view
+    assert plain.seqs() == [2, 3] and "card" not in plain.event(2)  # the other connection: v1 frames
