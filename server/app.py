@@ -132,7 +132,7 @@ def uvicorn_config(app: Starlette, settings: Settings, **extra: Any) -> uvicorn.
     counts connections from their accept, before any request."""
     options: dict[str, Any] = dict(
         host=settings.host, port=settings.port, log_level=settings.log_level, http=CardhallHttpProtocol,
-        ws=CardhallWebSocketProtocol, ws_max_size=settings.ws_max_size, ws_per_message_deflate=False,
+        ws=CardhallWebSocketProtocol, ws_max_size=settings.ws_max_size, ws_per_message_deflate=settings.ws_deflate,
         lifespan="on", access_log=False, timeout_graceful_shutdown=int(settings.shutdown_grace) + 1,
         proxy_headers=bool(settings.trusted_proxies), forwarded_allow_ips=list(settings.trusted_proxies),
     )

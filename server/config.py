@@ -17,6 +17,9 @@ class Settings:
     ``operator_key``: secret for ``/api/ops/...`` (None: those endpoints are off).
     ``max_frame``: largest client frame read, bytes (larger: ``frame_too_large``;
     over ``ws_max_size`` the websocket layer closes with 1009).
+    ``ws_deflate``: agree to websocket ``permessage-deflate`` (RFC 7692) with
+    clients that offer it (every browser does), each message compressed on
+    its own (``server/ws_protocol.py``, ``DEFLATE``); off: never negotiated.
     ``rate``/``burst``: frames per second a connection may send, token bucket;
     ``rate_strikes``: frames refused with ``rate_limited`` before the server
     closes the connection (close code 4008).
@@ -120,6 +123,7 @@ class Settings:
     operator_key: str | None = None
     max_frame: int = 16 * 1024
     ws_max_size: int = 1024 * 1024
+    ws_deflate: bool = False
     rate: float = 50.0
     burst: float = 100.0
     rate_strikes: int = 50

@@ -3,7 +3,7 @@
  * cardhall against Colyseus (a benchmark, not a test): runs the matrix and prints the table.
  *
  *   node bench.js [--tables 100,200] [--think 0,0.2] [--systems cardhall-json,cardhall-msgpack,colyseus]
- *                 [--rounds 3] [--warmup 10] [--duration 20] [--cardhall PATH] [--json]
+ *                 [--rounds 3] [--warmup 10] [--duration 20] [--cardhall PATH] [--deflate] [--json]
  *
  * For each round, each configuration (tables x think) and each server (in an order that turns with
  * the round, so no server always goes first): a fresh server pinned to core 0 (`taskset -c 0`), the
@@ -13,6 +13,11 @@
  * 127.0.0.1); Colyseus is server.js. Prints, per configuration and server, the median and range
  * over the rounds of each figure, then the ratio cardhall actions per server CPU-second / Colyseus's
  * (each round's pair) beside the target (>= 1). `--json` prints one JSON object instead.
+ *
+ * The systems `cardhall-json-deflate` and `cardhall-msgpack-deflate` are cardhall with `--ws-deflate`
+ * and connections that offer `permessage-deflate` (loadgen.js `--deflate 1`); `--deflate` adds each
+ * cardhall system's deflate twin to `--systems`. With any of them the table gets a column of the bytes
+ * on the wire (the sockets' bytes read: compressed frames, headers included).
  */
 const fs = require("node:fs");
 const net = require("node:net");
@@ -25,11 +30,13 @@ const ROOT = path.resolve(HERE, "..", "..");
 /** what the benchmark's cardhall lifts: every connection comes from one address (as `cardhall bench server`) */
 const LIFTED = ["--max-connections-per-ip", "0", "--max-tables-per-address", "0", "--new-players-per-address", "0",
   "--bot-think-floor", "0", "--send-queue", "100000"];
-const LABELS = { "cardhall-json": "cardhall JSON", "cardhall-msgpack": "cardhall msgpack", colyseus: "Colyseus" };
+const LABELS = { "cardhall-json": "cardhall JSON", "cardhall-msgpack": "cardhall msgpack", colyseus: "Colyseus",
+  "cardhall-json-deflate": "cardhall JSON deflate", "cardhall-msgpack-deflate": "cardhall msgpack deflate" };
+const deflated = (system) => system.endsWith("-deflate");
 
 function parseArgs(argv) {
   const out = { tables: "100,200", think: "0,0.2", systems: "cardhall-json,cardhall-msgpack,colyseus", rounds: 3,
-    warmup: 10, duration: 20, cardhall: "", json: false };
+    warmup: 10, duration: 20, cardhall: "", deflate: false, json: false };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in out)) throw new Error(`unknown option ${argv[i]}`);
@@ -39,6 +46,10 @@ function parseArgs(argv) {
   out.tables = out.tables.split(",").map(Number);
   out.think = out.think.split(",").map(Number);
   out.systems = out.systems.split(",");
+  if (out.deflate) {
+    const twin = (s) => (s.startsWith("cardhall") && !deflated(s) && !out.systems.includes(`${s}-deflate`) ? [`${s}-deflate`] : []);
+    out.systems = out.systems.flatMap((s) => [s, ...twin(s)]);
+  }
   for (const s of out.systems) if (!LABELS[s]) throw new Error(`unknown system ${s}`);
   if (!out.cardhall) {
     const venv = path.join(ROOT, ".venv", "bin", "cardhall");
@@ -84,7 +95,8 @@ async function startServer(system, opts, pin) {
   const port = await freePort();
   const argv = system === "colyseus"
     ? [process.execPath, path.join(HERE, "server.js"), "--port", String(port)]
-    : [opts.cardhall, "serve", "--port", String(port), "--log-level", "warning", ...LIFTED];
+    : [opts.cardhall, "serve", "--port", String(port), "--log-level", "warning", ...LIFTED,
+      ...(deflated(system) ? ["--ws-deflate"] : [])];
   const full = pinned(0, argv, pin);
   const child = spawn(full[0], full.slice(1), { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1" } });
   child.stderrText = "";
@@ -105,9 +117,9 @@ function stopServer(child) {
 
 function runLoad(system, url, serverPid, tables, think, opts, pin) {
   const argv = pinned(1, [process.execPath, path.join(HERE, "loadgen.js"), "--system", system.split("-")[0],
-    "--url", url, "--codec", system === "cardhall-msgpack" ? "msgpack" : "json", "--tables", String(tables),
+    "--url", url, "--codec", system.startsWith("cardhall-msgpack") ? "msgpack" : "json", "--tables", String(tables),
     "--think", String(think), "--warmup", String(opts.warmup), "--duration", String(opts.duration),
-    "--server-pid", String(serverPid)], pin);
+    "--server-pid", String(serverPid), ...(deflated(system) ? ["--deflate", "1"] : [])], pin);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
     let out = ""; let err = "";
@@ -169,8 +181,9 @@ function report(results, opts, meta) {
   lines.push(`Colyseus ${v.colyseus_core.split(".").slice(0, 2).join(".")} (@colyseus/core ${v.colyseus_core}, @colyseus/schema ${v.colyseus_schema}, @colyseus/ws-transport ${v.colyseus_ws_transport}) on Node ${v.node}; cardhall ${v.cardhall_commit} on Python ${v.python}`);
   lines.push(`${meta.pinned ? "server on core 0, load on core 1 (taskset)" : "NOT pinned (fewer than 2 cores or no taskset)"}; window ${opts.warmup} s warm-up + ${opts.duration} s measured; load average ${meta.loadavg_start.map((x) => x.toFixed(2)).join(" ")} at start, ${meta.loadavg_end.map((x) => x.toFixed(2)).join(" ")} at end`);
   lines.push("");
-  lines.push("| tables | think s | server | actions/s | server CPU (cores) | actions per server CPU-s | messages/s received | KB/s received | latency p50 / p99 ms | load CPU (cores) | load saturated |");
-  lines.push("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+  const wire = opts.systems.some(deflated);  // the bytes on the wire beside the payloads' (deflate runs)
+  lines.push(`| tables | think s | server | actions/s | server CPU (cores) | actions per server CPU-s | messages/s received | KB/s received | ${wire ? "wire KB/s | " : ""}latency p50 / p99 ms | load CPU (cores) | load saturated |`);
+  lines.push(`| --- | --- | --- | --- | --- | --- | --- | --- | ${wire ? "--- | " : ""}--- | --- | --- |`);
   for (const tables of opts.tables) {
     for (const think of opts.think) {
       for (const system of opts.systems) {
@@ -180,6 +193,7 @@ function report(results, opts, meta) {
         const sat = rs.filter((r) => r.saturated).length;
         lines.push(`| ${tables} | ${think} | ${LABELS[system]} | ${col("actions_per_s", 0)} | ${col("server_cpu_share", 2)} | `
           + `${col("actions_per_server_cpu_s", 0)} | ${col("messages_per_s", 0)} | ${summary(rs.map((r) => r.bytes_per_s / 1024), 0)} | `
+          + `${wire ? `${summary(rs.map((r) => (r.wire_bytes_per_s == null ? null : r.wire_bytes_per_s / 1024)), 0)} | ` : ""}`
           + `${col("latency_p50_ms", 1)} / ${col("latency_p99_ms", 1)} | ${col("load_cpu_share", 2)} | ${sat ? `yes (${sat} of ${rs.length})` : "no"} |`);
       }
     }

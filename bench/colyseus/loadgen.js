@@ -5,10 +5,10 @@
  * one action policy (policy.js), and measures both servers the same way.
  *
  *   node loadgen.js --system cardhall --url ws://127.0.0.1:8000/ws --codec json|msgpack \
- *                   --tables 100 --think 0 --warmup 10 --duration 20 --server-pid PID
+ *                   --tables 100 --think 0 --warmup 10 --duration 20 --server-pid PID [--deflate 1]
  *   node loadgen.js --system colyseus --url ws://127.0.0.1:2567 ...
  *
- * cardhall: its public protocol (protocol/SPEC.md): `hello` with `batch: true`, the subprotocol
+ * cardhall: its public protocol (protocol/SPEC.md): `hello` with `batch: true` and `group: true`, the subprotocol
  * `cardhall.v1.json` or `cardhall.v1.msgpack`, seat 1's player creates the table (`pause` 0, an
  * `action_clock` of 600 s so that no turn times out while the other tables are set up), the
  * players `join` their seats, the spectators `join` as spectators, each turn is answered with `act`
@@ -28,6 +28,10 @@
  * spectator carrying hole cards, a seat receiving cards another seat holds in the same hand, a
  * Colyseus client decoding another seat's `hole`).
  *
+ * `--deflate 1` (cardhall): every connection offers `permessage-deflate` (ws's `perMessageDeflate`, as a
+ * browser does); the bytes received then count the payloads as decompressed, and `wire_bytes_per_s`
+ * (cardhall, either way) the bytes read from the sockets: the frames as they travelled.
+ *
  * Prints one JSON object on stdout.
  */
 const fs = require("node:fs");
@@ -45,7 +49,7 @@ const LOAD_SATURATED_LAG_MS = 50;
 
 function parseArgs(argv) {
   const out = { system: "cardhall", url: "", codec: "json", tables: 10, think: 0, warmup: 5, duration: 10,
-    serverPid: 0, concurrency: 20 };
+    serverPid: 0, concurrency: 20, deflate: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "").replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     if (!(key in out)) throw new Error(`unknown option ${argv[i]}`);
@@ -58,6 +62,9 @@ function parseArgs(argv) {
 // -- counting -------------------------------------------------------------------------------------
 const windowed = { measuring: false, messages: 0, bytes: 0, done: 0, latencies: [] };
 const whole = { messages: 0, bytes: 0, done: 0, sent: 0, errors: {}, violations: 0, leaks: [], holeChecks: 0 };
+/** the sockets of cardhall's connections: their bytes read are the bytes on the wire */
+const sockets = [];
+const wireBytes = () => sockets.reduce((sum, sock) => sum + sock.bytesRead, 0);
 
 function received(bytes) {
   whole.messages += 1; whole.bytes += bytes;
@@ -136,14 +143,15 @@ const msgpackDecoder = new MsgpackDecoder();
 
 /** One websocket to a cardhall server: requests with `id`, frames (unbatched) to `onFrame(frame, now)`. */
 class CardhallConnection {
-  constructor(url, codec) {
+  constructor(url, codec, deflate) {
     this.codec = codec;
     this.pending = new Map();
     this.nextId = 1;
     this.onFrame = null;
     this.closing = false;
     this.ws = new WebSocket(url, codec === "msgpack" ? "cardhall.v1.msgpack" : "cardhall.v1.json",
-      { perMessageDeflate: false });
+      { perMessageDeflate: deflate });
+    this.ws.once("upgrade", (res) => sockets.push(res.socket));
     this.opened = new Promise((resolve, reject) => {
       this.ws.once("open", resolve);
       this.ws.once("error", reject);
@@ -189,16 +197,20 @@ class CardhallConnection {
       error(frame.code);
       return;
     }
-    if (this.onFrame) this.onFrame(frame, now);
+    if (!this.onFrame) return;
+    if (frame.type === "events") {  // 1.7 grouped events: each element is an event frame without its envelope
+      frame.events.forEach((item, i) =>
+        this.onFrame({ ...item, type: "event", table: frame.table, seq: frame.seq + i, ts: frame.ts }, now));
+    } else this.onFrame(frame, now);
   }
 }
 
 async function cardhallTable(args, index, connections) {
   const open = async (name) => {
-    const c = new CardhallConnection(args.url, args.codec);
+    const c = new CardhallConnection(args.url, args.codec, args.deflate > 0);
     connections.push(c);
     await c.opened;
-    await c.request({ type: "hello", name, batch: true });
+    await c.request({ type: "hello", name, batch: true, group: true });
     return c;
   };
   const owner = await open(`t${index} seat 1`);
@@ -378,12 +390,14 @@ async function main() {
   await sleep(args.warmup * 1000);
   const lag = monitorEventLoopDelay({ resolution: 10 });
   const cpu0 = { server: args.serverPid ? treeSeconds(args.serverPid) : 0, self: selfSeconds(), at: performance.now() };
+  const wire0 = wireBytes();
   windowed.measuring = true;
   lag.enable();
   await sleep(args.duration * 1000);
   lag.disable();
   windowed.measuring = false;
   const cpu1 = { server: args.serverPid ? treeSeconds(args.serverPid) : 0, self: selfSeconds(), at: performance.now() };
+  const wire = wireBytes() - wire0;
   const seconds = (cpu1.at - cpu0.at) / 1000;
   const serverCpu = cpu1.server - cpu0.server;
   const loadCpu = cpu1.self - cpu0.self;
@@ -398,6 +412,7 @@ async function main() {
     server_cpu_s: round(serverCpu, 2), server_cpu_share: round(serverCpu / seconds),
     actions_per_server_cpu_s: serverCpu > 0 ? round(windowed.done / serverCpu, 1) : null,
     messages_per_s: round(windowed.messages / seconds, 1), bytes_per_s: round(windowed.bytes / seconds, 0),
+    wire_bytes_per_s: args.system === "colyseus" ? null : round(wire / seconds, 0), deflate: args.deflate > 0,
     latency_p50_ms: round(percentile(lat, 0.5)), latency_p99_ms: round(percentile(lat, 0.99)),
     load_cpu_share: round(loadCpu / seconds), loop_lag_p99_ms: round(lagP99, 1),
     saturated: loadCpu / seconds > LOAD_SATURATED_CPU || lagP99 > LOAD_SATURATED_LAG_MS,

@@ -25,6 +25,9 @@ uvicorn:
 * the SHA-256 digest of the source of every base method a subclass overrides
   or depends on (:data:`RELIANCE`, plus every base method that reads an
   attribute the subclass writes) is the one recorded in :data:`DIGESTS`.
+* with ``ws_per_message_deflate`` the websockets ``ServerProtocol`` uvicorn
+  builds offers our ``DEFLATE`` in place of uvicorn's factory, and websockets
+  negotiates and compresses the way ``send_now`` relies on.
 
 :data:`DIGESTS` is cumulative: the digests expected of version V are those of
 the newest entry at or below V for each method, so an entry holds only what
@@ -44,6 +47,7 @@ import inspect
 import sys
 import textwrap
 import tomllib
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +58,10 @@ from packaging.version import Version
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from uvicorn.server import ServerState
+from websockets.extensions.permessage_deflate import PerMessageDeflate
 
 from cardhall.server.http_protocol import CardhallHttpProtocol
-from cardhall.server.ws_protocol import CardhallWebSocketProtocol
+from cardhall.server.ws_protocol import DEFLATE, CardhallWebSocketProtocol
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -350,12 +355,12 @@ def test_no_name_the_subclass_adds_shadows_one_of_the_base(ours):
     assert _own_names(ours) & in_base == set(), f"{base.__name__} now has names {ours.__name__} adds"
 
 
-def _protocols() -> tuple[Any, Any, asyncio.AbstractEventLoop]:
+def _protocols(deflate: bool = False) -> tuple[Any, Any, asyncio.AbstractEventLoop]:
     async def app(scope: Any, receive: Any, send: Any) -> None:  # pragma: no cover (never called)
         pass
 
     config = uvicorn.Config(app, http=CardhallHttpProtocol, ws=CardhallWebSocketProtocol, log_config=None,
-                            ws_per_message_deflate=False)
+                            ws_per_message_deflate=deflate)
     config.load()
     assert config.http_protocol_class is CardhallHttpProtocol and config.ws_protocol_class is CardhallWebSocketProtocol
     loop = asyncio.new_event_loop()
@@ -378,7 +383,8 @@ def test_protocols_built_with_a_real_config_have_what_init_assigns():
         assert isinstance(ws.writable, asyncio.Event) and ws.writable.is_set()
         assert ws.disconnected is False and ws.close_sent is False and ws.handshake_complete is False
         # the websockets ServerProtocol that uvicorn builds: what ws_protocol.py reads of it
-        for name in ("handshake_exc", "close_sent", "extensions", "state", "data_to_send", "fail", "receive_data"):
+        for name in ("handshake_exc", "close_sent", "extensions", "state", "data_to_send", "fail", "receive_data",
+                     "available_extensions", "send_text", "send_binary"):
             assert hasattr(ws.conn, name), name
         assert ws.conn.extensions == [] and http.cycle is None and http.loop is loop
         ws.pause_writing()
@@ -387,6 +393,36 @@ def test_protocols_built_with_a_real_config_have_what_init_assigns():
         assert ws.writable.is_set()
         cycle = RequestResponseCycle(**{name: None for name in inspect.signature(RequestResponseCycle).parameters})
         assert cycle.response_complete is False
+    finally:
+        loop.close()
+
+
+def test_with_deflate_on_the_protocol_offers_ours_and_websockets_negotiates_it_as_send_now_reads_it():
+    """``ws_per_message_deflate``: uvicorn's ``__init__`` puts its factory in the websockets
+    ``ServerProtocol``'s ``available_extensions``, where ours (``DEFLATE``) replaces it; websockets'
+    negotiation then gives the ``PerMessageDeflate`` whose ``local_no_context_takeover`` and
+    ``local_max_window_bits`` ``send_deflated`` reads, and compresses what ``send_text`` queues."""
+    plain, _, loop = _protocols()
+    loop.close()
+    assert plain.conn.available_extensions == []
+    ws, _, loop = _protocols(deflate=True)
+    try:
+        assert ws.conn.available_extensions == [DEFLATE]
+        ws.conn.receive_data(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                             b"Sec-WebSocket-Extensions: permessage-deflate; server_max_window_bits=10\r\n\r\n")
+        [request] = ws.conn.events_received()
+        response = ws.conn.accept(request)
+        assert response.status_code == 101, response
+        [deflate] = ws.conn.extensions
+        assert isinstance(deflate, PerMessageDeflate)
+        assert (deflate.local_no_context_takeover, deflate.local_max_window_bits) == (True, 10)
+        ws.conn.send_response(response)
+        ws.conn.data_to_send()
+        ws.conn.send_text(b"hello hello hello")
+        [frame] = ws.conn.data_to_send()
+        assert frame[0] == 0xC1  # FIN, RSV1 (compressed), text
+        assert zlib.decompressobj(wbits=-10).decompress(frame[2:] + b"\x00\x00\xff\xff") == b"hello hello hello"
     finally:
         loop.close()
 
