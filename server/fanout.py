@@ -161,8 +161,13 @@ class Fanout:
         classes: dict[tuple[tuple[int | None, ...], str, bool], list[tuple[Hashable, Peer]]] = {}
         codecs: dict[str, Codec] = {}
         shared_view = (None,) * len(records)
+        # the seats with a view of their own of each record (private fields, legal actions): view_key, once
+        own = [(rec.event.private or (), rec.legal_seat) for rec in records]
         for viewer, keys in groups.items():
-            signature = shared_view if viewer is None else tuple(view_key(rec, viewer) for rec in records)
+            if viewer is None or not any(viewer in private or viewer == seat for private, seat in own):
+                signature = shared_view
+            else:
+                signature = tuple(viewer if viewer in private or viewer == seat else None for private, seat in own)
             for k in keys:
                 if k in skip or (peer := resolve(k)) is None:
                     continue

@@ -83,6 +83,28 @@ DEFLATE = ServerPerMessageDeflateFactory(
     client_max_window_bits=12, compress_settings={"memLevel": 5})
 
 
+class _Last:
+    """The last payload written and its websocket frame, for every connection
+    (a module-level object: assigning a class attribute on every send would
+    invalidate the interpreter's attribute caches of the protocol class).
+
+    A table's step sends the same payload object to every connection that
+    sees the same thing, one after the other, so such a message is framed
+    (and a text one encoded to UTF-8) once, not once per connection;
+    ``deflated`` is the same for ``permessage-deflate`` without context
+    takeover (the payload, the window bits it was compressed with, since a
+    client may ask for fewer than :data:`DEFLATE`'s, and the frame)."""
+
+    __slots__ = ("deflated", "plain")
+
+    def __init__(self) -> None:
+        self.plain: tuple[object, bytes] = (None, b"")
+        self.deflated: tuple[object, int, bytes] = (None, 0, b"")
+
+
+_LAST = _Last()
+
+
 def frame_header(length: int, opcode: int) -> bytes:
     """The header of an unmasked, final websocket frame (RFC 6455 5.2) of
     ``length`` payload bytes with ``opcode`` (1 text, 2 binary).
@@ -102,14 +124,6 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
     synchronous send and the frame-rate bucket to the app, and rate-limiting
     control frames (see the module docstring). Without a
     :class:`~cardhall.server.gate.GatedConfig` control frames are not limited."""
-
-    #: the last payload written by :meth:`send_now` and its websocket frame: a table's step sends the
-    #: same payload object to every connection that sees the same thing, one after the other, so each
-    #: such message is framed (and a text one encoded to UTF-8) once, not once per connection
-    _last: tuple[object, bytes] = (None, b"")
-    #: the same for connections with ``permessage-deflate`` without context takeover: the payload, the
-    #: window bits it was compressed with (a client may ask for fewer than :data:`DEFLATE`'s) and the frame
-    _last_deflated: tuple[object, int, bytes] = (None, 0, b"")
 
     def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any], _loop: Any = None) -> None:
         super().__init__(config, server_state, app_state, _loop)
@@ -200,7 +214,7 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.conn.extensions:
             self.send_deflated(payload)
             return True
-        cached = CardhallWebSocketProtocol._last
+        cached = _LAST.plain
         if cached[0] is payload:  # the same message as the last connection's: framed once
             self.transport.write(cached[1])
             return True
@@ -209,7 +223,7 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
             framed = frame_header(len(data), 1) + data
         else:
             framed = frame_header(len(payload), 2) + payload
-        CardhallWebSocketProtocol._last = (payload, framed)
+        _LAST.plain = (payload, framed)
         self.transport.write(framed)
         return True
 
@@ -224,7 +238,7 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
         bits = 0  # with context takeover: a stream of this connection's own, never shared
         if isinstance(deflate, PerMessageDeflate) and deflate.local_no_context_takeover:
             bits = deflate.local_max_window_bits
-        cached = CardhallWebSocketProtocol._last_deflated
+        cached = _LAST.deflated
         if bits and cached[0] is payload and cached[1] == bits:
             self.transport.write(cached[2])
             return
@@ -235,5 +249,5 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
         writes = conn.data_to_send()
         framed = writes[-1]  # this message's frame (anything queued before it is this connection's own)
         if bits:
-            CardhallWebSocketProtocol._last_deflated = (payload, bits, framed)
+            _LAST.deflated = (payload, bits, framed)
         self.transport.write(framed if len(writes) == 1 else b"".join(writes))

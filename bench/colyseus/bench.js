@@ -3,7 +3,7 @@
  * cardhall against Colyseus (a benchmark, not a test): runs the matrix and prints the table.
  *
  *   node bench.js [--tables 100,200] [--think 0,0.2] [--systems cardhall-json,cardhall-msgpack,colyseus]
- *                 [--rounds 3] [--warmup 10] [--duration 20] [--cardhall PATH] [--deflate] [--json]
+ *                 [--rounds 3] [--warmup 10] [--duration 20] [--cardhall PATH] [--deflate] [--group 0|1] [--json]
  *
  * For each round, each configuration (tables x think) and each server (in an order that turns with
  * the round, so no server always goes first): a fresh server pinned to core 0 (`taskset -c 0`), the
@@ -36,7 +36,7 @@ const deflated = (system) => system.endsWith("-deflate");
 
 function parseArgs(argv) {
   const out = { tables: "100,200", think: "0,0.2", systems: "cardhall-json,cardhall-msgpack,colyseus", rounds: 3,
-    warmup: 10, duration: 20, cardhall: "", deflate: false, json: false };
+    warmup: 10, duration: 20, cardhall: "", deflate: false, group: 1, json: false };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in out)) throw new Error(`unknown option ${argv[i]}`);
@@ -119,7 +119,7 @@ function runLoad(system, url, serverPid, tables, think, opts, pin) {
   const argv = pinned(1, [process.execPath, path.join(HERE, "loadgen.js"), "--system", system.split("-")[0],
     "--url", url, "--codec", system.startsWith("cardhall-msgpack") ? "msgpack" : "json", "--tables", String(tables),
     "--think", String(think), "--warmup", String(opts.warmup), "--duration", String(opts.duration),
-    "--server-pid", String(serverPid), ...(deflated(system) ? ["--deflate", "1"] : [])], pin);
+    "--server-pid", String(serverPid), "--group", String(opts.group), ...(deflated(system) ? ["--deflate", "1"] : [])], pin);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
     let out = ""; let err = "";
