@@ -161,10 +161,13 @@ class Fanout:
         classes: dict[tuple[tuple[int | None, ...], str, bool], list[tuple[Hashable, Peer]]] = {}
         codecs: dict[str, Codec] = {}
         shared_view = (None,) * len(records)
-        # the seats with a view of their own of each record (private fields, legal actions): view_key, once
+        # the seats with a view of their own of some record (private fields, legal actions): view_key, once
         own = [(rec.event.private or (), rec.legal_seat) for rec in records]
+        special: set[int | None] = {seat for _, seat in own}
+        for private, _ in own:
+            special.update(private)
         for viewer, keys in groups.items():
-            if viewer is None or not any(viewer in private or viewer == seat for private, seat in own):
+            if viewer is None or viewer not in special:
                 signature = shared_view
             else:
                 signature = tuple(viewer if viewer in private or viewer == seat else None for private, seat in own)

@@ -36,10 +36,10 @@ def _name(path: Path) -> str:
 
 
 MODULES = {_name(p): p for p in sorted(SERVER.rglob("*.py"))}
-#: the table machine: every module of ``server/table/`` but the actor, what it reaches its host through and
-#: how it answers joins once written (it reads the clock and the store's stream)
+#: the table machine: every module of ``server/table/`` but the actor, what it reaches its host through,
+#: how it answers joins once written (it reads the clock and the store's stream) and its timer slot on the loop
 MACHINE = {_name(p) for p in (SERVER / "table").glob("*.py")} - {
-    f"{PREFIX}.table.actor", f"{PREFIX}.table.host", f"{PREFIX}.table.answers"}
+    f"{PREFIX}.table.actor", f"{PREFIX}.table.host", f"{PREFIX}.table.answers", f"{PREFIX}.table.alarm"}
 
 
 def _imports(name: str, path: Path) -> set[str]:
