@@ -160,7 +160,7 @@ class Fanout:
         resolve = self.resolve
         classes: dict[tuple[tuple[int | None, ...], str, bool], list[tuple[Hashable, Peer]]] = {}
         codecs: dict[str, Codec] = {}
-        shared_view = (None,) * len(records)
+        shared_view: tuple[int | None, ...] = (None,) * len(records)
         # the seats with a view of their own of some record (private fields, legal actions): view_key, once
         own = [(rec.event.private or (), rec.legal_seat) for rec in records]
         special: set[int | None] = {seat for _, seat in own}
