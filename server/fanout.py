@@ -162,15 +162,15 @@ class Fanout:
         codecs: dict[str, Codec] = {}
         shared_view: tuple[int | None, ...] = (None,) * len(records)
         # the seats with a view of their own of some record (private fields, legal actions): view_key, once
-        own = [(rec.event.private or (), rec.legal_seat) for rec in records]
-        special: set[int | None] = {seat for _, seat in own}
-        for private, _ in own:
+        views_of = [(rec.event.private or (), rec.legal_seat) for rec in records]
+        special: set[int | None] = {seat for _, seat in views_of}
+        for private, _ in views_of:
             special.update(private)
         for viewer, keys in groups.items():
             if viewer is None or viewer not in special:
                 signature = shared_view
             else:
-                signature = tuple(viewer if viewer in private or viewer == seat else None for private, seat in own)
+                signature = tuple(viewer if viewer in private or viewer == seat else None for private, seat in views_of)
             for k in keys:
                 if k in skip or (peer := resolve(k)) is None:
                     continue

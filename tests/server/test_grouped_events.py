@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK
 from cardhall.protocol.schemas import FrameValidator, SchemaViolation
 from tests.conftest import until
-from tests.server.conftest import LiveServer
+from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
 
 Frame = dict[str, Any]
 
@@ -247,3 +248,39 @@ async def test_grouped_events_are_the_event_frames_of_one_step(live: LiveServer,
     finally:
         for conn in conns:
             await conn.close()
+
+
+@pytest.mark.redis
+async def test_a_connection_on_another_node_gets_the_owners_events_grouped(redis_server: RedisServer):
+    """Two nodes on one Redis: the table is node a's, the spectators watch
+    from node b, one with ``group`` and one without. Node b regroups the
+    owner's event frames (``server/cluster/relay.py``): the grouped one gets
+    ``events`` frames only, gap-free, standing for exactly the other's
+    ``event`` frames."""
+    base = replace(TEST_SETTINGS, redis_url=redis_server.url, redis_prefix="grouped", placement="local")
+    conns: list[Raw] = []
+    async with running_server(replace(base, node_id="a")) as a, running_server(replace(base, node_id="b")) as b:
+        owner = await a.client("ann")
+        try:
+            table = await owner.create_table("no_limit_holdem", seats=3, bots=3,
+                                             options={"pause": 0, "bot_think": 0.01, "starting_stacks": 4000})
+            assert table in a.hall.tables and table not in b.hall.tables
+            grouped = await Raw(b.url, "json", batch=True, group=True).open("eve")
+            plain = await Raw(b.url, "msgpack", batch=True, group=False).open("pat")
+            conns += [grouped, plain]
+            snap = await grouped.request({"type": "join", "table": table, "role": "spectator"})
+            other = await plain.request({"type": "join", "table": table, "role": "spectator"})
+            target = other["seq"] + 15
+            for conn in conns:
+                await until(lambda conn=conn: conn.last_seq(table) >= target, 60, "15 events relayed by node b")
+            _grouped_stream(grouped, table, snap["seq"])
+            assert "events" not in {f["type"] for f in plain.frames}
+            ours = {f["seq"]: f for f in grouped.events(table)}
+            theirs = {f["seq"]: f for f in plain.events(table)}
+            common = range(other["seq"] + 1, min(max(ours), max(theirs)) + 1)  # the table plays on meanwhile
+            assert len(common) >= 15 and all(ours[seq] == theirs[seq] for seq in common)
+            assert grouped.validator.failures == [] and plain.validator.failures == []
+        finally:
+            for conn in conns:
+                await conn.close()
+            await owner.close()
