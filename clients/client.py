@@ -90,6 +90,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK
+from cardhall.protocol.frames import expand_events
 
 if TYPE_CHECKING:
     from cardhall.protocol.frames import Catalogue
@@ -107,26 +108,6 @@ _ABOUT_ME = frozenset({"seat_approved", "seat_denied", "seat_request_lapsed", "k
 
 #: put in the inbox when the connection is gone for good (readers stop on it)
 _END: Frame = {"type": "_end"}
-
-
-def expand_events(frame: Frame) -> list[Frame]:
-    """The v1 ``event`` frames an ``events`` frame (protocol 1.7, SPEC "Batching
-    and grouping") stands for, in order: element i of ``frame["events"]`` (an
-    ``event`` frame without ``type``, ``table``, ``seq`` and ``ts``) gets the
-    frame's ``table`` and ``ts`` and the ``seq`` ``frame["seq"] + i``. Raises
-    KeyError on a frame without ``table``, ``seq``, ``ts`` or ``events`` (a
-    validator in use refuses such a frame before it gets here).
-
-    >>> first, second = expand_events({"type": "events", "table": "t_1", "seq": 7, "ts": 2.5, "events": [
-    ...     {"event": {"type": "a"}}, {"event": {"type": "b"}, "turn": {"seat": 1, "id": 8}}]})
-    >>> first
-    {'type': 'event', 'table': 't_1', 'seq': 7, 'ts': 2.5, 'event': {'type': 'a'}}
-    >>> second["seq"], second["turn"]
-    (8, {'seat': 1, 'id': 8})
-    """
-    table, seq, ts = frame["table"], frame["seq"], frame["ts"]
-    return [{"type": "event", "table": table, "seq": seq + i, "ts": ts, **item}
-            for i, item in enumerate(frame["events"])]
 
 
 def http_base(ws_url: str) -> str:

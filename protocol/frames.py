@@ -376,6 +376,27 @@ def grouped(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def expand_events(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """The v1 ``event`` frames an ``events`` frame (protocol 1.7, SPEC "Batching
+    and grouping") stands for, in order (the inverse of :func:`grouped`):
+    element i of ``frame["events"]`` (an ``event`` frame without ``type``,
+    ``table``, ``seq`` and ``ts``) gets the frame's ``table`` and ``ts`` and
+    the ``seq`` ``frame["seq"] + i``. Raises
+    KeyError on a frame without ``table``, ``seq``, ``ts`` or ``events`` (a
+    validator in use refuses such a frame before it gets here).
+
+    >>> first, second = expand_events({"type": "events", "table": "t_1", "seq": 7, "ts": 2.5, "events": [
+    ...     {"event": {"type": "a"}}, {"event": {"type": "b"}, "turn": {"seat": 1, "id": 8}}]})
+    >>> first
+    {'type': 'event', 'table': 't_1', 'seq': 7, 'ts': 2.5, 'event': {'type': 'a'}}
+    >>> second["seq"], second["turn"]
+    (8, {'seat': 1, 'id': 8})
+    """
+    table, seq, ts = frame["table"], frame["seq"], frame["ts"]
+    return [{"type": "event", "table": table, "seq": seq + i, "ts": ts, **item}
+            for i, item in enumerate(frame["events"])]
+
+
 def snapshot(table: str, seq: int, you: Seat | None, info: Info, state: dict[str, Any] | None,
              re: RequestId | None = None, turn: Turn | None = None,
              legal: list[LegalAction] | None = None, *, reply: bool = False, pending: bool = False) -> Snapshot:

@@ -55,6 +55,7 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from cardhall.engine import plugins
+from cardhall.protocol.frames import expand_events
 
 SCHEMA_DIR = Path(__file__).resolve().parent
 BASE = plugins.SCHEMA_BASE
@@ -315,9 +316,8 @@ class FrameValidator:
         problems = errors("server.json#/$defs/events_frame_base", frame)
         if problems:
             return problems
-        envelope = {"type": "event", "table": frame["table"], "ts": frame["ts"]}
-        for i, item in enumerate(frame["events"]):
-            problems = self._event_errors({**envelope, "seq": frame["seq"] + i, **item})
+        for i, event in enumerate(expand_events(dict(frame))):
+            problems = self._event_errors(event)
             if problems:
                 return [f"events[{i}]: {p}" for p in problems]
         self.checked["events"] += 1

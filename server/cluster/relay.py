@@ -84,19 +84,27 @@ class Watch:
     later: list[tuple[int, list[bytes]]] = field(default_factory=list)
 
 
-def push_all(conn: Connection, blobs: list[bytes], cache: dict[tuple[int, str], Any] | None = None) -> None:
+def push_all(conn: Connection, blobs: list[bytes], cache: dict[Any, Any] | None = None) -> None:
     """Queue ``blobs`` (msgpack frames from the owner, in order) on ``conn``
     in its codec; for a connection that asked for ``events`` frames (1.7) the
-    owner's ``event`` frames are regrouped first (:func:`frames.grouped`)."""
+    owner's ``event`` frames are regrouped first (:func:`frames.grouped`).
+    With a ``cache`` (one per owner's message) each distinct list of blobs is
+    converted once per codec, whichever connections of one view get it."""
     if not blobs:
         return
     if not conn.group:
         for blob in blobs:
             conn.push(to_codec(conn, blob, cache))
         return
-    decoded = [msgpack.unpackb(blob, raw=False, strict_map_key=False) for blob in blobs]
-    for frame in frames.grouped(decoded):
-        conn.push(conn.codec.encode(frame))
+    key = (tuple(map(id, blobs)), conn.codec.name)  # the same blobs, in one codec: regrouped once
+    payloads = cache.get(key) if cache is not None else None
+    if payloads is None:
+        decoded = [msgpack.unpackb(blob, raw=False, strict_map_key=False) for blob in blobs]
+        payloads = [conn.codec.encode(frame) for frame in frames.grouped(decoded)]
+        if cache is not None:
+            cache[key] = payloads
+    for payload in payloads:
+        conn.push(payload)
 
 
 def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None) -> Any:
@@ -219,7 +227,7 @@ class Relayed:
         if not items:
             return
         flush: dict[Watch, list[bytes]] = {}
-        cache: dict[tuple[int, str], Any] = {}
+        cache: dict[Any, Any] = {}
         for item in items:
             seq, flat = item[0], item[1:]
             views: dict[int | None, bytes] = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}

@@ -33,6 +33,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK
+from cardhall.protocol.frames import expand_events
 from cardhall.protocol.schemas import FrameValidator, SchemaViolation
 from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, LiveServer, RedisServer, running_server
@@ -112,8 +113,7 @@ class Raw:
             if frame["type"] == "event":
                 out.append(frame)
             elif frame["type"] == "events":
-                out += [{"type": "event", "table": table, "seq": frame["seq"] + i, "ts": frame["ts"], **item}
-                        for i, item in enumerate(frame["events"])]
+                out += expand_events(frame)
         return out
 
     def last_seq(self, table: str) -> int:
