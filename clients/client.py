@@ -89,7 +89,9 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from cardhall.protocol import compact
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK
+from cardhall.protocol.errors import ProtocolError
 from cardhall.protocol.frames import expand_events
 
 if TYPE_CHECKING:
@@ -163,7 +165,10 @@ class Client:
     ``events`` frame, which this client expands into its ``event`` frames
     (:func:`expand_events`) before anything else sees them, so the inbox,
     ``on_frame``, :meth:`dispatch`, :attr:`frames` and :attr:`seqs` hold
-    ``event`` frames as without it. ``on_frame``: if given, called with every
+    ``event`` frames as without it. ``compact``: say ``hello`` with ``compact:
+    true`` (protocol 1.8): each step's events come as a compact array, which
+    this client expands (:func:`cardhall.protocol.compact.expand`, under the
+    ``welcome``'s ``layouts``) into the same ``event`` frames. ``on_frame``: if given, called with every
     frame that is not a reply instead of queueing it in :attr:`inbox`.
     ``record``: keep every frame received in :attr:`frames`, every message
     sent in :attr:`sent`, and both in order in :attr:`transcript`.
@@ -189,7 +194,8 @@ class Client:
     the cancellation is lost (``cardhall bot`` would play on).
     """
 
-    def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, group: bool = False, record: bool = False,
+    def __init__(self, url: str, *, codec: str = "msgpack", batch: bool = True, group: bool = False,
+                 compact: bool = False, record: bool = False,
                  on_frame: Callable[[Frame], None] | None = None, origin: str | None = None,
                  reconnect: bool = False, reconnect_for: float = 30.0,
                  validator: FrameValidator | None = None, local_addr: tuple[str, int] | None = None) -> None:
@@ -200,6 +206,9 @@ class Client:
         self.codec = CODECS[self.subprotocol]
         self.batch = batch
         self.group = group
+        self.compact = compact
+        #: the layouts of compact arrays, from the last ``welcome`` (1.8)
+        self.layouts: list[Any] = []
         self.record = record
         self.on_frame = on_frame
         self.origin = origin
@@ -308,21 +317,27 @@ class Client:
                 self.inbox.put_nowait(_END)
 
     async def _read(self, ws: ClientConnection, closed: asyncio.Future[tuple[int | None, str]]) -> None:
-        decode = self.codec.decode
+        load = self.codec.load
         try:
             async for payload in ws:
-                frame = decode(payload, 1 << 30)
+                frame = load(payload, 1 << 30)
+                if not isinstance(frame, (dict, list)):
+                    raise ProtocolError("malformed", "a frame is a map or a compact array")
                 violation = self._violation(frame)
                 if violation is not None:
                     self.error = violation
                     log.error("schema violation: %s", violation)
                     await ws.close(1002, "schema violation")
                     break
-                for inner in frame["frames"] if frame.get("type") == "batch" else (frame,):
+                for inner in frame["frames"] if isinstance(frame, dict) and frame.get("type") == "batch" else (frame,):
+                    if isinstance(inner, list):  # 1.8: a compact events frame
+                        inner = compact.expand(inner, self.layouts)
                     if inner.get("type") == "events":  # 1.7: the event frames it stands for, in order
                         for event in expand_events(inner):
                             self.dispatch(event)
                     else:
+                        if inner.get("type") == "welcome":  # 1.8: what compact arrays are written under
+                            self.layouts = inner.get("layouts") or []
                         self.dispatch(inner)
         except Exception:  # the connection went away
             pass
@@ -365,7 +380,9 @@ class Client:
                 checker.check_server(frame)
             except SchemaViolation as exc:
                 return exc
-        for inner in frame["frames"] if frame.get("type") == "batch" else (frame,):
+        for inner in frame["frames"] if isinstance(frame, dict) and frame.get("type") == "batch" else (frame,):
+            if not isinstance(inner, dict):  # a compact events array answers nothing
+                continue
             re = inner.get("re")
             problems = self._must_refuse.pop(re, None) if isinstance(re, (int, str)) else None
             if problems is not None and inner.get("type") != "error":
@@ -559,10 +576,12 @@ class Client:
     def _hello_message(self, name: str, token: str | None = None, auth: str | None = None) -> Frame:
         """The ``hello`` this client says: ``batch`` always, ``group`` when
         true (1.7; an older server ignores it and sends ``event`` frames, which
-        this client reads all the same), ``auth`` or ``token`` when given."""
+        this client reads all the same), ``compact`` when true (1.8; likewise), ``auth`` or ``token`` when given."""
         msg: Frame = {"type": "hello", "name": name, "batch": self.batch}
         if self.group:
             msg["group"] = True
+        if self.compact:
+            msg["compact"] = True
         if auth is not None:
             msg["auth"] = auth
         elif token is not None:

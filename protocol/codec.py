@@ -43,14 +43,24 @@ class Codec:
     name: str
     binary: bool
 
-    def encode(self, message: dict[str, Any]) -> bytes | str:
-        """The websocket payload for ``message`` (bytes for binary, str for text)."""
+    def encode(self, message: dict[str, Any] | list[Any]) -> bytes | str:
+        """The websocket payload for ``message``, a frame (a map, or a compact
+        events array, 1.8), as bytes for binary or str for text."""
+        raise NotImplementedError
+
+    def load(self, payload: bytes | str, limit: int = MAX_FRAME) -> Any:
+        """The value in ``payload`` (at most ``limit`` bytes or characters),
+        whatever it is: a client reads server frames this way (a compact
+        events array, 1.8, is a list); raises ProtocolError
+        ``malformed``/``frame_too_large``."""
         raise NotImplementedError
 
     def decode(self, payload: bytes | str, limit: int = MAX_FRAME) -> dict[str, Any]:
-        """The map in ``payload`` (at most ``limit`` bytes or characters);
-        raises ProtocolError ``malformed``/``frame_too_large``."""
-        raise NotImplementedError
+        """The map in ``payload`` (at most ``limit`` bytes or characters): a
+        client message, or any server frame but a compact array; raises
+        ProtocolError ``malformed`` (not this codec, or not a map) and
+        ``frame_too_large``."""
+        return _check_map(self.load(payload, limit))
 
     def batch(self, encoded: list[Any]) -> bytes | str:
         """One ``batch`` frame holding the already encoded frames ``encoded``, in order."""
@@ -70,19 +80,18 @@ class MsgpackCodec(Codec):
     binary = True
     _BATCH_HEAD = msgpack.packb("type") + msgpack.packb("batch") + msgpack.packb("frames")
 
-    def encode(self, message: dict[str, Any]) -> bytes:
+    def encode(self, message: dict[str, Any] | list[Any]) -> bytes:
         return msgpack.packb(message)
 
-    def decode(self, payload: bytes | str, limit: int = MAX_FRAME) -> dict[str, Any]:
+    def load(self, payload: bytes | str, limit: int = MAX_FRAME) -> Any:
         if isinstance(payload, str):
             raise ProtocolError("malformed", f"{MSGPACK} carries binary frames")
         if len(payload) > limit:
             raise ProtocolError("frame_too_large", f"frame of {len(payload)} bytes; limit {limit}")
         try:
-            obj = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+            return msgpack.unpackb(payload, raw=False, strict_map_key=False)
         except Exception as exc:  # msgpack raises several unrelated types
             raise ProtocolError("malformed", f"not msgpack: {type(exc).__name__}") from None
-        return _check_map(obj)
 
     def batch(self, encoded: list[bytes]) -> bytes:
         n = len(encoded)
@@ -102,17 +111,16 @@ class JsonCodec(Codec):
     name = JSON
     binary = False
 
-    def encode(self, message: dict[str, Any]) -> str:
+    def encode(self, message: dict[str, Any] | list[Any]) -> str:
         return orjson.dumps(message, option=_ORJSON_OPTS).decode()
 
-    def decode(self, payload: bytes | str, limit: int = MAX_FRAME) -> dict[str, Any]:
+    def load(self, payload: bytes | str, limit: int = MAX_FRAME) -> Any:
         if len(payload) > limit:
             raise ProtocolError("frame_too_large", f"frame of {len(payload)} bytes; limit {limit}")
         try:
-            obj = orjson.loads(payload)
+            return orjson.loads(payload)
         except orjson.JSONDecodeError:
             raise ProtocolError("malformed", "not JSON") from None
-        return _check_map(obj)
 
     def batch(self, encoded: list[str]) -> str:
         return '{"type":"batch","frames":[' + ",".join(encoded) + "]}"

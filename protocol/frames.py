@@ -165,6 +165,8 @@ class Welcome(TypedDict):
     protocol: int
     minor: int
     group: bool
+    compact: bool
+    layouts: NotRequired[list[list[Any]]]
 
 
 class TableCreated(TypedDict):
@@ -245,22 +247,29 @@ ServerFrame = Welcome | TableCreated | Snapshot | EventFrame | Ok | Error | Pong
 PROTOCOL_VERSION = 1
 #: the protocol's minor version within the major one, in ``welcome.minor``: each minor version only
 #: adds to the one before it (message, event and frame types, error codes, close codes, fields, games)
-PROTOCOL_MINOR = 7
+PROTOCOL_MINOR = 8
 
 
 # -- building server frames ------------------------------------------------------
-def welcome(re: RequestId | None, player: str, name: str, token: str, group: bool = False) -> Welcome:
+def welcome(re: RequestId | None, player: str, name: str, token: str, group: bool = False,
+            layouts: list[list[Any]] | None = None) -> Welcome:
     """The answer to ``hello``: the player's id, name and token (SPEC "Identity").
 
     ``protocol`` is the major version, ``minor`` the minor one (SPEC "Versioning");
-    ``group``: the connection gets its events in ``events`` frames (1.7, :func:`events`).
+    ``group``: the connection gets its events in ``events`` frames (1.7, :func:`events`);
+    ``layouts``: it gets them as compact arrays (1.8, ``compact`` true), written under these
+    layouts (:mod:`cardhall.protocol.compact`, SPEC "Compact events").
 
     >>> w = welcome(1, "p_1", "ann", "tok")
-    >>> (w["protocol"], w["minor"], w["group"])
-    (1, 7, False)
+    >>> (w["protocol"], w["minor"], w["group"], w["compact"])
+    (1, 8, False, False)
     """
-    return {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
-            "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR, "group": group}
+    frame: Welcome = {"type": "welcome", "re": re, "player": player, "name": name, "token": token,
+                      "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR, "group": group or layouts is not None,
+                      "compact": layouts is not None}
+    if layouts is not None:
+        frame["layouts"] = layouts
+    return frame
 
 
 def table_created(re: RequestId | None, info: Info) -> TableCreated:

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from cardhall.protocol.codec import Codec
+from cardhall.protocol.compact import Layouts
 from cardhall.server.ratelimit import TurnCredit
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class Connection:
     """
 
     __slots__ = (
-        "id", "codec", "send_raw", "abort", "player", "batch", "group", "tables", "address",
+        "id", "codec", "send_raw", "abort", "player", "batch", "group", "compact", "games", "tables", "address",
         "_queue", "_limit", "_wake", "_writer", "_close", "closed", "_on_sent", "_on_drop",
         "bucket", "turns", "strikes", "given_up", "ignore_input", "_send_now", "_busy", "_flush_pending", "_loop",
     )
@@ -81,6 +82,11 @@ class Connection:
         self.player: Player | None = None
         self.batch = False
         self.group = False  # events in ``events`` frames (``hello.group``, 1.7)
+        #: the layouts its events are written under as compact arrays (``hello.compact``, 1.8), or None
+        self.compact: Layouts | None = None
+        #: table -> its game, for the tables whose frames reach it through another node (compact arrays
+        #: write a game's events under that game's layouts)
+        self.games: dict[str, str] = {}
         self.tables: set[str] = set()
         self._queue: deque[Any] = deque()
         self._limit = limit
@@ -240,7 +246,7 @@ class Connection:
     def follows(self, seq: int) -> None:
         """Nothing to mark: a local connection gets a table's frames in the order they are sent."""
 
-    def answers_join(self, viewer: int | None) -> None:
+    def answers_join(self, viewer: int | None, game: str | None = None) -> None:
         """Nothing to mark: a local connection's view is the table's to apply."""
 
     def close(self, code: int = 1000, reason: str = "") -> None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast
 
 from cardhall.protocol import frames
 from cardhall.protocol.codec import MSGPACK, Codec
+from cardhall.protocol.compact import Layouts
 from cardhall.protocol.frames import EventFrame, EventsFrame
 from cardhall.server.table.records import EventRecord, carries_turn, legal_for
 
@@ -56,6 +57,11 @@ class Peer(Protocol):
     def group(self) -> bool:
         """It takes its events as ``events`` frames (``hello.group``, 1.7)."""
 
+    @property
+    def compact(self) -> Layouts | None:
+        """The layouts it takes its events under as compact arrays
+        (``hello.compact``, 1.8), or None."""
+
     def push(self, payload: Any) -> None:
         """Queue one frame already encoded with :attr:`codec`."""
 
@@ -76,9 +82,10 @@ class Peer(Protocol):
         another node delivers them after that event; a local connection gets
         them in order by construction)."""
 
-    def answers_join(self, viewer: int | None) -> None:
+    def answers_join(self, viewer: int | None, game: str | None = None) -> None:
         """The frames sent next answer a join as ``viewer`` (the view the
-        table gave the subscriber: a seat, or None for a spectator)."""
+        table gave the subscriber: a seat, or None for a spectator) at a table
+        of ``game``."""
 
 
 #: subscriber key -> its connection, or None when it is gone
@@ -112,13 +119,15 @@ def runs(records: Sequence[EventRecord]) -> list[Sequence[EventRecord]]:
 
 class Fanout:
     """Publishing one table's events: ``table_id`` names the frames,
-    ``resolve`` finds a subscriber's connection."""
+    ``resolve`` finds a subscriber's connection, ``game`` (the table's) picks
+    the layouts of compact arrays (1.8, :mod:`cardhall.protocol.compact`)."""
 
-    __slots__ = ("primed", "resolve", "table_id")
+    __slots__ = ("game", "primed", "resolve", "table_id")
 
-    def __init__(self, table_id: str, resolve: Resolve) -> None:
+    def __init__(self, table_id: str, resolve: Resolve, game: str | None = None) -> None:
         self.table_id = table_id
         self.resolve = resolve
+        self.game = game
         #: ``(seq, view key) -> msgpack frame`` already encoded for this step's
         #: events (by the cluster's publication): :meth:`publish` uses them
         #: for msgpack subscribers instead of encoding again, then forgets them
@@ -152,13 +161,14 @@ class Fanout:
         message), and write them; returns the number of frames queued.
 
         Subscribers are sorted by what they get: the view of each record
-        (*signature*), the codec, grouped or not (``events`` frames); each
+        (*signature*), the codec, grouped or not (``events`` frames), compact
+        or not (arrays, 1.8); each
         such class is encoded once, and for those that take batches its one
         ``batch`` message is built once and shared (the websocket layer then
         frames it once: ``server/ws_protocol.py``). Each subscriber gets its
         frames in one call (``deliver``: queued and written at once)."""
         resolve = self.resolve
-        classes: dict[tuple[tuple[int | None, ...], str, bool], list[tuple[Hashable, Peer]]] = {}
+        classes: dict[tuple[tuple[int | None, ...], str, bool, Layouts | None], list[tuple[Hashable, Peer]]] = {}
         codecs: dict[str, Codec] = {}
         shared_view: tuple[int | None, ...] = (None,) * len(records)
         # the seats with a view of their own of some record (private fields, legal actions): view_key, once
@@ -176,7 +186,7 @@ class Fanout:
                     continue
                 codec = peer.codec
                 codecs[codec.name] = codec
-                cls = (signature, codec.name, peer.group)
+                cls = (signature, codec.name, peer.group, peer.compact)
                 members = classes.get(cls)
                 if members is None:
                     classes[cls] = [(k, peer)]
@@ -186,13 +196,13 @@ class Fanout:
         if not classes:
             primed.clear()
             return 0
-        cuts = runs(records) if any(grouped for _, _, grouped in classes) else []
+        cuts = runs(records) if any(cls[2] for cls in classes) else []
         encoded: dict[tuple[int, int | None, str], Any] = {}  # (seq, view key, codec) -> an event frame
         if primed:
             for (seq, key), blob in primed.items():
                 encoded[(seq, key, MSGPACK)] = blob
         sent = 0
-        for (signature, name, grouped), members in classes.items():
+        for (signature, name, grouped, layouts), members in classes.items():
             codec = codecs[name]
             payloads: list[Any]
             if grouped:
@@ -201,7 +211,8 @@ class Fanout:
                 for run in cuts:
                     keys = signature[at:at + len(run)]
                     at += len(run)
-                    payloads.append(codec.encode(cast(Data, self.group(run, keys, True))))
+                    frame = cast(Data, self.group(run, keys, True))
+                    payloads.append(codec.encode(layouts.compact(frame, self.game) if layouts else frame))
             else:
                 payloads = []
                 for rec, key in zip(records, signature):
@@ -232,9 +243,14 @@ class Fanout:
         if not records:
             return
         if peer.group:
+            layouts = peer.compact
             for run in runs(records):
                 keys = [view_key(rec, viewer) for rec in run]
-                peer.send(self.group(run, keys, None, current_turn))
+                frame = self.group(run, keys, None, current_turn)
+                if layouts is None:
+                    peer.send(frame)
+                else:
+                    peer.push(peer.codec.encode(layouts.compact(frame, self.game)))
             return
         for rec in records:
             peer.send(self.frame(rec, view_key(rec, viewer), carries_turn(rec, current_turn)))

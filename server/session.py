@@ -20,6 +20,7 @@ from typing import Any
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, choose_subprotocol
 from cardhall.protocol.errors import ProtocolError
+from cardhall.server import layouts as event_layouts
 from cardhall.server.auth import Gate
 from cardhall.server.chat import checked_text
 from cardhall.server.connection import CLOSE_RATE_LIMITED, Connection
@@ -230,6 +231,9 @@ class WebSocketEndpoint:
         group = msg.get("group", False)
         if not isinstance(group, bool):
             raise ProtocolError("bad_request", "group must be true or false")
+        compact = msg.get("compact", False)
+        if not isinstance(compact, bool):
+            raise ProtocolError("bad_request", "compact must be true or false")
         if token is not None and auth is not None:
             raise ProtocolError("bad_request", "send auth or token, not both")
         if conn.player is not None and conn.tables:
@@ -246,8 +250,11 @@ class WebSocketEndpoint:
             self.gate.admit_resumed(player.id)
         conn.player = player
         conn.batch = batch
-        conn.group = group
-        conn.send(frames.welcome(msg.get("id"), player.id, player.name, token, group))
+        layouts = event_layouts.current() if compact else None
+        conn.group = group or compact
+        conn.compact = layouts
+        conn.send(frames.welcome(msg.get("id"), player.id, player.name, token, group,
+                                 layouts.entries() if layouts is not None else None))
 
 
 def request_id(msg: dict[str, Any] | None) -> int | str | None:

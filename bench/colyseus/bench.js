@@ -3,7 +3,7 @@
  * cardhall against Colyseus (a benchmark, not a test): runs the matrix and prints the table.
  *
  *   node bench.js [--tables 100,200] [--think 0,0.2] [--systems cardhall-json,cardhall-msgpack,colyseus]
- *                 [--rounds 3] [--warmup 10] [--duration 20] [--cardhall PATH] [--deflate] [--group 0|1] [--json]
+ *                 [--rounds 3] [--warmup 10] [--duration 20] [--cardhall PATH] [--deflate] [--compact 0|1] [--group 0|1] [--json]
  *
  * For each round, each configuration (tables x think) and each server (in an order that turns with
  * the round, so no server always goes first): a fresh server pinned to core 0 (`taskset -c 0`), the
@@ -18,6 +18,10 @@
  * and connections that offer `permessage-deflate` (loadgen.js `--deflate 1`); `--deflate` adds each
  * cardhall system's deflate twin to `--systems`. With any of them the table gets a column of the bytes
  * on the wire (the sockets' bytes read: compressed frames, headers included).
+ *
+ * cardhall's clients (loadgen.js): `--compact 1` (the default) asks for compact events (protocol 1.8: each step's
+ * events as one array, decoded with the welcome's layouts); `--compact 0` for `events` frames (1.7, `--group 1`, the
+ * default) or one `event` frame per event (`--group 0`, 1.6). The table's header names the mode.
  */
 const fs = require("node:fs");
 const net = require("node:net");
@@ -36,7 +40,7 @@ const deflated = (system) => system.endsWith("-deflate");
 
 function parseArgs(argv) {
   const out = { tables: "100,200", think: "0,0.2", systems: "cardhall-json,cardhall-msgpack,colyseus", rounds: 3,
-    warmup: 10, duration: 20, cardhall: "", deflate: false, group: 1, json: false };
+    warmup: 10, duration: 20, cardhall: "", deflate: false, compact: 1, group: 1, json: false };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in out)) throw new Error(`unknown option ${argv[i]}`);
@@ -119,7 +123,7 @@ function runLoad(system, url, serverPid, tables, think, opts, pin) {
   const argv = pinned(1, [process.execPath, path.join(HERE, "loadgen.js"), "--system", system.split("-")[0],
     "--url", url, "--codec", system.startsWith("cardhall-msgpack") ? "msgpack" : "json", "--tables", String(tables),
     "--think", String(think), "--warmup", String(opts.warmup), "--duration", String(opts.duration),
-    "--server-pid", String(serverPid), "--group", String(opts.group), ...(deflated(system) ? ["--deflate", "1"] : [])], pin);
+    "--server-pid", String(serverPid), "--compact", String(opts.compact), "--group", String(opts.group), ...(deflated(system) ? ["--deflate", "1"] : [])], pin);
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
     let out = ""; let err = "";
@@ -174,11 +178,19 @@ function versions(opts) {
     colyseus_ws_transport: pkg("@colyseus/ws-transport"), node: process.version, python, cardhall_commit: commit };
 }
 
+/** How cardhall's clients get their events (loadgen.js `--compact`, `--group`), for the table's header. */
+function clientMode(opts) {
+  if (opts.compact > 0) return "compact events (protocol 1.8, --compact 1: one array per table step)";
+  if (opts.group > 0) return "grouped events (protocol 1.7, --compact 0 --group 1: one `events` frame per table step)";
+  return "one `event` frame per event (protocol 1.6, --compact 0 --group 0)";
+}
+
 function report(results, opts, meta) {
   const lines = [];
   const v = meta.versions;
   lines.push(`cardhall against Colyseus: no-limit Hold'em, 6 client players + 2 spectators per table; ${opts.rounds} interleaved round(s), median (min-max)`);
   lines.push(`Colyseus ${v.colyseus_core.split(".").slice(0, 2).join(".")} (@colyseus/core ${v.colyseus_core}, @colyseus/schema ${v.colyseus_schema}, @colyseus/ws-transport ${v.colyseus_ws_transport}) on Node ${v.node}; cardhall ${v.cardhall_commit} on Python ${v.python}`);
+  lines.push(`cardhall clients: ${clientMode(opts)}`);
   lines.push(`${meta.pinned ? "server on core 0, load on core 1 (taskset)" : "NOT pinned (fewer than 2 cores or no taskset)"}; window ${opts.warmup} s warm-up + ${opts.duration} s measured; load average ${meta.loadavg_start.map((x) => x.toFixed(2)).join(" ")} at start, ${meta.loadavg_end.map((x) => x.toFixed(2)).join(" ")} at end`);
   lines.push("");
   const wire = opts.systems.some(deflated);  // the bytes on the wire beside the payloads' (deflate runs)

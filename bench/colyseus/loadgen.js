@@ -5,11 +5,13 @@
  * one action policy (policy.js), and measures both servers the same way.
  *
  *   node loadgen.js --system cardhall --url ws://127.0.0.1:8000/ws --codec json|msgpack \
- *                   --tables 100 --think 0 --warmup 10 --duration 20 --server-pid PID [--deflate 1] [--group 0]
+ *                   --tables 100 --think 0 --warmup 10 --duration 20 --server-pid PID [--deflate 1] [--compact 0] [--group 0]
  *   node loadgen.js --system colyseus --url ws://127.0.0.1:2567 ...
  *
- * cardhall: its public protocol (protocol/SPEC.md): `hello` with `batch: true` and `group: true` (`--group 0`: without
- * grouped events, as a 1.6 client), the subprotocol
+ * cardhall: its public protocol (protocol/SPEC.md): `hello` with `batch: true` and `compact: true` (1.8: each step's
+ * events as one compact array, decoded with `welcome.layouts` as protocol/compact.py reads it; `--compact 0`: with
+ * `group: true` instead, `events` frames as a 1.7 client gets them; `--compact 0 --group 0`: one `event` frame per
+ * event, as a 1.6 client), the subprotocol
  * `cardhall.v1.json` or `cardhall.v1.msgpack`, seat 1's player creates the table (`pause` 0, an
  * `action_clock` of 600 s so that no turn times out while the other tables are set up), the
  * players `join` their seats, the spectators `join` as spectators, each turn is answered with `act`
@@ -50,7 +52,7 @@ const LOAD_SATURATED_LAG_MS = 50;
 
 function parseArgs(argv) {
   const out = { system: "cardhall", url: "", codec: "json", tables: 10, think: 0, warmup: 5, duration: 10,
-    serverPid: 0, concurrency: 20, deflate: 0, group: 1 };
+    serverPid: 0, concurrency: 20, deflate: 0, compact: 1, group: 1 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "").replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     if (!(key in out)) throw new Error(`unknown option ${argv[i]}`);
@@ -139,13 +141,71 @@ class Seat {
   }
 }
 
+// -- cardhall: compact events (protocol 1.8) -------------------------------------------------------
+// A step's events of a table as one array, `[table, seq, ts, element, ...]`, read as protocol/compact.py's `expand`
+// (the protocol's reference) reads it, under `layouts` (`welcome.layouts`: a list of `[game or null, type, fields]`).
+// Malformed input throws an Error where the reference raises ValueError.
+
+/** A plain object (a map of the wire), not an array or null. */
+const isMap = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** The event map `written` stands for: a map is the event itself; `[index, v1, ..., vk]` is layout `index`'s type with
+ * its fields' values in order, and `[index, v1, ..., vk, {name: value}]` adds the event's further fields. */
+function expandEvent(written, layouts) {
+  if (isMap(written)) return written;
+  if (!Array.isArray(written) || !written.length || !Number.isInteger(written[0])) {
+    throw new Error(`a compact event is a map or [index, values...], not ${JSON.stringify(written)}`);
+  }
+  const index = written[0];
+  if (index < 0 || index >= layouts.length) throw new Error(`no layout ${index} (the server sent ${layouts.length})`);
+  const [, kind, fields] = layouts[index];
+  const rest = written.length - 1 - fields.length;  // 0, or 1: the map of the further fields
+  if (rest !== 0 && !(rest === 1 && isMap(written[written.length - 1]))) {
+    throw new Error(`event ${kind} has ${written.length - 1} values for ${fields.length} fields`);
+  }
+  const event = { type: kind };
+  for (let i = 0; i < fields.length; i++) event[fields[i]] = written[i + 1];
+  if (rest === 1) Object.assign(event, written[written.length - 1]);
+  return event;
+}
+
+/** The `turn` map of a compact turn: `[seat, id]` (a bot's), `[seat, id, true]` (the solo player's `continue`),
+ * `[seat, id, clock, bank]` (a person's, seconds). */
+function expandTurn(turn) {
+  if (turn.length === 2) return { seat: turn[0], id: turn[1] };
+  if (turn.length === 3 && turn[2] === true) return { seat: turn[0], id: turn[1], continue: true };
+  if (turn.length === 4) return { seat: turn[0], id: turn[1], clock: turn[2], bank: turn[3] };
+  throw new Error(`a compact turn is [seat, id], [seat, id, true] or [seat, id, clock, bank], not ${JSON.stringify(turn)}`);
+}
+
+/** The 1.7 `events` frame a compact array stands for. An element whose first entry is an array or a map is an event
+ * with its turn, `[event, turn]` or `[event, turn, legal]`; any other element is an event alone. */
+function expandCompact(message, layouts) {
+  if (message.length < 4 || typeof message[0] !== "string" || !Number.isInteger(message[1])) {
+    throw new Error("a compact events frame is [table, seq, ts, element, ...] with at least one element");
+  }
+  const events = [];
+  for (let i = 3; i < message.length; i++) {
+    const element = message[i];
+    if (Array.isArray(element) && element.length && (Array.isArray(element[0]) || isMap(element[0]))) {
+      if (element.length !== 2 && element.length !== 3) throw new Error("an event with its turn is [event, turn] or [event, turn, legal]");
+      const item = { event: expandEvent(element[0], layouts), turn: expandTurn(element[1]) };
+      if (element.length === 3) item.legal = element[2];
+      events.push(item);
+    } else events.push({ event: expandEvent(element, layouts) });
+  }
+  return { type: "events", table: message[0], seq: message[1], ts: message[2], events };
+}
+
 // -- cardhall ---------------------------------------------------------------------------------------
 const msgpackDecoder = new MsgpackDecoder();
 
-/** One websocket to a cardhall server: requests with `id`, frames (unbatched) to `onFrame(frame, now)`. */
+/** One websocket to a cardhall server: requests with `id`, frames (unbatched, `events` frames and compact arrays
+ * as one `event` frame per event) to `onFrame(frame, now)`. */
 class CardhallConnection {
   constructor(url, codec, deflate) {
     this.codec = codec;
+    this.layouts = null;  // welcome.layouts once the server granted compact events
     this.pending = new Map();
     this.nextId = 1;
     this.onFrame = null;
@@ -188,6 +248,14 @@ class CardhallConnection {
   }
 
   handle(frame, now) {
+    if (Array.isArray(frame)) {  // 1.8 compact events: read as the `events` frame it stands for
+      try {
+        frame = expandCompact(frame, this.layouts || []);
+      } catch (err) {
+        error(`compact: ${String(err.message).slice(0, 80)}`);
+        return;
+      }
+    }
     const waiting = frame.re !== undefined && frame.re !== null ? this.pending.get(frame.re) : undefined;
     if (waiting) {
       this.pending.delete(frame.re);
@@ -215,7 +283,13 @@ async function cardhallTable(args, index, connections) {
     const c = new CardhallConnection(args.url, args.codec, args.deflate > 0);
     connections.push(c);
     await c.opened;
-    await c.request({ type: "hello", name, batch: true, group: args.group > 0 });
+    const compact = args.compact > 0;
+    const welcome = await c.request({ type: "hello", name, batch: true, group: compact || args.group > 0,
+      ...(compact ? { compact: true } : {}) });
+    if (compact) {
+      if (welcome.compact !== true || !Array.isArray(welcome.layouts)) throw new Error("the server did not grant compact events");
+      c.layouts = welcome.layouts;
+    }
     return c;
   };
   const owner = await open(`t${index} seat 1`);
@@ -362,6 +436,12 @@ function selfSeconds() {
   return procStat("self").ticks / CLOCK_TICKS;
 }
 
+/** cardhall's client mode: how its events arrive (compact arrays, `events` frames or one `event` frame each). */
+function clientMode(args) {
+  if (args.compact > 0) return "compact";
+  return args.group > 0 ? "group" : "event";
+}
+
 function percentile(sorted, q) {
   if (!sorted.length) return null;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -411,7 +491,8 @@ async function main() {
   const round = (x, d = 3) => (x === null || !Number.isFinite(x) ? null : Number(x.toFixed(d)));
   const out = {
     system: args.system, codec: args.system === "colyseus" ? "schema" : args.codec, tables: args.tables,
-    think: args.think, tables_ready: ready, connections: ready * (SEATS + SPECTATORS), setup_s: round(setup, 1),
+    think: args.think, client: args.system === "colyseus" ? null : clientMode(args), tables_ready: ready,
+    connections: ready * (SEATS + SPECTATORS), setup_s: round(setup, 1),
     window_s: round(seconds, 2),
     actions: windowed.done, actions_per_s: round(windowed.done / seconds, 1),
     server_cpu_s: round(serverCpu, 2), server_cpu_share: round(serverCpu / seconds),
@@ -431,7 +512,12 @@ async function main() {
   process.exit(0);
 }
 
-main().catch((err) => {
-  process.stderr.write(`loadgen: ${err.stack || err}\n`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((err) => {
+    process.stderr.write(`loadgen: ${err.stack || err}\n`);
+    process.exit(1);
+  });
+}
+
+// the decoder, for the check that it reads what protocol/compact.py writes (tests/bench/test_colyseus_smoke.py)
+module.exports = { expandCompact };

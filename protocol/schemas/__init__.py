@@ -5,8 +5,9 @@ The documents in this folder, resolved against each other by their ``$id``
 to fetch from):
 
 * the core, :data:`CORE_DOCUMENTS`, which names no game: ``server.json``
-  (every server frame, ``welcome`` ... ``batch`` and 1.7's ``events``, ``info``, ``turn``, the
-  table's own events ``seated``, ``match_started`` ..., and the body of
+  (every server frame, ``welcome`` ... ``batch``, 1.7's ``events`` and 1.8's
+  ``compact_events`` array, ``info``, ``turn``, the table's own events
+  ``seated``, ``match_started`` ..., and the body of
   ``GET /api/games``, ``catalogue``) and ``client.json`` (every client message,
   table controls);
 * one document per game, found through the game's registration
@@ -27,7 +28,10 @@ whenever the registry changes (:func:`cardhall.engine.plugins.generation`).
 from ``table_created`` and ``snapshot`` frames, then checks that table's events
 (each element of an ``events`` frame as the ``event`` frame it stands for),
 legal actions, states and actions against the game's document (a game
-registered without one: against the generic shapes of the core). For speed it
+registered without one: against the generic shapes of the core). It learns the
+layouts of compact events from the ``welcome`` (1.8) and checks a compact array
+as the ``events`` frame it stands for (:func:`cardhall.protocol.compact.expand`),
+after the array's own shape and the rules of the encoding. For speed it
 picks the definition by ``type`` instead of trying every branch of a union; the
 unions themselves are checked by ``tests/protocol`` against recorded examples.
 
@@ -55,6 +59,7 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from cardhall.engine import plugins
+from cardhall.protocol.compact import expand
 from cardhall.protocol.frames import expand_events
 
 SCHEMA_DIR = Path(__file__).resolve().parent
@@ -216,24 +221,32 @@ class FrameValidator:
     ``client_errors(message)`` returns what is wrong with a client message (a
     server must answer such a message with an ``error``). :attr:`checked`
     counts the frames checked per kind (``"event:<game>:<type>"`` ...).
+    :attr:`layouts` holds the ``layouts`` of the last valid ``welcome`` (None
+    until a welcome with ``compact: true``, and after one without).
     """
 
     def __init__(self) -> None:
         self.games: dict[str, str] = {}
+        self.layouts: list[list[Any]] | None = None
+        #: (game or None, type) -> its index in :attr:`layouts`
+        self._layout_index: dict[tuple[str | None, str], int] = {}
         self.failures: list[str] = []
         self.checked: Counter[str] = Counter()
 
     # -- server frames ------------------------------------------------------
-    def check_server(self, frame: Mapping[str, Any]) -> None:
-        """Validate one server frame (a ``batch`` and every frame in it)."""
+    def check_server(self, frame: Mapping[str, Any] | list[Any]) -> None:
+        """Validate one server frame (a ``batch`` and every frame in it; a
+        compact events array, 1.8)."""
         problems = self.server_errors(frame)
         if problems:
-            message = f"{frame.get('type')}: {problems[0]}"
+            message = f"{frame.get('type') if isinstance(frame, Mapping) else 'compact events'}: {problems[0]}"
             self.failures.append(f"{message}\n  frame: {_short(frame)}")
             raise SchemaViolation(message)
 
-    def server_errors(self, frame: Mapping[str, Any]) -> list[str]:
+    def server_errors(self, frame: Mapping[str, Any] | list[Any]) -> list[str]:
         """What is wrong with a server frame (empty when nothing is)."""
+        if isinstance(frame, list):
+            return self._compact_errors(frame)
         kind = frame.get("type") if isinstance(frame, Mapping) else None
         if kind == "batch":
             inner_frames = frame.get("frames")
@@ -263,7 +276,11 @@ class FrameValidator:
         if kind not in ("welcome", "table_created", "snapshot", "ok", "error", "pong"):
             return [f"{kind!r} is not a server frame type"]
         self.checked[str(kind)] += 1
-        return errors(f"server.json#/$defs/{kind}", frame)
+        problems = errors(f"server.json#/$defs/{kind}", frame)
+        if kind == "welcome" and not problems:
+            self.layouts = frame.get("layouts")
+            self._layout_index = {(game, kind): i for i, (game, kind, _) in enumerate(self.layouts or ())}
+        return problems
 
     def _learn(self, table: Any, game: Any) -> None:
         """Remember ``table``'s game: its document checks the table's frames (a
@@ -322,6 +339,62 @@ class FrameValidator:
                 return [f"events[{i}]: {p}" for p in problems]
         self.checked["events"] += 1
         return []
+
+    def _compact_errors(self, frame: list[Any]) -> list[str]:
+        """A compact events array (1.8, SPEC "Compact events"): its shape
+        (``server.json``'s ``compact_events``), then under the welcome's
+        layouts: each event written under a layout of the table's game (or the
+        table's own), a trailing map holding only fields its layout lacks, an
+        event written as a map only when it has no layout; then the ``events``
+        frame it expands to, as :meth:`_events_errors` checks one."""
+        problems = errors("server.json#/$defs/compact_events", frame)
+        if problems:
+            return problems
+        layouts = self.layouts
+        if layouts is None:
+            return ["a compact events array before a welcome with layouts"]
+        try:
+            expanded = expand(frame, layouts)
+        except ValueError as exc:
+            return [str(exc)]
+        game = self.games.get(frame[0])
+        for i, element in enumerate(frame[3:]):
+            written = element[0] if isinstance(element, list) and isinstance(element[0], (list, dict)) else element
+            problem = self._layout_problem(written, game)
+            if problem is not None:
+                return [f"[{3 + i}]: {problem}"]
+        problems = self._events_errors(expanded)
+        if problems:
+            return problems
+        self.checked["compact"] += 1
+        return []
+
+    def _layout_problem(self, written: list[Any] | dict[str, Any], game: str | None) -> str | None:
+        """What breaks the rules of the encoding in ``written``, one event of a
+        compact array that :func:`cardhall.protocol.compact.expand` read under
+        :attr:`layouts`, in a table of ``game`` (None: not known yet), or None:
+        an event is written under its game's layout of its type, else the
+        table's; as a map only when neither exists (or it lacks one of the
+        layout's fields: the schema check names it)."""
+        index, layouts = self._layout_index, self.layouts or []
+        if isinstance(written, dict):
+            if game is None:
+                return None
+            kind = written["type"]
+            found = index.get((game, kind), index.get((None, kind)))
+            if found is not None and set(layouts[found][2]) <= set(written):
+                return f"event {kind!r} written as a map, though it has the layout {found}"
+            return None
+        owner, kind, fields = layouts[written[0]]
+        if game is not None and owner not in (game, None):
+            return f"the layout {written[0]} is {kind!r} of {owner}, not of this table's game {game}"
+        if game is not None and owner is None and (game, kind) in index:
+            return f"the layout {written[0]} is the table's {kind!r}, but {game} has a layout of its own for it"
+        if len(written) == len(fields) + 2:
+            rest = written[-1]
+            if not rest or "type" in rest or set(fields) & set(rest):
+                return f"event {kind!r}: its last map holds fields its layout lacks, one or more, not {rest!r}"
+        return None
 
     @staticmethod
     def _event_definitions(game: str | None, doc: str | None, name: str) -> list[str]:

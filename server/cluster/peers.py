@@ -73,9 +73,11 @@ class RemotePeer:
     relayed = True
     codec = MSGPACK_CODEC
     #: frames cross to its node as one ``out`` message, one v1 frame each: its node
-    #: regroups them for a connection that asked for ``events`` frames (:mod:`.relay`)
+    #: regroups them for a connection that asked for ``events`` frames, and writes them as
+    #: compact arrays for one that asked for those (:mod:`.relay`)
     batch = False
     group = False
+    compact = None
 
     def __init__(self, outbox: Outbox, keys: Keys, table: str, node: str, conn: int,
                  subscribed: Callable[[], bool] = lambda: False) -> None:
@@ -89,16 +91,17 @@ class RemotePeer:
         self.tables = Membership()
         self._frames: list[bytes] = []
         self._after = 0
-        self._join: tuple[int | None] | None = None
+        self._join: tuple[int | None, str | None] | None = None
 
     def follows(self, seq: int) -> None:
         """The frames sent next follow the table's ``seq``."""
         self._after = seq
 
-    def answers_join(self, viewer: int | None) -> None:
-        """The frames sent next answer a join as ``viewer``: the connection's
-        events start after the ``seq`` set by :meth:`follows`."""
-        self._join = (viewer,)
+    def answers_join(self, viewer: int | None, game: str | None = None) -> None:
+        """The frames sent next answer a join as ``viewer`` at a table of
+        ``game``: the connection's events start after the ``seq`` set by
+        :meth:`follows`."""
+        self._join = (viewer, game)
 
     @property
     def idle(self) -> bool:
@@ -124,7 +127,7 @@ class RemotePeer:
             return
         join = self._join
         message = ["out", self.table, self.node, self.conn, self._after, self._frames, member,
-                   None if join is None else [join[0]]]
+                   None if join is None else [join[0]] if join[1] is None else list(join)]
         ordered = member is not None or join is not None or self.subscribed()
         self.outbox.send(self.channel if ordered else self.inbox, wire.pack(message))
         self._frames = []

@@ -40,6 +40,7 @@ import msgpack
 
 from cardhall.protocol import frames
 from cardhall.protocol.codec import CODECS, MSGPACK
+from cardhall.protocol.compact import Layouts
 from cardhall.server.cluster.peers import GONE
 from cardhall.server.connection import CLOSE_RESUBSCRIBE, Connection
 from cardhall.server.table.inputs import REJOIN, Join
@@ -96,15 +97,30 @@ def push_all(conn: Connection, blobs: list[bytes], cache: dict[Any, Any] | None 
         for blob in blobs:
             conn.push(to_codec(conn, blob, cache))
         return
-    key = (tuple(map(id, blobs)), conn.codec.name)  # the same blobs, in one codec: regrouped once
+    layouts = conn.compact
+    # the same blobs, in one codec and form: regrouped once
+    key = (tuple(map(id, blobs)), conn.codec.name, layouts is not None)
     payloads = cache.get(key) if cache is not None else None
     if payloads is None:
         decoded = [msgpack.unpackb(blob, raw=False, strict_map_key=False) for blob in blobs]
-        payloads = [conn.codec.encode(frame) for frame in frames.grouped(decoded)]
+        if layouts is None:
+            payloads = [conn.codec.encode(frame) for frame in frames.grouped(decoded)]
+        else:
+            payloads = [conn.codec.encode(compacted(conn, layouts, frame)) for frame in frames.grouped(decoded)]
         if cache is not None:
             cache[key] = payloads
     for payload in payloads:
         conn.push(payload)
+
+
+def compacted(conn: Connection, layouts: Layouts, frame: dict[str, Any]) -> dict[str, Any] | list[Any]:
+    """``frame`` as ``conn`` (which said ``hello`` with ``compact``, 1.8) gets
+    it: an ``events`` frame as its compact array, written under its table's
+    game (``conn.games``: the owner names it in each join answer, wire.py's
+    ``out``); any other frame as it is."""
+    if frame.get("type") == "events":
+        return layouts.compact(frame, conn.games.get(frame["table"]))
+    return frame
 
 
 def to_codec(conn: Connection, blob: bytes, cache: dict[tuple[int, str], Any] | None = None) -> Any:
@@ -270,6 +286,8 @@ class Relayed:
         blobs = [b for b in blobs if not _answers_rejoin(b)]  # the server's own join: nobody asked
         if join is not None:
             w.viewer = join[0]
+            if len(join) > 1 and isinstance(join[1], str):  # the table's game: its layouts (1.8)
+                w.conn.games[self.id] = join[1]
             blobs = self._fresh(w, blobs)
             w.cursor = after if w.cursor is None else max(w.cursor, after)
             w.waiting = False

@@ -29,7 +29,10 @@ of the table for other nodes in the order the table produced them):
   (each already msgpack-encoded) for connection ``connection`` of node
   ``node``; ``after`` the table's ``seq`` they follow; ``member`` True/False
   when the connection joined or left the table with them, else None;
-  ``join`` ``[viewer]`` for a join answer (its events start after ``after``).
+  ``join`` ``[viewer, game]`` for a join answer (its events start after
+  ``after``; ``game`` the table's, so that the connection's node writes its
+  events under that game's layouts for a client with ``compact``, 1.8; a node
+  reads ``[viewer]`` alone too).
   Published after the commit they follow and before the table's next one.
 * ``["o", node]``: a new owner claimed the table (published by the claim
   script; subscribers join it again).

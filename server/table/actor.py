@@ -167,7 +167,7 @@ class TableActor:
         self.creator = creator
         self.mailbox: Mailbox[Input] = Mailbox()
         self.buffer: EventBuffer[EventRecord] = EventBuffer(buffer_size, machine.record_from_data)
-        self.fanout = Fanout(self.id, host.peer)
+        self.fanout = Fanout(self.id, host.peer, machine.game)
         #: the fencing token of this node's lease on the table (None: no cluster)
         self.token: str | None = None
         #: the ``seq`` of the last event delivered to this node's subscribers
@@ -482,7 +482,7 @@ class TableActor:
             if (now_as := machine.subscribers.viewer(join.sub)) is not NOT_JOINED and join.before is None:
                 join.viewer = now_as  # a later input of the same step may have changed it
             if peer is not None:
-                peer.answers_join(join.viewer)
+                peer.answers_join(join.viewer, machine.game)
                 answer_join(self.machine, self.buffer, self.fanout, peer, join, records, older.get(id(join)))
                 peer.flush()
             self._answered += 1  # counted once sent: a fault before leaves it to :meth:`_contain`

@@ -1,6 +1,7 @@
 """The comparison benchmark against Colyseus (``bench/colyseus``, docs/LOAD.md "cardhall against
 Colyseus") runs: its driver plays one small configuration for a few seconds on cardhall (JSON) and on
-its Colyseus room, each server started by the driver, and reports real figures for both.
+its Colyseus room, each server started by the driver, and reports real figures for both; its load
+generator reads compact events (protocol 1.8) as ``protocol/compact.py`` writes them.
 
 Needs ``node`` and ``npm`` (skipped without them, a failure under CI=true); runs ``npm ci`` in
 ``bench/colyseus`` first when its ``node_modules`` is missing (the npm registry must be reachable).
@@ -14,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from cardhall.protocol.compact import Layouts, expand
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,10 +39,59 @@ def _cardhall() -> str:
     return str(beside) if beside.exists() else shutil.which("cardhall") or "cardhall"
 
 
-def test_the_comparison_plays_both_servers_without_leaks():
+def _node() -> None:
+    """Skip (fail under CI) without node and npm; install bench/colyseus's packages."""
     require(shutil.which("node") is not None, "node is not installed (Debian: apt-get install nodejs npm)")
     require(shutil.which("npm") is not None, "npm is not installed (Debian: apt-get install npm)")
     _installed()
+
+
+#: a check run by node: argv[1] is {layouts, cases: [{packed, want}], bad: [array]}; each case's array decodes
+#: to its frame, each bad array throws; prints "ok" (an assertion error and exit status 1 otherwise)
+_DECODE_CHECK = """
+const assert = require("node:assert");
+const { expandCompact } = require("./loadgen.js");
+const { layouts, cases, bad } = JSON.parse(process.argv[1]);
+for (const c of cases) assert.deepStrictEqual(expandCompact(c.packed, layouts), c.want);
+for (const b of bad) assert.throws(() => expandCompact(b, layouts), Error, JSON.stringify(b));
+console.log("ok");
+"""
+
+
+def test_the_load_generator_reads_compact_events_as_the_reference_writes_them():
+    """loadgen.js's decoder gives the ``events`` frame protocol/compact.py's ``expand`` gives for what
+    ``Layouts.compact`` wrote (laid-out events, further fields, maps, each kind of turn, legal
+    actions), and refuses what ``expand`` refuses."""
+    _node()
+    layouts = Layouts([(None, "left", ["seat"]), ("g", "bet", ["seat", "amount"]), ("g", "hole_cards", ["seat"]),
+                       (None, "note", [])])
+    events = [{"type": "bet", "seat": 1, "amount": 20}, {"type": "left", "seat": 2},
+              {"type": "hole_cards", "seat": 3, "cards": ["As", "Kd"]}, {"type": "note"},
+              {"type": "note", "x": {"a": 1}}, {"type": "unknown", "k": [1, 2]}, {"type": "bet", "seat": 1}]
+    turns = [{"seat": 1, "id": 5}, {"seat": 2, "id": 6, "continue": True},
+             {"seat": 1, "id": 5, "clock": 30.0, "bank": 12.5}]
+    legal = [{"type": "fold"}, {"type": "call", "min": 5, "max": 5}]
+    items: list[dict] = [{"event": e} for e in events]
+    items += [{"event": e, "turn": t} for e in events for t in turns]
+    items += [{"event": e, "turn": t, "legal": legal} for e in events for t in turns]
+    cases = []
+    for seq, item in enumerate(items, 1):
+        frame = {"type": "events", "table": "t_1", "seq": seq, "ts": 2.5, "events": [item, {"event": events[0]}]}
+        packed = layouts.compact(frame, "g")
+        cases.append({"packed": packed, "want": expand(packed, layouts.entries())})
+    bad = [["t_1", 1, 2.0], [1, 1, 2.0, [0, 1]], ["t_1", 1, 2.0, [9, 1]], ["t_1", 1, 2.0, [1, 1]],
+           ["t_1", 1, 2.0, [1, 1, 2, 3]], ["t_1", 1, 2.0, [[0, 1], [1]]], ["t_1", 1, 2.0, [[0, 1], [1, 2], [], 4]],
+           ["t_1", 1, 2.0, "x"], ["t_1", 1, 2.0, [True, 1]]]
+    for array in bad:
+        with pytest.raises(ValueError):
+            expand(array, layouts.entries())
+    check = json.dumps({"layouts": layouts.entries(), "cases": cases, "bad": bad})
+    out = subprocess.run(["node", "-e", _DECODE_CHECK, check], cwd=BENCH, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_the_comparison_plays_both_servers_without_leaks():
+    _node()
     out = subprocess.run(["node", "bench.js", "--tables", "2", "--think", "0", "--systems", "cardhall-json,colyseus",
                           "--rounds", "1", "--warmup", "1", "--duration", "3", "--cardhall", _cardhall(), "--json"],
                          cwd=BENCH, capture_output=True, text=True, timeout=300)
@@ -48,6 +101,7 @@ def test_the_comparison_plays_both_servers_without_leaks():
     assert set(results) == {"cardhall-json", "colyseus"}, report
     for system, r in results.items():
         assert r["errors"] == {}, (system, r["errors"])
+        assert r["client"] == (None if system == "colyseus" else "compact"), (system, r)
         assert r["violations"] == 0, (system, r["leaks"])
         assert r["tables_ready"] == 2 and r["connections"] == 16, (system, r)
         assert r["actions"] > 0 and r["messages_per_s"] > 0 and r["bytes_per_s"] > 0, (system, r)

@@ -92,7 +92,7 @@ async def grouping_peer() -> AsyncIterator[tuple[str, list[Frame]]]:
             hellos.append(hello)
             await ws.send(codec.encode({"type": "welcome", "re": hello.get("id"), "player": "p_0123456789abcdef",
                                         "name": "ann", "token": "k" * 32, "protocol": PROTOCOL_VERSION,
-                                        "minor": PROTOCOL_MINOR, "group": bool(hello.get("group"))}))
+                                        "minor": PROTOCOL_MINOR, "group": bool(hello.get("group")), "compact": False}))
             await ws.send(codec.encode(grouped[0]))
             await ws.send(codec.encode(grouped[1]))
             for i in range(2, len(grouped), 2):

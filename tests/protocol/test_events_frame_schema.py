@@ -156,7 +156,7 @@ def test_the_conformance_kit_events_case_stands_for_its_event_case():
     assert [f["seq"] for f in expanded] == [events["seq"], events["seq"] + 1]
     assert expanded[-1] == cases["event_with_turn_and_legal"]
     assert cases["batch_with_events"]["frames"][0] == events
-    assert cases["welcome"]["minor"] == 7 and cases["welcome"]["group"] is False
+    assert cases["welcome"]["minor"] == 8 and cases["welcome"]["group"] is False
     checker = FrameValidator()
     for frame in expanded:
         checker.check_server(frame)

@@ -8,6 +8,7 @@ from typing import Any
 
 from cardhall.engine.base import Event
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK, Codec
+from cardhall.protocol.compact import Layouts, expand
 from cardhall.server.fanout import Fanout
 from cardhall.server.table.records import EventRecord
 
@@ -15,10 +16,11 @@ from cardhall.server.table.records import EventRecord
 class Recorder:
     """A subscriber's outgoing side as the fan-out sees it: frames pushed, flushes."""
 
-    def __init__(self, codec: str, batch: bool = False, group: bool = False) -> None:
+    def __init__(self, codec: str, batch: bool = False, group: bool = False, compact: Layouts | None = None) -> None:
         self.codec: Codec = CODECS[codec]
         self.batch = batch
-        self.group = group
+        self.group = group or compact is not None
+        self.compact = compact
         self.tables: set[str] = set()
         self.payloads: list[Any] = []
         self.messages: list[Any] = []  # the shared batch each deliver was handed
@@ -39,7 +41,12 @@ class Recorder:
         self.flush()
 
     def frames(self) -> list[dict[str, Any]]:
-        return [self.codec.decode(p, 1 << 20) for p in self.payloads]
+        """What it was sent, decoded; a compact array (1.8) read as the ``events`` frame it stands for."""
+        out = []
+        for payload in self.payloads:
+            value = self.codec.load(payload, 1 << 20)
+            out.append(expand(value, self.compact.entries()) if self.compact and isinstance(value, list) else value)
+        return out
 
 
 def _records() -> list[EventRecord]:
@@ -98,6 +105,30 @@ def test_a_step_for_grouping_clients_is_one_events_frame_per_view_shared_by_thos
     assert own["events"][1]["legal"] == [{"type": "call"}] and own["events"][0] == frame["events"][0]
     # a client without grouping gets the v1 frames, batched once for everyone who gets them
     assert [f["type"] for f in v1.frames()] == ["event", "event"] and v1.messages[0] is not None
+
+
+LAYOUTS = Layouts([(None, "awaiting", []), ("g", "bet", ["seat"])])
+
+
+def test_a_step_for_compact_clients_is_one_array_per_view_under_the_tables_game():
+    peers = {"s1": Recorder(MSGPACK, True, compact=LAYOUTS), "s2": Recorder(MSGPACK, True, compact=LAYOUTS),
+             "p2": Recorder(MSGPACK, True, compact=LAYOUTS), "g1": Recorder(MSGPACK, True, True)}
+    fanout = Fanout("t_1", peers.get, "g")
+    step = [EventRecord(5, Event({"type": "bet", "seat": 1}), 20.0),
+            EventRecord(6, Event({"type": "awaiting"}), 20.0, {"seat": 2, "id": 6, "clock": 30.0, "bank": 7.5},
+                        legal_seat=2, legal=[{"type": "call"}])]
+    fanout.publish(step, {None: {"s1": None, "s2": None, "g1": None}, 2: {"p2": None}})
+    s1, s2, p2, g1 = (peers[k] for k in ("s1", "s2", "p2", "g1"))
+    # the spectators share one array; the seat to act has its own, with its legal actions; each stands for
+    # exactly the events frame a grouping client gets
+    assert s1.payloads[0] is s2.payloads[0]
+    assert CODECS[MSGPACK].load(s1.payloads[0]) == ["t_1", 5, 20.0, [1, 1], [[0], [2, 6, 30, 7.5]]]
+    assert s1.frames() == g1.frames()
+    assert p2.frames()[0]["events"][1]["legal"] == [{"type": "call"}]
+    # a replay to a compact client: arrays too
+    replayed = Recorder(JSON, compact=LAYOUTS)
+    fanout.replay(replayed, 2, step, current_turn=6)
+    assert isinstance(replayed.codec.load(replayed.payloads[0]), list) and replayed.frames() == p2.frames()
 
 
 def test_events_of_two_steps_are_two_groups_and_replies_ride_with_the_events():

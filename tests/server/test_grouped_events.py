@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from cardhall.protocol import compact
 from cardhall.protocol.codec import CODECS, JSON, MSGPACK
 from cardhall.protocol.frames import expand_events
 from cardhall.protocol.schemas import FrameValidator, SchemaViolation
@@ -52,12 +53,14 @@ class Raw:
     frame in order (a ``batch``'s frames one by one, ``events`` frames as they
     are); each message is checked by this connection's own validator."""
 
-    def __init__(self, url: str, codec: str, *, batch: bool, group: bool) -> None:
-        self.url, self.batch, self.group = url, batch, group
+    def __init__(self, url: str, codec: str, *, batch: bool, group: bool, compact: bool = False) -> None:
+        self.url, self.batch, self.group, self.compact = url, batch, group, compact
         self.subprotocol = SUBPROTOCOL[codec]
         self.codec = CODECS[self.subprotocol]
         self.validator = FrameValidator()
         self.messages: list[Frame] = []
+        #: the compact arrays received (1.8), as they came
+        self.arrays: list[list[Any]] = []
         self.frames: list[Frame] = []
         self.welcome: Frame = {}
         self._ids = itertools.count(1)
@@ -70,6 +73,8 @@ class Raw:
                                  max_size=2**24)
         self._reader = asyncio.get_running_loop().create_task(self._read())
         hello: Frame = {"type": "hello", "name": name, "batch": self.batch, "group": self.group}
+        if self.compact:
+            hello["compact"] = True
         if token is not None:
             hello["token"] = token
         self.welcome = await self.request(hello)
@@ -78,13 +83,17 @@ class Raw:
     async def _read(self) -> None:
         assert self._ws is not None
         async for payload in self._ws:
-            message = self.codec.decode(payload, 1 << 30)
+            message = self.codec.load(payload, 1 << 30)
             self.messages.append(message)
             try:
                 self.validator.check_server(message)
             except SchemaViolation:
                 pass  # recorded in validator.failures, asserted at the end
-            for frame in message["frames"] if message.get("type") == "batch" else [message]:
+            batched = isinstance(message, dict) and message.get("type") == "batch"
+            for frame in message["frames"] if batched else [message]:
+                if isinstance(frame, list):  # a compact array (1.8): kept, and read as its events frame
+                    self.arrays.append(frame)
+                    frame = compact.expand(frame, self.welcome["layouts"])
                 self.frames.append(frame)
                 fut = self._pending.pop(frame.get("re"), None) if isinstance(frame.get("re"), int) else None
                 if fut is not None and not fut.done():
@@ -144,7 +153,7 @@ def _grouped_stream(conn: Raw, table: str, after: int) -> None:
             assert set(item) <= {"event", "turn", "legal"} and ("legal" not in item or "turn" in item)
         expected += len(frame["events"])
     if not conn.batch:
-        assert "batch" not in {m["type"] for m in conn.messages}
+        assert not any(isinstance(m, dict) and m["type"] == "batch" for m in conn.messages)
 
 
 def _same_view(grouped: Raw, plain: Raw, table: str) -> int:
@@ -192,19 +201,32 @@ async def _play(player: Raw, table: str, seat: int) -> int:
         done = len(frames)
 
 
+def _compact_only(conn: Raw) -> None:
+    """``conn`` (with ``compact``, 1.8) got its events as compact arrays
+    only: no ``events`` or ``event`` frame came as a map."""
+    maps = [f for m in conn.messages if isinstance(m, dict)
+            for f in (m["frames"] if m["type"] == "batch" else [m]) if isinstance(f, dict)]
+    assert conn.arrays, "no compact array"
+    assert not {"event", "events"} & {f["type"] for f in maps}, "an event as a map to a compact connection"
+    assert conn.welcome["compact"] is True and conn.welcome["group"] is True
+
+
+@pytest.mark.parametrize("form", ["group", "compact"])
 @pytest.mark.parametrize("batch", [True, False], ids=["batch", "no_batch"])
 @pytest.mark.parametrize("codec", ["json", "msgpack"])
-async def test_grouped_events_are_the_event_frames_of_one_step(live: LiveServer, codec: str, batch: bool):
+async def test_grouped_events_are_the_event_frames_of_one_step(live: LiveServer, codec: str, batch: bool, form: str):
+    """``form`` "compact": the connections with ``group`` say ``compact`` too
+    (1.8): their arrays, expanded, are the same ``events`` frames."""
     conns: list[Raw] = []
 
     async def raw(name: str, group: bool, token: str | None = None) -> Raw:
-        conn = await Raw(live.url, codec, batch=batch, group=group).open(name, token)
+        conn = await Raw(live.url, codec, batch=batch, group=group, compact=group and form == "compact").open(name, token)
         conns.append(conn)
         return conn
 
     try:
         ann = await raw("ann", group=True)
-        assert ann.welcome["minor"] == 7 and ann.welcome["group"] is True  # [1.7 server]
+        assert ann.welcome["minor"] >= 7 and ann.welcome["group"] is True  # [1.7 server]
         eve = await raw("eve", group=True)     # a spectator with group
         pat = await raw("pat", group=False)    # a spectator without
         assert pat.welcome["group"] is False  # [1.7 server]
@@ -245,6 +267,10 @@ async def test_grouped_events_are_the_event_frames_of_one_step(live: LiveServer,
         for conn in conns:
             assert conn.validator.failures == [], conn.validator.failures[:3]
             assert conn.validator.checked["events" if conn.group else "event:no_limit_holdem:turn"] > 0  # [1.7 server]
+            if conn.compact:
+                _compact_only(conn)
+            else:
+                assert not conn.arrays and conn.welcome["compact"] is False
     finally:
         for conn in conns:
             await conn.close()
@@ -267,8 +293,10 @@ async def test_a_connection_on_another_node_gets_the_owners_events_grouped(redis
             assert table in a.hall.tables and table not in b.hall.tables
             grouped = await Raw(b.url, "json", batch=True, group=True).open("eve")
             plain = await Raw(b.url, "msgpack", batch=True, group=False).open("pat")
-            conns += [grouped, plain]
+            tight = await Raw(b.url, "msgpack", batch=True, group=False, compact=True).open("kit")
+            conns += [grouped, plain, tight]
             snap = await grouped.request({"type": "join", "table": table, "role": "spectator"})
+            tight_snap = await tight.request({"type": "join", "table": table, "role": "spectator"})
             other = await plain.request({"type": "join", "table": table, "role": "spectator"})
             target = other["seq"] + 15
             for conn in conns:
@@ -279,8 +307,49 @@ async def test_a_connection_on_another_node_gets_the_owners_events_grouped(redis
             theirs = {f["seq"]: f for f in plain.events(table)}
             common = range(other["seq"] + 1, min(max(ours), max(theirs)) + 1)  # the table plays on meanwhile
             assert len(common) >= 15 and all(ours[seq] == theirs[seq] for seq in common)
-            assert grouped.validator.failures == [] and plain.validator.failures == []
+            # the compact one (1.8): arrays only, each game event under its layout, standing for the same frames
+            _grouped_stream(tight, table, tight_snap["seq"])
+            _compact_only(tight)
+            hers = {f["seq"]: f for f in tight.events(table)}
+            assert all(hers[seq] == theirs[seq] for seq in common if seq in hers) and len(hers.keys() & common) >= 15
+            laid = {kind for _, kind, _ in tight.welcome["layouts"]}
+            written = [e[0] if isinstance(e[0], (list, dict)) else e for a in tight.arrays for e in a[3:]
+                       if isinstance(e, list)] + [e for a in tight.arrays for e in a[3:] if isinstance(e, dict)]
+            assert written and not any(isinstance(e, dict) and e["type"] in laid for e in written), \
+                "an event with a layout written whole"
+            assert all(f.validator.failures == [] for f in conns)
         finally:
             for conn in conns:
                 await conn.close()
             await owner.close()
+
+
+async def test_the_reference_client_reads_compact_arrays_as_event_frames(live: LiveServer):
+    """``Client(compact=True)`` (1.8) expands each array under its welcome's
+    layouts: it holds the same ``event`` frames as a client without it, with
+    the schemas checked on every message (the arrays included)."""
+    from cardhall.clients.client import Client
+
+    owner = await live.client("ann")
+    tight = Client(live.url, compact=True, record=True, validator=FrameValidator())
+    plain = Client(live.url, record=True, validator=FrameValidator())
+    try:
+        for conn in (tight, plain):
+            await conn.connect()
+            await conn.hello("eve")
+        assert tight.layouts and plain.layouts == []
+        table = await owner.create_table("no_limit_holdem", seats=3, bots=3,
+                                         options={"pause": 0, "bot_think": 0.01, "starting_stacks": 4000})
+        snaps = [await conn.join(table, role="spectator") for conn in (tight, plain)]
+        start = max(snap["seq"] for snap in snaps)
+        for conn in (tight, plain):
+            await until(lambda conn=conn: conn.seqs.get(table, 0) >= start + 20, 60, "20 events")
+        assert tight.gaps == plain.gaps == 0
+        ours = {f["seq"]: f for f in tight.frames if f.get("type") == "event"}
+        theirs = {f["seq"]: f for f in plain.frames if f.get("type") == "event"}
+        common = [seq for seq in range(start + 1, start + 21)]
+        assert all(ours[seq] == theirs[seq] for seq in common)
+        assert tight.checker is not None and tight.checker.checked["compact"] > 0 and tight.checker.failures == []
+    finally:
+        for conn in (tight, plain, owner):
+            await conn.close()
