@@ -55,17 +55,29 @@ class Layouts:
     (SPEC "Events and ``seq``"), shared by every game. Raises ValueError when
     two entries name the same game and type."""
 
-    __slots__ = ("_entries", "_index", "_wire")
+    __slots__ = ("_entries", "_games", "_index", "_wire")
 
     def __init__(self, entries: Iterable[Entry]) -> None:
         self._entries: list[Entry] = []
-        self._index: dict[tuple[str | None, str], tuple[int, tuple[str, ...], frozenset[str]]] = {}
+        self._index: dict[tuple[str | None, str], tuple[int, tuple[str, ...]]] = {}
         for game, kind, fields in entries:
             if (game, kind) in self._index:
                 raise ValueError(f"two layouts for {kind!r} of {game!r}")
-            self._index[(game, kind)] = (len(self._entries), tuple(fields), frozenset(fields) | {"type"})
+            self._index[(game, kind)] = (len(self._entries), tuple(fields))
             self._entries.append((game, kind, list(fields)))
         self._wire = [[game, kind, list(fields)] for game, kind, fields in self._entries]
+        #: game -> type -> (index, fields): the table's own layouts, then the game's over them
+        self._games: dict[str | None, dict[str, tuple[int, tuple[str, ...]]]] = {}
+
+    def _of(self, game: str | None) -> dict[str, tuple[int, tuple[str, ...]]]:
+        """The layouts an event of a table of ``game`` is written under, by type."""
+        found = self._games.get(game)
+        if found is None:
+            found = {kind: layout for (owner, kind), layout in self._index.items() if owner is None}
+            found.update((kind, layout) for (owner, kind), layout in self._index.items()
+                         if owner == game and game is not None)
+            self._games[game] = found
+        return found
 
     def entries(self) -> list[list[Any]]:
         """The layouts as ``welcome.layouts`` sends them: a list of ``[game,
@@ -78,37 +90,36 @@ class Layouts:
         ``game`` (or the table's own layout), or the map itself when neither
         has one (an event lacking one of its layout's fields too: it is sent
         as it is, for the schema check to name it)."""
-        kind = event["type"]
-        found = self._index.get((game, kind)) or self._index.get((None, kind))
+        found = (self._games.get(game) or self._of(game)).get(event["type"])
         if found is None:
             return event
-        index, fields, known = found
-        out: list[Any] = [index]
+        index, fields = found
         try:
-            out.extend(event[name] for name in fields)
+            out: list[Any] = [index, *[event[name] for name in fields]]
         except KeyError:
             return event
-        if len(event) > len(known) or not known.issuperset(event):
-            out.append({name: value for name, value in event.items() if name not in known})
+        if len(event) != len(fields) + 1:  # fields beyond the layout's (and "type"): the last map
+            out.append({name: value for name, value in event.items() if name != "type" and name not in fields})
         return out
+
+    def element(self, game: str | None, event: Mapping[str, Any], turn: Mapping[str, Any] | None = None,
+                legal: list[Any] | None = None) -> Any:
+        """One element of a compact array: ``event`` (of a table of ``game``)
+        written by :meth:`event`, with its ``turn`` and ``legal`` when it
+        carries a turn (``legal`` only with a turn, as in an ``events`` frame)."""
+        written = self.event(game, event)
+        if turn is None:
+            return written
+        if legal is None:
+            return [written, compact_turn(turn)]
+        return [written, compact_turn(turn), legal]
 
     def compact(self, frame: Mapping[str, Any], game: str | None) -> list[Any]:
         """The compact array of ``frame``, an ``events`` frame of a table of
         ``game`` (module docstring)."""
-        out: list[Any] = [frame["table"], frame["seq"], frame["ts"]]
-        event = self.event
-        for item in frame["events"]:
-            written = event(game, item["event"])
-            turn = item.get("turn")
-            if turn is None:
-                out.append(written)
-                continue
-            element = [written, compact_turn(turn)]
-            legal = item.get("legal")
-            if legal is not None:
-                element.append(legal)
-            out.append(element)
-        return out
+        element = self.element
+        return [frame["table"], frame["seq"], frame["ts"],
+                *[element(game, item["event"], item.get("turn"), item.get("legal")) for item in frame["events"]]]
 
 
 def _whole(seconds: float) -> float | int:

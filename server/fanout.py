@@ -153,6 +153,23 @@ class Fanout:
         first = records[0]
         return frames.events(self.table_id, first.seq, first.ts, items)
 
+    def compact(self, records: Sequence[EventRecord], keys: Sequence[int | None], layouts: Layouts,
+                elements: dict[tuple[int, int | None, Layouts], Any]) -> list[Any]:
+        """The compact array (1.8) of ``records`` (one run) as :meth:`group`
+        with ``with_legal`` writes them, each element made once per step and
+        view and layouts (``elements``: (seq, view key, layouts) -> element,
+        shared by the classes of one :meth:`publish`)."""
+        first = records[0]
+        out: list[Any] = [self.table_id, first.seq, first.ts]
+        game = self.game
+        for rec, key in zip(records, keys):
+            element = elements.get((rec.seq, key, layouts))
+            if element is None:
+                legal = legal_for(key, rec.legal_seat, rec.legal) if rec.turn is not None else None
+                element = elements[(rec.seq, key, layouts)] = layouts.element(game, rec.event.view(key), rec.turn, legal)
+            out.append(element)
+        return out
+
     def publish(self, records: Sequence[EventRecord], groups: Mapping[int | None, Iterable[Hashable]],
                 skip: Collection[Hashable] = (), tails: Mapping[Hashable, list[Mapping[str, Any]]] | None = None) -> int:
         """Push ``records`` (consecutive seqs) to the subscribers of ``groups``
@@ -198,6 +215,7 @@ class Fanout:
             return 0
         cuts = runs(records) if any(cls[2] for cls in classes) else []
         encoded: dict[tuple[int, int | None, str], Any] = {}  # (seq, view key, codec) -> an event frame
+        elements: dict[tuple[int, int | None, Layouts], Any] = {}  # (seq, view key, layouts) -> compact element
         if primed:
             for (seq, key), blob in primed.items():
                 encoded[(seq, key, MSGPACK)] = blob
@@ -211,8 +229,10 @@ class Fanout:
                 for run in cuts:
                     keys = signature[at:at + len(run)]
                     at += len(run)
-                    frame = cast(Data, self.group(run, keys, True))
-                    payloads.append(codec.encode(layouts.compact(frame, self.game) if layouts else frame))
+                    if layouts is None:
+                        payloads.append(codec.encode(cast(Data, self.group(run, keys, True))))
+                    else:
+                        payloads.append(codec.encode(self.compact(run, keys, layouts, elements)))
             else:
                 payloads = []
                 for rec, key in zip(records, signature):
