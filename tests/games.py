@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from cardhall.engine import plugins
 
 
@@ -41,3 +43,15 @@ def seats(game: str, want: int = 3) -> int:
     """``want`` seats, or as near as ``game``'s engine allows (its ``min_seats`` to ``max_seats``)."""
     cls = plugins.spec(game).engine_class()
     return max(cls.min_seats, min(want, cls.max_seats))
+
+
+def everyday(games: list[str], kept: set[str]) -> list[Any]:
+    """``games`` as ``parametrize`` values, each not in ``kept`` marked
+    ``slow`` (run with ``--runslow``): a long test that plays every game runs
+    the games of ``kept`` in the everyday suite and the rest behind the flag,
+    to keep the suite within its time.
+
+    >>> [getattr(p, "values", p) for p in everyday(["a", "b"], {"a"})]
+    ['a', ('b',)]
+    """
+    return [game if game in kept else pytest.param(game, marks=pytest.mark.slow) for game in games]

@@ -16,7 +16,7 @@ from tests.browser.clicking import click_first
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import create_table, go_from_lobby, new_tab, play_to_end
 from tests.conftest import until
-from tests.games import GAMES, quick, seats
+from tests.games import GAMES, everyday, quick, seats
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -43,7 +43,7 @@ BAR_PROBLEMS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game", everyday(GAMES, {"no_limit_holdem", "alamo", "loco_poker"}))
 async def test_a_whole_match_by_touch(server: LiveServer, browser: Any, game: str) -> None:
     tab = await new_tab(browser, server.http, width=390, height=844, touch=True)
     page = tab.page

@@ -66,6 +66,7 @@ def _number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+@pytest.mark.slow
 def test_the_fault_round_reports_its_figures():
     """``--faults`` at a tiny size (3 nodes, 3 tables, 1 player, lease TTL 1 s):
     a node, then Redis, stopped with SIGSTOP; every figure is there and is a
@@ -104,6 +105,7 @@ def test_the_fault_round_reports_its_figures():
     assert text.count("shown connected again") == 2 and text.count("silence (longest time") == 2
 
 
+@pytest.mark.slow
 def test_the_rebalance_round_alone_reports_its_figures():
     """``--only rebalance`` at a tiny size (2 nodes, 4 bot tables, 2 players,
     a hold of 1 s): only that round runs; a rolling restart of both nodes, every

@@ -26,7 +26,7 @@ again, and each time:
    ``ok`` after exactly the missed events (read from the Redis stream), so
    each client's ``seq`` runs gap-free across every restart; play goes on.
 
-``CARDHALL_KILL_POINTS`` sets the number of kill points; by default 16
+``CARDHALL_KILL_POINTS`` sets the number of kill points; by default 10
 (each kill stops the tables of every game at once), and 200 with ``--runslow``.
 """
 
@@ -61,7 +61,7 @@ from tests.server.conftest import RedisServer, free_port
 
 Frame = dict[str, Any]
 
-DEFAULT_POINTS = 16
+DEFAULT_POINTS = 10
 SLOW_POINTS = 200
 OPERATOR_KEY = "kill-test-operator"
 PREFIX = "killtest"
