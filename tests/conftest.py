@@ -51,8 +51,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 #: the test files that take longest (a minute or more of one worker each, measured on a 2-core
-#: machine), run first: the workers (``dev.py test``: ``--dist loadfile``, files handed out in the
-#: order collected) then end on short files instead of one of these starting last
+#: machine), run first, then the browser's (each of its tests drives Chromium for 10 to 40 s): the
+#: workers (``dev.py test``: ``--dist loadfile``, files handed out in the order collected) then end
+#: on short files instead of one of these starting last
 LONGEST_FILES = ("tests/cluster/test_faults.py", "tests/cluster/test_redis_cluster.py", "tests/browser/test_games.py",
                  "tests/cluster/test_cluster.py", "tests/cluster/test_rebalance.py", "tests/browser/test_phone.py",
                  "tests/test_wheel.py", "tests/clients/test_tui.py", "tests/clients/test_bench_cluster.py",
@@ -68,9 +69,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if "soak" in item.keywords and not config.getoption("--soak"):
             item.add_marker(skip_soak)
     rank = {name: i for i, name in enumerate(LONGEST_FILES)}
-    first = len(LONGEST_FILES)
-    # a stable sort: the longest files first, in that order; every other test keeps its place
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], first))
+
+    def order(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return rank.get(path, len(rank) + (0 if path.startswith("tests/browser/") else 1))
+
+    # a stable sort: the longest files first, in that order, then the browser's; every other test keeps its place
+    items.sort(key=order)
 
 
 async def until(condition: Any, timeout: float = 10.0, what: str = "the condition") -> float:

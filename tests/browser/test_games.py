@@ -15,7 +15,7 @@ import pytest
 
 from tests.browser.conftest import screenshot_path
 from tests.browser.pages import Frame, Tab, create_table, go_from_lobby, new_tab, play_to_end
-from tests.games import GAMES, quick
+from tests.games import GAMES, everyday, quick
 from tests.games import seats as seats_for
 from tests.server.conftest import LiveServer
 
@@ -69,7 +69,7 @@ async def seat_cards(tab: Tab, seat: int) -> list[str]:
         "els => els.map(e => e.dataset.card)")
 
 
-@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("game", everyday(GAMES, set(GAMES) - {"fixed_limit_holdem"}))
 async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: str) -> None:
     seats = seats_for(game, 3)
     player = await new_tab(browser, server.http)

@@ -43,7 +43,7 @@ BAR_PROBLEMS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("game", everyday(GAMES, {"no_limit_holdem", "alamo", "loco_poker"}))
+@pytest.mark.parametrize("game", everyday(GAMES, {"no_limit_holdem", "alamo"}))
 async def test_a_whole_match_by_touch(server: LiveServer, browser: Any, game: str) -> None:
     tab = await new_tab(browser, server.http, width=390, height=844, touch=True)
     page = tab.page
