@@ -55,17 +55,16 @@ class Layouts:
     (SPEC "Events and ``seq``"), shared by every game. Raises ValueError when
     two entries name the same game and type."""
 
-    __slots__ = ("_entries", "_games", "_index", "_wire")
+    __slots__ = ("_games", "_index", "_wire")
 
     def __init__(self, entries: Iterable[Entry]) -> None:
-        self._entries: list[Entry] = []
         self._index: dict[tuple[str | None, str], tuple[int, tuple[str, ...]]] = {}
+        self._wire: list[list[Any]] = []
         for game, kind, fields in entries:
             if (game, kind) in self._index:
                 raise ValueError(f"two layouts for {kind!r} of {game!r}")
-            self._index[(game, kind)] = (len(self._entries), tuple(fields))
-            self._entries.append((game, kind, list(fields)))
-        self._wire = [[game, kind, list(fields)] for game, kind, fields in self._entries]
+            self._index[(game, kind)] = (len(self._wire), tuple(fields))
+            self._wire.append([game, kind, list(fields)])
         #: game -> type -> (index, fields): the table's own layouts, then the game's over them
         self._games: dict[str | None, dict[str, tuple[int, tuple[str, ...]]]] = {}
 
@@ -84,6 +83,13 @@ class Layouts:
         type, fields]`` (``game`` null for the table's own events), one list
         shared by every caller (not to be changed)."""
         return self._wire
+
+    def find(self, game: str | None, kind: str) -> int | None:
+        """The index an event of type ``kind`` at a table of ``game`` is
+        written under (the game's layout, else the table's own), or None
+        when it has none (it is written as a map)."""
+        found = (self._games.get(game) or self._of(game)).get(kind)
+        return None if found is None else found[0]
 
     def event(self, game: str | None, event: Mapping[str, Any]) -> Any:
         """``event`` (an event map with ``type``) written under its layout in

@@ -59,7 +59,7 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
 from cardhall.engine import plugins
-from cardhall.protocol.compact import expand
+from cardhall.protocol.compact import Layouts, expand
 from cardhall.protocol.frames import expand_events
 
 SCHEMA_DIR = Path(__file__).resolve().parent
@@ -229,7 +229,8 @@ class FrameValidator:
         self.games: dict[str, str] = {}
         self.layouts: list[list[Any]] | None = None
         #: (game or None, type) -> its index in :attr:`layouts`
-        self._layout_index: dict[tuple[str | None, str], int] = {}
+        #: :attr:`layouts` as the encoder holds them (which layout each event is written under)
+        self._layouts = Layouts(())
         self.failures: list[str] = []
         self.checked: Counter[str] = Counter()
 
@@ -278,8 +279,11 @@ class FrameValidator:
         self.checked[str(kind)] += 1
         problems = errors(f"server.json#/$defs/{kind}", frame)
         if kind == "welcome" and not problems:
+            try:
+                self._layouts = Layouts((game, kind, fields) for game, kind, fields in frame.get("layouts") or ())
+            except ValueError as exc:  # two layouts of one type and game
+                return [str(exc)]
             self.layouts = frame.get("layouts")
-            self._layout_index = {(game, kind): i for i, (game, kind, _) in enumerate(self.layouts or ())}
         return problems
 
     def _learn(self, table: Any, game: Any) -> None:
@@ -376,20 +380,19 @@ class FrameValidator:
         an event is written under its game's layout of its type, else the
         table's; as a map only when neither exists (or it lacks one of the
         layout's fields: the schema check names it)."""
-        index, layouts = self._layout_index, self.layouts or []
+        layouts = self.layouts or []
         if isinstance(written, dict):
             if game is None:
                 return None
             kind = written["type"]
-            found = index.get((game, kind), index.get((None, kind)))
+            found = self._layouts.find(game, kind)
             if found is not None and set(layouts[found][2]) <= set(written):
                 return f"event {kind!r} written as a map, though it has the layout {found}"
             return None
         owner, kind, fields = layouts[written[0]]
-        if game is not None and owner not in (game, None):
-            return f"the layout {written[0]} is {kind!r} of {owner}, not of this table's game {game}"
-        if game is not None and owner is None and (game, kind) in index:
-            return f"the layout {written[0]} is the table's {kind!r}, but {game} has a layout of its own for it"
+        if game is not None and (found := self._layouts.find(game, kind)) != written[0]:
+            return (f"the layout {written[0]} is {kind!r} of {owner or 'the table'}, where a table of {game} "
+                    f"writes {kind!r} under {found}")
         if len(written) == len(fields) + 2:
             rest = written[-1]
             if not rest or "type" in rest or set(fields) & set(rest):
