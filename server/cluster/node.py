@@ -107,7 +107,7 @@ class ClusterNode:
         self.calls = Calls(host, self.id, self.router.send, self.created)
         self.rebalancer = Rebalancer(self.id, settings.rebalance_rate, settings.rebalance_hold, self._serving,
                                      lambda: host.tables, self._local_viewers, self.move, self.heartbeat,
-                                     3 * self.renew_every, 2 * self.renew_every)
+                                     3 * self.renew_every, 2 * self.renew_every, lambda: self.registry.placing)
         self._tasks: list[asyncio.Task[Any]] = []
         self._claiming: set[str] = set()
         self._beats = 0

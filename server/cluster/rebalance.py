@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -97,12 +97,14 @@ class Rebalancer:
     the taker's heartbeat lists it; ``settle``: seconds the plan must have
     asked this node to give before its first move (a heartbeat up to a
     renewal old shows a table just created elsewhere late: a passing
-    imbalance moves nothing)."""
+    imbalance moves nothing); ``placing()``: node id -> the tables placed on
+    it that its heartbeat does not count yet (the placement's view, read with
+    the heartbeats)."""
 
     def __init__(self, node: str, rate: float, hold: float, live: Callable[[], Mapping[str, Mapping[str, Any]]],
                  tables: Callable[[], Mapping[str, TableActor]], local: Callable[[TableActor], int],
                  move: Callable[[TableActor, str], Awaitable[bool]], refresh: Callable[[], Awaitable[None]],
-                 pending_for: float, settle: float) -> None:
+                 pending_for: float, settle: float, placing: Callable[[], Mapping[str, Collection[str]]]) -> None:
         self.node = node
         self.rate = rate
         self.hold = hold
@@ -113,6 +115,7 @@ class Rebalancer:
         self.refresh = refresh
         self.pending_for = pending_for
         self.settle = settle
+        self.placing = placing
         self.moves = 0
         self._wanted: float | None = None  # since when the plan has asked this node to give (monotonic s)
         self._arrived: dict[str, float] = {}  # table -> when it arrived here (monotonic s)
@@ -125,17 +128,22 @@ class Rebalancer:
     def loads(self) -> dict[str, int]:
         """Every serving node's tables: this node's as it holds them now, the
         others' from their last heartbeat plus the tables this node moved to
-        them that their heartbeat does not list yet."""
+        them that their heartbeat does not list yet; and on each node the
+        tables placed there and not counted yet (``placing()``: a burst of
+        creations is seen as the placement spreads it, not as the passing
+        imbalance of heartbeats taken at different moments)."""
         now = time.monotonic()
         self._sent = {t: (n, at) for t, (n, at) in self._sent.items() if now - at < self.pending_for}
+        placing = self.placing()
         out: dict[str, int] = {}
         for node, info in self.live().items():
             if node == self.node:
                 continue
             listed = set(info.get("table_ids", ()))
-            out[node] = int(info.get("tables", 0)) + sum(
-                1 for t, (n, _) in self._sent.items() if n == node and t not in listed)
-        out[self.node] = len(self.tables())
+            coming = {t for t, (n, _) in self._sent.items() if n == node} | set(placing.get(node, ()))
+            out[node] = int(info.get("tables", 0)) + len(coming - listed)
+        mine = self.tables()
+        out[self.node] = len(mine) + sum(1 for t in placing.get(self.node, ()) if t not in mine)
         return out
 
     def pick(self) -> TableActor | None:

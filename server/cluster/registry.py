@@ -32,6 +32,10 @@ Data = dict[str, Any]
 PLACING_MS = 10_000
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def _may_run(info: Data) -> bool:
     """Whether the process of heartbeat ``info`` may still run: False when it
     was on this host and its pid is gone."""
@@ -57,17 +61,25 @@ class Registry:
         self.ttl_ms = ttl_ms
         #: node id -> its heartbeat (``id``, ``address``, ``pid``, ``tables``, ``connections``...)
         self.live: dict[str, Data] = {}
+        #: node id -> the tables placed on it (:meth:`place`) that its heartbeat does not count yet,
+        #: as of this node's last heartbeat
+        self.placing: dict[str, set[str]] = {}
 
     async def beat(self, info: Data, placed: list[str] | tuple[str, ...] = ()) -> bool:
-        """Write this node's heartbeat ``info`` and read the live nodes;
-        ``placed``: the tables placed here (:meth:`place`) that ``info``'s
+        """Write this node's heartbeat ``info`` and read the live nodes
+        (:attr:`live`) with the tables placed on each that its heartbeat does
+        not count yet (:attr:`placing`); ``placed``: the tables placed here (:meth:`place`) that ``info``'s
         ``tables`` now counts, or whose creation failed. True when its
         previous heartbeat had lapsed (other nodes may have counted this one
         gone and forgotten its connections)."""
         k = self.keys
         _, lapsed = await self.client.eval(scripts.HEARTBEAT, 3, k.nodes, k.seen, k.placing, self.node,
                                            orjson.dumps(info), self.ttl_ms, *placed)
-        flat = await self.client.eval(scripts.LIVE_NODES, 2, k.nodes, k.seen)
+        flat, placing = await self.client.eval(scripts.LIVE_NODES, 3, k.nodes, k.seen, k.placing, PLACING_MS)
+        placed_on: dict[str, set[str]] = {}
+        for i in range(0, len(placing) - 1, 2):
+            placed_on.setdefault(_text(placing[i + 1]), set()).add(_text(placing[i]))
+        self.placing = placed_on
         live: dict[str, Data] = {}
         for i in range(0, len(flat), 2):
             try:

@@ -137,8 +137,13 @@ redis.call('HSET', KEYS[3], ARGV[1], best .. '|' .. now)
 return best
 """
 
-#: The live nodes. KEYS: nodes hash, seen sorted set. Returns a flat list
-#: ``id, info, id, info...`` of the nodes whose heartbeat has not expired.
+#: The live nodes and the tables placed on them that their heartbeat does not
+#: count yet. KEYS: nodes hash, seen sorted set, placing hash. ARGV: ms after
+#: which a placing entry no longer counts (as PLACE's). Returns
+#: ``{nodes, placing}``: a flat list ``id, info, id, info...`` of the nodes
+#: whose heartbeat has not expired, and a flat list ``table, node...`` of the
+#: placing entries younger than ARGV[1] (PLACE's count of each node's load,
+#: read by the rebalancer so that it sees a burst of creations as placement does).
 LIVE_NODES = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -151,7 +156,16 @@ for _, id in ipairs(ids) do
     out[#out + 1] = info
   end
 end
-return out
+local placing = {}
+local flat = redis.call('HGETALL', KEYS[3])
+for i = 1, #flat, 2 do
+  local node, at = string.match(flat[i + 1], '^(.*)|(%d+)$')
+  if at and now - tonumber(at) <= tonumber(ARGV[1]) then
+    placing[#placing + 1] = flat[i]
+    placing[#placing + 1] = node
+  end
+end
+return {out, placing}
 """
 
 #: A node's registration. KEYS: nodes hash, seen sorted set. ARGV: node id.

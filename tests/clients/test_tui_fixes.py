@@ -73,6 +73,13 @@ def _footer(terminal: Terminal) -> str:
     return next(line for line in reversed(terminal.text.splitlines()) if "^p palette" in line)
 
 
+async def _table_has_the_keys(terminal: Terminal) -> None:
+    """Wait until the table screen's footer offers its keys with the log focused ("tab type
+    amount" first): the screen shows its table a moment before its bindings replace the lobby's
+    footer, and a key pressed in that moment is not the table's."""
+    await until(lambda: "tab type amount" in _footer(terminal), DEADLINE, "the table screen has the keys")
+
+
 async def test_paste_fast_typing_escape_and_stakes_in_the_lobby(tmp_path: Path) -> None:
     async with _session(tmp_path) as (live, bob, start_ann):
         blinds = await bob.create_table("no_limit_holdem", 2, {"small_blind": 25, "big_blind": 50}, 0)
@@ -87,6 +94,7 @@ async def test_paste_fast_typing_escape_and_stakes_in_the_lobby(tmp_path: Path) 
         ann.press(PASTE_START + b"no_limit_holdem 2 1 small_blind=5 big_blind=10 blind_levels=7 pause=5"
                   + PASTE_END + b"\r")
         await ann.shows("you: seat 1 (ann)")
+        await _table_has_the_keys(ann)
         made = await _created(live, known)
         assert made["game"] == "no_limit_holdem" and made["seats"] == 2 and made["bots"] == 1, made
         assert {k: made["options"].get(k) for k in ("small_blind", "big_blind", "blind_levels", "pause")} == {
@@ -98,6 +106,7 @@ async def test_paste_fast_typing_escape_and_stakes_in_the_lobby(tmp_path: Path) 
         # keys typed fast, Enter in the same write (as a terminal sends them)
         ann.press(b"loco_poker 3 1 points_to_win=4 multi_call=duels\r")
         await ann.shows("you: seat 1 (ann)")
+        await _table_has_the_keys(ann)
         made = await _created(live, known)
         assert made["game"] == "loco_poker" and made["seats"] == 3, made
         assert made["options"].get("points_to_win") == 4 and made["options"].get("multi_call") == "duels", made

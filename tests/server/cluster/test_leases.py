@@ -198,6 +198,12 @@ async def test_leases_heartbeats_and_the_lobby_on_a_redis_cluster(redis_cluster)
         registry = Registry(client, keys, "a", MINUTE_MS)
         assert await registry.beat({"id": "a", "tables": 2}) is True
         assert set(registry.live) == {"a"} and (await registry.holder("a"))[0]["tables"] == 2
+        # a placement counts for its node until a heartbeat reports the table (read back with the live nodes)
+        assert await registry.place(tables[0]) == "a" and registry.placing == {}
+        await registry.beat({"id": "a", "tables": 2})
+        assert registry.placing == {"a": {tables[0]}}
+        await registry.beat({"id": "a", "tables": 3}, [tables[0]])
+        assert registry.placing == {}
         for t in tables[:10]:
             await client.hset(keys.lobby(partition_of(t)), t, orjson.dumps({"id": t}))
         assert await registry.infos() == {t: {"id": t} for t in tables[:10]}
