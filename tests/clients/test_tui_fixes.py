@@ -69,8 +69,8 @@ async def _session(tmp_path: Path) -> AsyncIterator[tuple[LiveServer, Client, Ca
 
 
 def _footer(terminal: Terminal) -> str:
-    """The footer's row (the one that ends with the command palette's key)."""
-    return next(line for line in reversed(terminal.text.splitlines()) if "^p palette" in line)
+    """The footer's row (the one that ends with the command palette's key); "" while none is drawn."""
+    return next((line for line in reversed(terminal.text.splitlines()) if "^p palette" in line), "")
 
 
 async def _table_has_the_keys(terminal: Terminal) -> None:
