@@ -73,6 +73,11 @@ def _check_map(obj: Any) -> dict[str, Any]:
     return obj
 
 
+#: the msgpack codec's packer, made once (``msgpack.packb`` makes one per call); it starts empty
+#: again after each frame, and after a frame it could not pack
+_PACKER = msgpack.Packer(autoreset=True)
+
+
 class MsgpackCodec(Codec):
     """Binary frames, msgpack (strings as str, binary as bytes)."""
 
@@ -81,7 +86,7 @@ class MsgpackCodec(Codec):
     _BATCH_HEAD = msgpack.packb("type") + msgpack.packb("batch") + msgpack.packb("frames")
 
     def encode(self, message: dict[str, Any] | list[Any]) -> bytes:
-        return msgpack.packb(message)
+        return _PACKER.pack(message)
 
     def load(self, payload: bytes | str, limit: int = MAX_FRAME) -> Any:
         if isinstance(payload, str):

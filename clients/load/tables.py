@@ -149,7 +149,7 @@ def close_own_tables(spec: LoadSpec, tables: list[str], tokens: list[str]) -> in
                     await owner.join(table, role="spectator")
                     await owner.act(table, {"type": "close"})
                     return True
-                except (ServerError, TimeoutError):
+                except (ServerError, TimeoutError, OSError):  # OSError: a connection lost (ConnectionError)
                     return False
             closed = 0
             for i in range(0, len(tables), CLOSE_AT_ONCE):

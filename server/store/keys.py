@@ -79,11 +79,15 @@ def by_partition(tables: Iterable[str]) -> dict[int, list[str]]:
     return out
 
 
+#: tables whose commit keys :meth:`Keys.commit_keys` keeps (past it, it starts again)
+COMMIT_KEYS_KEPT = 65_536
+
+
 class Keys:
     """Key and channel names under ``prefix``."""
 
     __slots__ = ("prefix", "players", "nodes", "seen", "placing", "old_meta", "old_tables", "old_quarantine", "old_lobby",
-                 "_bases")
+                 "_bases", "_commit_keys")
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -103,6 +107,7 @@ class Keys:
         self.old_quarantine = f"{prefix}:quarantine"
         self.old_lobby = f"{prefix}:lobby"
         self._bases = tuple(f"{prefix}:{{{t}}}" for t in TAGS)
+        self._commit_keys: dict[str, tuple[str, ...]] = {}
 
     # -- one partition -------------------------------------------------------
     def partition(self, n: int) -> str:
@@ -162,6 +167,23 @@ class Keys:
     def epoch(self, table: str) -> str:
         """String: the table's fencing epoch, incremented by every claim."""
         return self.base(table) + ":epoch"
+
+    def commit_keys(self, table: str) -> tuple[str, ...]:
+        """The keys a commit names for ``table``, in the commit script's order:
+        its partition's :meth:`meta`, :meth:`tables` and :meth:`lobby`, then its
+        :meth:`state`, :meth:`events`, :meth:`hands`, :meth:`handseq`,
+        :meth:`lease`, :meth:`epoch`, :meth:`log` and :meth:`logn`. Made once
+        per table and kept (every checkpoint names them), for at most
+        :data:`COMMIT_KEYS_KEPT` tables at a time."""
+        found = self._commit_keys.get(table)
+        if found is None:
+            if len(self._commit_keys) >= COMMIT_KEYS_KEPT:
+                self._commit_keys.clear()
+            n = partition_of(table)
+            found = self._commit_keys[table] = (
+                self.meta(n), self.tables(n), self.lobby(n), self.state(table), self.events(table), self.hands(table),
+                self.handseq(table), self.lease(table), self.epoch(table), self.log(table), self.logn(table))
+        return found
 
     def channel(self, table: str) -> str:
         """Sharded pub/sub channel: the table's committed events for other nodes, and owner changes."""

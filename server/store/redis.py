@@ -68,6 +68,12 @@ StreamEntries = list[tuple[bytes, dict[bytes, bytes]]]
 #: one script call: its KEYS and ARGV
 Call = tuple[list[str], list[Any]]
 
+#: the packers of a commit's hand records and of each table's extra argument, made once (a
+#: ``msgpack.packb`` makes a packer per call); Redis's Lua msgpack reads strings, not the bin
+#: type, so the extra argument's bytes go as raw strings
+_PACKER = msgpack.Packer(autoreset=True)
+_RAW_PACKER = msgpack.Packer(autoreset=True, use_bin_type=False)
+
 #: tables per script call when rewriting everything (bounds one command's size)
 REWRITE_CHUNK = 50
 #: tables read per pipeline at start-up
@@ -150,7 +156,7 @@ class RedisStore(Store):
         k = self.keys
         keys: list[str] = []
         args: list[Any] = [mode, self.stream_bound, self.lease_ms]
-        packb = msgpack.packb
+        packb, pack_raw = _PACKER.pack, _RAW_PACKER.pack
         for cp in batch:
             try:
                 state = cp.packed_state() if cp.full else b""
@@ -160,15 +166,12 @@ class RedisStore(Store):
                     [x for step in cp.log for x in step],  # n, packed entry, ...
                     cp.logged,
                 ]
-                # Redis's Lua msgpack reads strings, not the bin type: bytes go as raw strings
-                extra = packb(rest, use_bin_type=False)
+                extra = pack_raw(rest)  # bytes as raw strings (:data:`_RAW_PACKER`)
             except Exception as exc:
                 cp.error = exc
                 continue
             t = cp.table
-            n = partition_of(t)
-            keys += (k.meta(n), k.tables(n), k.lobby(n), k.state(t), k.events(t), k.hands(t), k.handseq(t),
-                     k.lease(t), k.epoch(t), k.log(t), k.logn(t))
+            keys += k.commit_keys(t)
             channel, message = cp.publish or ("", b"")
             args += (t, cp.token or "", state, extra, channel, message, cp.info or b"")
         return keys, args
