@@ -68,11 +68,8 @@ StreamEntries = list[tuple[bytes, dict[bytes, bytes]]]
 #: one script call: its KEYS and ARGV
 Call = tuple[list[str], list[Any]]
 
-#: the packers of a commit's hand records and of each table's extra argument, made once (a
-#: ``msgpack.packb`` makes a packer per call); Redis's Lua msgpack reads strings, not the bin
-#: type, so the extra argument's bytes go as raw strings
-_PACKER = msgpack.Packer(autoreset=True)
-_RAW_PACKER = msgpack.Packer(autoreset=True, use_bin_type=False)
+#: a commit's packers, made once (``msgpack.packb`` makes one per call); Lua's msgpack reads bytes as raw strings
+_PACKER, _RAW_PACKER = msgpack.Packer(autoreset=True), msgpack.Packer(autoreset=True, use_bin_type=False)
 
 #: tables per script call when rewriting everything (bounds one command's size)
 REWRITE_CHUNK = 50

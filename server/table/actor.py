@@ -142,17 +142,6 @@ def pack(rec: EventRecord) -> bytes:
     return pack_record(rec.event, rec.ts, cast("Data | None", rec.turn))
 
 
-def whole_state_due(out: Outputs, logged: int, every: int) -> bool:
-    """Whether the checkpoint of ``out`` writes the table's whole state
-    rather than its input log's new steps (``server/STORAGE.md``, "The input
-    log"): the machine asks for it (created, restored, a fault, a store
-    written back), a match ended in it (its hands and its revealed seed in a
-    whole state, G-2), or ``logged`` steps since the last whole state plus
-    ``out``'s reach ``every`` (``--full-state-every``)."""
-    return (out.full or logged + len(out.log) >= every
-            or any(rec.event.type == "match_ended" for rec in out.records))
-
-
 class TableActor:
     """The asyncio owner of one :class:`TableMachine` (see the module docstring).
 
@@ -392,16 +381,14 @@ class TableActor:
         self._effects(self.machine.handle(StoreFailed(str(exc) or type(exc).__name__), now()), exc)
 
     def _checkpoint(self, out: Outputs) -> Checkpoint:
-        """The checkpoint of what ``out`` holds: the whole state when the
-        machine asks for it (created, restored, a fault), a match ended (its
-        hands and its revealed seed in a whole state), or :attr:`full_every`
-        steps are logged since the last full state; else the input log's new
-        steps, with the hands they finished (``server/STORAGE.md``, "The input log")."""
+        """The checkpoint of what ``out`` holds: the whole state when it is due
+        (:meth:`Outputs.whole_state_due`, every :attr:`full_every` steps at most), else
+        the input log's new steps with the hands they finished (``server/STORAGE.md``)."""
         machine = self.machine
         mono = machine.now.mono
         records = list(out.records)
         steps = list(out.log)
-        full = whole_state_due(out, self._since_full, self.full_every)
+        full = out.whole_state_due(self._since_full, self.full_every)
         cp = Checkpoint(self.id, lambda: machine.to_data(mono, shared=True),
                         lambda: [(rec.seq, pack(rec)) for rec in records],
                         list(out.hands),

@@ -121,7 +121,7 @@ class Outputs:
     arrived (monotonic seconds), for latency metrics. ``log``: the steps
     applied, as :class:`LoggedStep` (the input log, ``server/STORAGE.md``);
     ``full``: the next checkpoint must hold the whole state, not only the
-    log (a table created or restored, a hand finished, a fault). ``fresh``:
+    log (a table created or restored, a fault: :meth:`whole_state_due`). ``fresh``:
     players each of whose connections watching the table is sent a
     snapshot on its own (no ``re``) once the events are delivered, built
     then: a new owner, whose ``info`` now carries the invite and the
@@ -147,6 +147,16 @@ class Outputs:
     def empty(self) -> bool:
         """Nothing to write or deliver."""
         return not (self.needs_commit or self.replies or self.joins or self.fresh)
+
+    def whole_state_due(self, logged: int, every: int) -> bool:
+        """Whether the checkpoint of these outputs writes the table's whole
+        state rather than the input log's new steps (``server/STORAGE.md``,
+        "The input log"): :attr:`full` asks for it, a match ended here (its
+        hands and its revealed seed in a whole state, G-2), or ``logged`` steps
+        since the last whole state plus :attr:`log`'s reach ``every``
+        (``--full-state-every``)."""
+        return (self.full or logged + len(self.log) >= every
+                or any(rec.event.type == "match_ended" for rec in self.records))
 
 
 @dataclass(slots=True)

@@ -13,7 +13,6 @@ import pytest
 from cardhall.engine.bots.registry import make_bot
 from cardhall.engine.rng import FairRandom
 from cardhall.server.store.format import FORMAT_VERSION, pack_entry, pack_state, unpack_entry, unpack_state
-from cardhall.server.table.actor import whole_state_due
 from cardhall.server.table.inputs import Act, Chat, Disconnect, Join, Leave, Rename
 from cardhall.server.table.log import ReplayError
 from cardhall.server.table.outputs import Outputs
@@ -52,7 +51,7 @@ class Recording(Bench):
             self.entries.append(unpack_entry(pack_entry(step.entry())))
         if out.log:
             self.truth[out.log[-1].n] = _table(machine.to_data(out.log[-1].now.mono))
-        if whole_state_due(out, self.since_full, EVERY):  # where the actor writes a whole state
+        if out.whole_state_due(self.since_full, EVERY):  # where the actor writes a whole state
             self.fulls.append(unpack_state(pack_state(machine.to_data(self.mono))))
             self.since_full = 0
         else:
