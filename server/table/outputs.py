@@ -151,12 +151,12 @@ class Outputs:
     def whole_state_due(self, logged: int, every: int) -> bool:
         """Whether the checkpoint of these outputs writes the table's whole
         state rather than the input log's new steps (``server/STORAGE.md``,
-        "The input log"): :attr:`full` asks for it, a match ended here (its
-        hands and its revealed seed in a whole state, G-2), or ``logged`` steps
+        "The input log"): :attr:`full` asks for it, a hand finished here (so a
+        match's end, its hands and its revealed seed are in a whole state, G-2,
+        and a restart replays few steps: hands end often), or ``logged`` steps
         since the last whole state plus :attr:`log`'s reach ``every``
         (``--full-state-every``)."""
-        return (self.full or logged + len(self.log) >= every
-                or any(rec.event.type == "match_ended" for rec in self.records))
+        return self.full or bool(self.hands) or logged + len(self.log) >= every
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from cardhall.server.store.memory import MemoryStore
 from tests.conftest import until
 from tests.server.conftest import TEST_SETTINGS, running_server
 
-SETTINGS = replace(TEST_SETTINGS, full_state_every=1000)  # whole states only at a match's end here
+SETTINGS = replace(TEST_SETTINGS, full_state_every=1000)  # whole states only at hands' ends here
 
 
 async def _two_players(srv):
