@@ -228,7 +228,6 @@ class FrameValidator:
     def __init__(self) -> None:
         self.games: dict[str, str] = {}
         self.layouts: list[list[Any]] | None = None
-        #: (game or None, type) -> its index in :attr:`layouts`
         #: :attr:`layouts` as the encoder holds them (which layout each event is written under)
         self._layouts = Layouts(())
         self.failures: list[str] = []

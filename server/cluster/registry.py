@@ -24,16 +24,13 @@ import orjson
 
 from cardhall.server.cluster import scripts
 from cardhall.server.store.keys import PARTITIONS, Keys, partition_of
+from cardhall.server.store.redis_conn import as_text
 
 Data = dict[str, Any]
 
 #: milliseconds a placement is counted for its node without being reported (a creation that failed
 #: on a node that then died, or a report lost with Redis)
 PLACING_MS = 10_000
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _may_run(info: Data) -> bool:
@@ -78,7 +75,7 @@ class Registry:
         flat, placing = await self.client.eval(scripts.LIVE_NODES, 3, k.nodes, k.seen, k.placing, PLACING_MS)
         placed_on: dict[str, set[str]] = {}
         for i in range(0, len(placing) - 1, 2):
-            placed_on.setdefault(_text(placing[i + 1]), set()).add(_text(placing[i]))
+            placed_on.setdefault(as_text(placing[i + 1]), set()).add(as_text(placing[i]))
         self.placing = placed_on
         live: dict[str, Data] = {}
         for i in range(0, len(flat), 2):
@@ -142,7 +139,7 @@ class Registry:
         :data:`PLACING_MS`. None when no node is live."""
         k = self.keys
         node = await self.client.eval(scripts.PLACE, 3, k.nodes, k.seen, k.placing, table, self.node, PLACING_MS)
-        return None if not node else str(node.decode() if isinstance(node, bytes) else node)
+        return None if not node else as_text(node)
 
     async def infos(self) -> dict[str, Data]:
         """Every table's public info as its owner last wrote it (the lobby:

@@ -50,10 +50,10 @@ def hiredis_packed(*args: Any) -> list[bytes]:
     elif b" " in first:
         args = (*first.split(), *args[1:])
     try:
-        return [_pack_command(args)]  # str, bytes, int and float as they are: the commands this store sends
+        return [_pack_command(args)]  # str, bytes, int, float and memoryview as they are (what this store sends)
     except TypeError:
         pass
-    try:  # a bytearray or memoryview among them: as bytes, as redis-py's encoder takes them
+    try:  # a bytearray among them (hiredis refuses it): as bytes, as redis-py's encoder takes it
         return [_pack_command(tuple(bytes(a) if isinstance(a, (bytearray, memoryview)) else a for a in args))]
     except TypeError as exc:
         raise DataError(str(exc)) from None
