@@ -7,6 +7,13 @@ check ``type`` and ``id``, then either answer at once (``ping``, ``hello``,
 (:class:`~cardhall.server.table.inputs.Join`, ``Act``, ``Leave``: the raw
 fields, checked by the table in its step), whose actor answers after its
 checkpoint. Every frame is built with :mod:`cardhall.protocol.frames`.
+
+Where the websocket layer offers ``cardhall.receiver`` (server/ws_protocol.py),
+the frames nothing in which waits (an ``act`` or ``leave`` for a table this node
+serves, a ``ping``) are handled inside the read that brought them, with no ASGI
+message and no task switch; every other frame, and every frame read while the
+connection's task still handles one, goes through the task, so a connection's
+frames are handled in the order it sent them.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from cardhall.server.private_access import private_access
 from cardhall.server.ratelimit import TokenBucket
 from cardhall.server.renaming import rename
 from cardhall.server.table.inputs import Act, Chat, Join, Leave, Request
-from cardhall.server.ws_protocol import ABORT, BUCKET, SEND_NOW
+from cardhall.server.ws_protocol import ABORT, BUCKET, RECEIVER, SEND_NOW
 
 log = logging.getLogger("cardhall.session")
 
@@ -119,6 +126,10 @@ class WebSocketEndpoint:
         conn.bucket = extensions.get(BUCKET) or TokenBucket(settings.rate, settings.burst, time.monotonic())
         hall.connections.add(conn)
         conn.start()
+        reading = _Reading(self, conn)
+        receiver = extensions.get(RECEIVER)
+        if receiver is not None:  # the frames nothing in which waits: handled inside the read
+            receiver(reading.at_once)
         try:
             while True:
                 message = await receive()
@@ -129,7 +140,11 @@ class WebSocketEndpoint:
                     payload = message.get("text")
                 if payload is None or conn.closed or conn.ignore_input:
                     continue
-                await self.frame(conn, payload)
+                reading.busy = True  # the frames read meanwhile queue behind this one
+                try:
+                    await self.frame(conn, payload)
+                finally:
+                    reading.busy = False
         finally:
             hall.limits.close_socket(address)
             if not conn.closed:
@@ -137,42 +152,83 @@ class WebSocketEndpoint:
                 hall.disconnect(conn)
             await conn.finish()
 
+    def decoded(self, conn: Connection, payload: bytes | str) -> tuple[dict[str, Any] | None, ProtocolError | None]:
+        """A client frame decoded (at most ``max_frame`` bytes): (the message,
+        None), or (None, the ProtocolError ``malformed`` that answers it)."""
+        try:
+            if isinstance(payload, str) == conn.codec.binary:  # SPEC: a binary frame on JSON is malformed too
+                raise ProtocolError("malformed", f"{conn.codec.name} carries {'binary' if conn.codec.binary else 'text'} frames")
+            return conn.codec.decode(payload, self.hall.settings.max_frame), None
+        except ProtocolError as exc:
+            return None, exc
+
+    def admitted(self, conn: Connection, msg: dict[str, Any] | None, received: float) -> bool:
+        """The frame ``msg`` (None: undecodable) passes the rate limit (SPEC
+        "Limits"); False: it was answered ``rate_limited``, or past
+        ``rate_strikes`` such answers the connection is closing with 4008."""
+        if self.answers_turn(conn, msg) or conn.bucket.take(received):
+            return True
+        hall = self.hall
+        conn.strikes += 1
+        hall.metrics.error("rate_limited")
+        if conn.strikes > hall.settings.rate_strikes:
+            # still reading, so close in order: queued frames first, then the close frame
+            hall.metrics.dropped.labels("rate_limited").inc()
+            conn.ignore_input = True
+            conn.close(CLOSE_RATE_LIMITED, "rate_limited")
+        else:
+            conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame(request_id(msg)))
+        return False
+
+    def quick(self, conn: Connection, payload: bytes | str) -> bool:
+        """Handle ``payload`` at once when nothing in it waits: an ``act`` or a
+        ``leave`` for a table this node serves, or a ``ping``, from a connection
+        that said hello (True). False for every other frame, with nothing of it
+        counted or answered yet: :meth:`frame` handles it from the connection's
+        task. Answers and errors are those :meth:`frame` gives."""
+        if conn.closed or conn.ignore_input:
+            return True
+        received = time.monotonic()
+        msg, _ = self.decoded(conn, payload)
+        if msg is None or conn.player is None:
+            return False
+        kind = msg.get("type")
+        table_id = msg.get("table")
+        if kind == "ping":
+            table = None
+        elif kind in ("act", "leave") and isinstance(table_id, str):
+            table = self.hall.tables.get(table_id)
+            if table is None:
+                return False
+        else:
+            return False
+        if not self.admitted(conn, msg, received):
+            return True
+        try:
+            rid = checked(msg)
+            if table is None:
+                conn.send(frames.pong(rid))
+            else:
+                table.post(table_request(kind, conn.id, conn.player, msg, received))
+        except ProtocolError as exc:
+            self.refused(conn, msg, exc)
+        except Exception:
+            self.failed(conn, msg)
+        return True
+
     async def frame(self, conn: Connection, payload: bytes | str) -> None:
         """Handle one client frame; every failure becomes an ``error`` frame."""
         hall = self.hall
         received = time.monotonic()
-        msg: dict[str, Any] | None = None
-        undecoded: ProtocolError | None = None
-        try:  # decoded before the rate limit (at most max_frame), so even a refusal answers its request's id
-            if isinstance(payload, str) == conn.codec.binary:  # SPEC: a binary frame on JSON is malformed too
-                raise ProtocolError("malformed", f"{conn.codec.name} carries {'binary' if conn.codec.binary else 'text'} frames")
-            msg = conn.codec.decode(payload, hall.settings.max_frame)
-        except ProtocolError as exc:
-            undecoded = exc
-        if not (self.answers_turn(conn, msg) or conn.bucket.take(received)):
-            conn.strikes += 1
-            hall.metrics.error("rate_limited")
-            if conn.strikes > hall.settings.rate_strikes:
-                # still reading, so close in order: queued frames first, then the close frame
-                hall.metrics.dropped.labels("rate_limited").inc()
-                conn.ignore_input = True
-                conn.close(CLOSE_RATE_LIMITED, "rate_limited")
-            else:
-                conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame(request_id(msg)))
+        # decoded before the rate limit (at most max_frame), so even a refusal answers its request's id
+        msg, undecoded = self.decoded(conn, payload)
+        if not self.admitted(conn, msg, received):
             return
         try:
             if undecoded is not None or msg is None:
                 raise undecoded or ProtocolError("malformed", "not a frame")
-            kind = msg.get("type")
-            rid = request_id(msg)
-            if rid is None and msg.get("id") is not None:
-                msg["id"] = None
-                raise ProtocolError("bad_request", "id must be an integer or a short string")
-            if not isinstance(kind, str) or kind not in CLIENT_TYPES:
-                raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
-            nulls = [k for k, v in msg.items() if v is None and k != "id"]
-            if nulls:  # SPEC "Fields and types": an optional field is omitted, never null
-                raise ProtocolError("bad_request", f"{min(map(str, nulls))} is null: omit an optional field instead")
+            rid = checked(msg)
+            kind = msg["type"]
             if kind == "ping":
                 conn.send(frames.pong(rid))
                 return
@@ -198,13 +254,19 @@ class WebSocketEndpoint:
                 await hall.limits.chat(conn.player.id, conn.address)
             await hall.post(conn, table_id, request)
         except ProtocolError as exc:
-            hall.metrics.error(exc.code)
-            conn.send(exc.frame(msg.get("id") if isinstance(msg, dict) else None))
+            self.refused(conn, msg, exc)
         except Exception:
-            log.exception("connection %s: unexpected error", conn.id)
-            hall.metrics.error("internal")
-            conn.send(ProtocolError("internal", "unexpected server error").frame(
-                msg.get("id") if isinstance(msg, dict) else None))
+            self.failed(conn, msg)
+
+    def refused(self, conn: Connection, msg: dict[str, Any] | None, exc: ProtocolError) -> None:
+        """Answer the frame ``msg`` with ``exc``'s ``error`` frame (its ``re``: the frame's ``id``)."""
+        self.hall.metrics.error(exc.code)
+        conn.send(exc.frame(msg.get("id") if isinstance(msg, dict) else None))
+
+    def failed(self, conn: Connection, msg: dict[str, Any] | None) -> None:
+        """Log the unexpected exception being handled and answer the frame ``msg`` with ``internal``."""
+        log.exception("connection %s: unexpected error", conn.id)
+        self.refused(conn, msg, ProtocolError("internal", "unexpected server error"))
 
     def answers_turn(self, conn: Connection, msg: dict[str, Any] | None) -> bool:
         """True for an ``act`` that is free of the rate limit: the first to name
@@ -255,6 +317,49 @@ class WebSocketEndpoint:
         conn.compact = layouts
         conn.send(frames.welcome(msg.get("id"), player.id, player.name, token, group,
                                  layouts.entries() if layouts is not None else None))
+
+
+class _Reading:
+    """A connection's reading state: ``busy`` while its task handles a frame
+    (the frames read meanwhile wait in the ASGI queue behind it, in order)."""
+
+    __slots__ = ("endpoint", "conn", "busy")
+
+    def __init__(self, endpoint: WebSocketEndpoint, conn: Connection) -> None:
+        self.endpoint = endpoint
+        self.conn = conn
+        self.busy = False
+
+    def at_once(self, payload: bytes | str) -> bool:
+        """The ``cardhall.receiver`` handler (server/ws_protocol.py): True when
+        ``payload`` was handled now (:meth:`WebSocketEndpoint.quick`). It runs
+        inside the websocket layer's read, so nothing may escape it: a fault
+        leaves the frame to the task, whose handling answers it."""
+        if self.busy:
+            return False
+        try:
+            return self.endpoint.quick(self.conn, payload)
+        except Exception:
+            log.exception("connection %s: unexpected error reading a frame", self.conn.id)
+            return False
+
+
+def checked(msg: dict[str, Any]) -> int | str | None:
+    """The ``id`` of the decoded client frame ``msg`` (None without one)
+    once its ``type`` is a client message type and no field is null.
+    Raises ProtocolError ``bad_request`` (an ``id`` that is not an integer
+    or a short string, a null field), ``unknown_type``. SPEC "Fields and types"."""
+    kind = msg.get("type")
+    rid = request_id(msg)
+    if rid is None and msg.get("id") is not None:
+        msg["id"] = None
+        raise ProtocolError("bad_request", "id must be an integer or a short string")
+    if not isinstance(kind, str) or kind not in CLIENT_TYPES:
+        raise ProtocolError("unknown_type", f"unknown message type {kind!r}")
+    nulls = [k for k, v in msg.items() if v is None and k != "id"]
+    if nulls:  # SPEC "Fields and types": an optional field is omitted, never null
+        raise ProtocolError("bad_request", f"{min(map(str, nulls))} is null: omit an optional field instead")
+    return rid
 
 
 def request_id(msg: dict[str, Any] | None) -> int | str | None:

@@ -23,12 +23,25 @@ The extensions (callables in ``scope["extensions"]``):
   that negotiated ``permessage-deflate`` (RFC 7692, ``Settings.ws_deflate``)
   it is compressed by websockets' sans-I/O protocol first (:data:`DEFLATE`).
 
+* ``cardhall.receiver(handler)`` gives the protocol a synchronous
+  ``handler(payload: bytes | str) -> bool`` for the connection's messages
+  (bytes: a binary message, str: a text one, decoded from UTF-8). A message
+  read while nothing of the connection waits in uvicorn's ASGI queue is
+  offered to it first, inside the read: True means handled (nothing is
+  queued), False queues it for ASGI ``receive`` as without a handler, and
+  every later message follows it into the queue until the app has taken
+  them all, so the app sees each connection's messages in order. A handled
+  message costs no ASGI message, no task switch and no pause and resumption
+  of reading (uvicorn pauses reading for every message it queues until the
+  app receives it); the app bounds what it handles (its rate limit).
+
 * ``cardhall.bucket``: the connection's frame-rate token bucket
   (:class:`~cardhall.server.ratelimit.TokenBucket`, ``Settings.rate`` and
   ``burst``), shared by the app's frames and the control frames below.
 
 Servers without the extensions still work: drops only unsubscribe the client,
-and every message goes through ASGI ``send``.
+every message goes through ASGI ``send`` and every client message through
+ASGI ``receive``.
 
 Control frames: a client's ping and pong frames take a token from the
 connection's bucket like every frame (SPEC "Limits"). A ping past the rate
@@ -45,6 +58,7 @@ from __future__ import annotations
 import struct
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -58,6 +72,7 @@ from cardhall.server.ratelimit import TokenBucket
 ABORT = "cardhall.abort"
 SEND_NOW = "cardhall.send_now"
 BUCKET = "cardhall.bucket"
+RECEIVER = "cardhall.receiver"
 
 #: the first byte of a pong frame as websockets writes it (FIN, opcode 0xA, unmasked)
 _PONG = b"\x8a"
@@ -137,6 +152,8 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
             self.strikes_allowed = settings.rate_strikes
         self.control_strikes = 0
         self.unanswered: deque[bytes] = deque()  # pongs websockets queued, each waiting for its ping's turn
+        #: the app's handler of messages read while nothing waits in the ASGI queue (``cardhall.receiver``)
+        self.receiver: Callable[[bytes | str], bool] | None = None
         if config.ws_per_message_deflate:  # uvicorn offered its own factory: ours instead (see DEFLATE)
             self.conn.available_extensions = [DEFLATE]
 
@@ -161,8 +178,34 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
         if scope is not None:
             scope["extensions"][ABORT] = self.transport.abort
             scope["extensions"][SEND_NOW] = self.send_now
+            scope["extensions"][RECEIVER] = self.receive_with
             if self.bucket is not None:
                 scope["extensions"][BUCKET] = self.bucket
+
+    def receive_with(self, handler: Callable[[bytes | str], bool]) -> None:
+        """``cardhall.receiver``: offer the connection's messages to ``handler``
+        from now on (see the module docstring)."""
+        self.receiver = handler
+
+    def send_receive_event_to_app(self) -> None:
+        handler = self.receiver
+        if handler is None or self.close_sent or not self.queue.empty():
+            super().send_receive_event_to_app()
+            return
+        frames = self.frames
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        if self.curr_msg_data_type == "text":
+            try:
+                payload: bytes | str = data.decode()
+            except UnicodeDecodeError:  # uvicorn's own path closes with 1007
+                super().send_receive_event_to_app()
+                return
+        else:
+            payload = data
+        if handler(payload):
+            self.frames = []
+        else:
+            super().send_receive_event_to_app()
 
     def handle_ping(self) -> None:
         # websockets queued one pong per ping of this read; anything else queued (a close) goes out as it is

@@ -69,7 +69,7 @@ async def seat_cards(tab: Tab, seat: int) -> list[str]:
         "els => els.map(e => e.dataset.card)")
 
 
-@pytest.mark.parametrize("game", everyday(GAMES, set(GAMES) - {"fixed_limit_holdem"}))
+@pytest.mark.parametrize("game", everyday(GAMES, set(GAMES) - {"fixed_limit_holdem", "avalanche"}))
 async def test_play_and_watch_a_match(server: LiveServer, browser: Any, game: str) -> None:
     seats = seats_for(game, 3)
     player = await new_tab(browser, server.http)

@@ -178,7 +178,7 @@ async def test_live_replay_shows_only_what_this_viewer_saw(server: LiveServer, b
     await tab.close()
 
 
-@pytest.mark.parametrize("game", everyday(sorted(plugins.games()), set(plugins.games()) - {"avalanche"}))
+@pytest.mark.parametrize("game", everyday(sorted(plugins.games()), set(plugins.games()) - {"avalanche", "fixed_limit_holdem"}))
 async def test_every_games_finished_hands_replay(server: LiveServer, browser: Any, game: str) -> None:
     async with httpx.AsyncClient(base_url=server.http) as http:
         r = await http.post("/api/tables", json={"game": game, "seats": 2, "bots": 2,

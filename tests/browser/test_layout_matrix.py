@@ -33,6 +33,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
 #: (width, height) in CSS px: phones, a tablet, laptops and desktops, then the three phones held sideways
 SIZES = [(360, 640), (390, 844), (768, 1024), (1280, 800), (1366, 768), (1400, 900), (1920, 1080), (2560, 1440),
          (640, 360), (844, 390), (915, 412)]
+#: the sizes the everyday suite checks (the smallest phone, a laptop, a phone held sideways); the rest
+#: run with ``--runslow``, to keep the suite within its time
+EVERYDAY = {(360, 640), (1366, 768), (844, 390)}
 SNAPSHOTS = load_snapshots()
 #: every seat count of a game has these moments recorded; the largest count has :data:`LARGEST` too
 EVERY_COUNT = ("turn", "showdown")
@@ -72,7 +75,8 @@ async def test_every_game_and_seat_count_is_recorded(catalogue: dict[str, range]
     assert not missing, f"no recording (run python -m tests.browser.layout.record): {', '.join(missing)}"
 
 
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("size", [pytest.param(s, id=f"{s[0]}x{s[1]}", marks=() if s in EVERYDAY else pytest.mark.slow)
+                                  for s in SIZES])
 async def test_layout_matrix(harness: Harness, catalogue: dict[str, range], size: tuple[int, int]) -> None:
     width, height = size
     await harness.size(width, height)

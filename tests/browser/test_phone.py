@@ -43,7 +43,7 @@ BAR_PROBLEMS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("game", everyday(GAMES, {"no_limit_holdem", "alamo"}))
+@pytest.mark.parametrize("game", everyday(GAMES, {"alamo"}))
 async def test_a_whole_match_by_touch(server: LiveServer, browser: Any, game: str) -> None:
     tab = await new_tab(browser, server.http, width=390, height=844, touch=True)
     page = tab.page
@@ -75,10 +75,12 @@ async def test_the_amount_set_by_touching_its_slider(server: LiveServer, browser
     await create_table(tab, game, 2, 1, {}, {"bot_think": 0.5, "pause": 0})
     panel = page.locator(".action-panel")
     rng = panel.locator("input[type=range]")
-    while not await rng.count():  # check or call until a turn offers a bet or raise with an amount
+    # check, or fold, until a turn offers a bet or raise with an amount: a turn without one faces an all-in,
+    # and calling it could end the match (with Alamo's short stacks it did)
+    while not await rng.count():
         await panel.locator("[data-action]").first.wait_for()
         if not await rng.count():
-            await click_first(page, ("continue", "check", "call"))
+            await click_first(page, ("continue", "check", "fold", "call"))
     box = await rng.bounding_box()
     low, high = int(await rng.get_attribute("min")), int(await rng.get_attribute("max"))
     assert high - low >= 4, (low, high)  # room for a touch to land past the middle

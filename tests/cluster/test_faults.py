@@ -19,7 +19,9 @@ SIGCONT; (c) a rolling restart with SIGTERM; (d) Redis killed (SIGKILL) and,
 a lease later, started again from its append-only file; (e) Redis stopped
 with SIGSTOP for longer than a lease, then SIGCONT; (f) Redis losing its
 data while the cluster runs (``FLUSHALL``; and started again without its
-data); (g) (c) and (d) back to back.
+data); (g) (c) and (d) back to back. The everyday suite runs (a) to (f)
+with ``FLUSHALL``; Redis started again without its data and (g) run with
+``--runslow``, to keep the suite within its time.
 
 After each fault, once it is over (:meth:`Driver.check_fault`, every
 check run and every problem listed):
@@ -392,7 +394,7 @@ async def test_redis_paused_past_a_lease(loaded: Driver) -> None:
 
 
 # -- (f) --------------------------------------------------------------------------------
-@pytest.mark.parametrize("how", ["flushall", "restart-empty"])
+@pytest.mark.parametrize("how", ["flushall", pytest.param("restart-empty", marks=pytest.mark.slow)])
 async def test_redis_loses_its_data(loaded: Driver, how: str) -> None:
     """Redis loses every key while the cluster runs: ``flushall`` (FLUSHALL)
     or ``restart-empty`` (stopped until every node found it unavailable,
@@ -421,6 +423,7 @@ async def test_redis_loses_its_data(loaded: Driver, how: str) -> None:
 
 
 # -- (g) --------------------------------------------------------------------------------
+@pytest.mark.slow  # (c) and (d) run on their own in the everyday suite; back to back with --runslow
 async def test_rolling_restart_then_redis_killed(loaded: Driver) -> None:
     """(c) then (d) back to back: the rolling restart (with its own checks
     between nodes), and at once Redis killed and started again from its

@@ -8,7 +8,8 @@ its table; ``heavy``, with ``--runslow``: three of every game and six of bots).
 
 * (a) one node on the cluster starts and serves a table: the time from the
   process's start to a table created and played is printed;
-* (b) every game played to its end across three nodes;
+* (b) every game played to its end across three nodes (with ``--runslow``:
+  the everyday suite plays every game on the cluster under (c) to (f)'s load);
 * (c) ``kill -9`` of the busiest cardhall node while the matches run;
 * (d) ``kill -9`` of the Redis master holding the most tables, its replica
   promoted by the cluster itself; the nodes run with
@@ -213,6 +214,7 @@ async def test_a_node_on_a_cluster_serves_tables(rig: Rig) -> None:
 
 
 # -- (b) --------------------------------------------------------------------------------
+@pytest.mark.slow  # every game plays on a Redis Cluster under the faults' load below; to a match's end with --runslow
 async def test_every_game_across_nodes(rig: Rig, load: tuple[int, int]) -> None:
     """:func:`spread`'s human tables (every game; a bot, two players and a
     spectator, each on a node that does not own the table), played to the

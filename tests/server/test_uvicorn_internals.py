@@ -77,12 +77,19 @@ RELIANCE: dict[type, dict[str, dict[str, str]]] = {
             "handle_events": "calls handle_connect(event), handle_ping() (no argument) and handle_pong(event)",
             "handle_handshake_exception": "(0.55) answers an unreadable upgrade request; data_received covers the "
                                           "releases without it",
+            "handle_text": "sets frames and curr_msg_data_type, then for a final frame calls "
+                           "send_receive_event_to_app (the receiver's way in)",
+            "handle_bytes": "the same for a binary message",
+            "handle_cont": "appends a continuation to frames and calls send_receive_event_to_app after the last",
+            "receive": "takes the queue's messages and resumes reading once the queue is empty, so a queued "
+                       "message and the handled ones after it keep their order",
         },
         "attributes": {
             "transport": "connection_made", "conn": "__init__", "writable": "__init__",
             "handshake_initiated": "__init__", "handshake_complete": "__init__", "close_sent": "__init__",
             "disconnected": "__init__, connection_lost", "scope": "handle_connect", "request": "handle_connect",
-            "response": "handle_connect",
+            "response": "handle_connect", "frames": "__init__, handle_text, handle_bytes, send_receive_event_to_app",
+            "curr_msg_data_type": "__init__, handle_text, handle_bytes", "queue": "__init__",
         },
     },
     CardhallHttpProtocol: {
@@ -139,12 +146,16 @@ DIGESTS: dict[str, dict[str, str]] = {
         "WebSocketsSansIOProtocol.data_received": "0d468d6299c957bbd613b286090b4b12634588012f382b4afbd460dae7d30654",
         "WebSocketsSansIOProtocol.handle_close": "6d4f59e51a4ea41de12f139e0353226b0d5596f7950403683aea681c9c6228cb",
         "WebSocketsSansIOProtocol.handle_connect": "fa2597da918de20a9fa756082386272aba079ac2d59cd7f642bf153a17e1ba61",
+        "WebSocketsSansIOProtocol.handle_bytes": "e8de6978cc5a1520ed464223ad80dd332522f9d3a92528b26ed3c1a14e709b77",
+        "WebSocketsSansIOProtocol.handle_cont": "e8b49500b8a74ac5913e5f8cd05ae848f3c63315cde1322434de236d04e02178",
         "WebSocketsSansIOProtocol.handle_events": "af7f9cc40c90f4314cba6e0e9f53f3013ae550f2acc1909d53dffef7cc7e927a",
         "WebSocketsSansIOProtocol.handle_handshake_exception": "absent",
         "WebSocketsSansIOProtocol.handle_ping": "6c1b6ea533afca5f8d6b328ee08abe0031bd8ca8249a780ada6bc3b90f6f54ad",
         "WebSocketsSansIOProtocol.handle_pong": "5090e4d3bc69a8d6a9226d1cb662fdf2a5897404afce744da8ea2333247e4a57",
+        "WebSocketsSansIOProtocol.handle_text": "884a973ba6a27f74efcdc1474c03e8c608b8f59ea3578aa6880b33ede5ea9763",
         "WebSocketsSansIOProtocol.keepalive_timeout": "03c76d1dbe0f2e10244f94149a0158f146e8a3813ef2c8d1ee9d6db504b863e4",
         "WebSocketsSansIOProtocol.pause_writing": "706981ee7dc59872c4f0289dca855e60e207501c8dd472fe7ab9d8c992e51f47",
+        "WebSocketsSansIOProtocol.receive": "150d41c7f477225e9ae8d9885dd8d2bb6111026614462d285d4bd7231ab9705c",
         "WebSocketsSansIOProtocol.resume_writing": "0c0d433fc901eba00c18f13d27f180cd55bb37e89c27ecd0ac2dd2a7cd67d25b",
         "WebSocketsSansIOProtocol.run_asgi": "632f86c7cd771ab97153e9552f3f03c890d718dc8e87a6da96fec855c6542bb9",
         "WebSocketsSansIOProtocol.send": "abd99e3185f866d033577a531861f91ddcfa0d59271c8e0597ee3541e7e32293",
