@@ -188,6 +188,9 @@ class CardhallWebSocketProtocol(WebSocketsSansIOProtocol):
         self.receiver = handler
 
     def send_receive_event_to_app(self) -> None:
+        """uvicorn's hand-over of a whole message to the app: offered to the
+        ``cardhall.receiver`` handler first when nothing of this connection
+        waits in the ASGI queue (and the close is not sent), else queued."""
         handler = self.receiver
         if handler is None or self.close_sent or not self.queue.empty():
             super().send_receive_event_to_app()
