@@ -140,9 +140,10 @@ class WebSocketEndpoint:
                     payload = message.get("text")
                 if payload is None or conn.closed or conn.ignore_input:
                     continue
+                decoded = reading.declined_as(payload)
                 reading.busy = True  # the frames read meanwhile queue behind this one
                 try:
-                    await self.frame(conn, payload)
+                    await self.frame(conn, payload, decoded)
                 finally:
                     reading.busy = False
         finally:
@@ -180,17 +181,14 @@ class WebSocketEndpoint:
             conn.send(ProtocolError("rate_limited", "too many frames; slow down").frame(request_id(msg)))
         return False
 
-    def quick(self, conn: Connection, payload: bytes | str) -> bool:
-        """Handle ``payload`` at once when nothing in it waits: an ``act`` or a
-        ``leave`` for a table this node serves, or a ``ping``, from a connection
-        that said hello (True). False for every other frame, with nothing of it
-        counted or answered yet: :meth:`frame` handles it from the connection's
-        task. Answers and errors are those :meth:`frame` gives."""
-        if conn.closed or conn.ignore_input:
-            return True
-        received = time.monotonic()
-        msg, _ = self.decoded(conn, payload)
-        if msg is None or conn.player is None:
+    def quick(self, conn: Connection, msg: dict[str, Any], received: float) -> bool:
+        """Handle the decoded frame ``msg`` (read at ``received``, monotonic
+        seconds) at once when nothing in it waits: an ``act`` or a ``leave``
+        for a table this node serves, or a ``ping``, from a connection that
+        said hello (True). False for every other frame, with nothing of it
+        counted or answered yet: :meth:`frame` handles it from the
+        connection's task. Answers and errors are those :meth:`frame` gives."""
+        if conn.player is None:
             return False
         kind = msg.get("type")
         table_id = msg.get("table")
@@ -216,12 +214,15 @@ class WebSocketEndpoint:
             self.failed(conn, msg)
         return True
 
-    async def frame(self, conn: Connection, payload: bytes | str) -> None:
-        """Handle one client frame; every failure becomes an ``error`` frame."""
+    async def frame(self, conn: Connection, payload: bytes | str, msg: dict[str, Any] | None = None) -> None:
+        """Handle one client frame (``msg``: ``payload`` already decoded, when
+        it was); every failure becomes an ``error`` frame."""
         hall = self.hall
         received = time.monotonic()
         # decoded before the rate limit (at most max_frame), so even a refusal answers its request's id
-        msg, undecoded = self.decoded(conn, payload)
+        undecoded = None
+        if msg is None:
+            msg, undecoded = self.decoded(conn, payload)
         if not self.admitted(conn, msg, received):
             return
         try:
@@ -321,14 +322,17 @@ class WebSocketEndpoint:
 
 class _Reading:
     """A connection's reading state: ``busy`` while its task handles a frame
-    (the frames read meanwhile wait in the ASGI queue behind it, in order)."""
+    (the frames read meanwhile wait in the ASGI queue behind it, in order);
+    ``declined``: the last frame the read left to the task, with what it
+    decoded to (so a frame for a table on another node is decoded once)."""
 
-    __slots__ = ("endpoint", "conn", "busy")
+    __slots__ = ("endpoint", "conn", "busy", "declined")
 
     def __init__(self, endpoint: WebSocketEndpoint, conn: Connection) -> None:
         self.endpoint = endpoint
         self.conn = conn
         self.busy = False
+        self.declined: tuple[bytes | str, dict[str, Any]] | None = None
 
     def at_once(self, payload: bytes | str) -> bool:
         """The ``cardhall.receiver`` handler (server/ws_protocol.py): True when
@@ -337,11 +341,29 @@ class _Reading:
         leaves the frame to the task, whose handling answers it."""
         if self.busy:
             return False
+        conn = self.conn
+        if conn.closed or conn.ignore_input:
+            return True
         try:
-            return self.endpoint.quick(self.conn, payload)
-        except Exception:
-            log.exception("connection %s: unexpected error reading a frame", self.conn.id)
+            received = time.monotonic()
+            msg, _ = self.endpoint.decoded(conn, payload)
+            if msg is None:
+                return False
+            if self.endpoint.quick(conn, msg, received):
+                return True
+            self.declined = (payload, msg)
             return False
+        except Exception:
+            log.exception("connection %s: unexpected error reading a frame", conn.id)
+            return False
+
+    def declined_as(self, payload: bytes | str) -> dict[str, Any] | None:
+        """What ``payload`` decoded to when the read left it to the task (None:
+        it was not decoded there; the task decodes it)."""
+        declined, self.declined = self.declined, None
+        if declined is not None and declined[0] == payload:
+            return declined[1]
+        return None
 
 
 def checked(msg: dict[str, Any]) -> int | str | None:

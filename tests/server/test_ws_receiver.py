@@ -10,12 +10,14 @@ app's side of the order (a message read while the task handles one is left
 to the task), the second the protocol's (a message read while one waits in
 the queue is queued without being offered). The session's own use of the
 extension (acts handled inside the read) is covered by every server test
-that plays a table; this module pins the order the extension promises.
+that plays a table; this module pins the order the extension promises, and
+that a frame the session's read leaves to its task is decoded once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,7 +25,9 @@ from typing import Any
 import pytest
 import uvicorn
 from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
 
+from cardhall.protocol.codec import JSON, MAX_FRAME, JsonCodec
 from cardhall.server.ws_protocol import RECEIVER, CardhallWebSocketProtocol
 from tests.conftest import until
 
@@ -126,3 +130,24 @@ async def test_a_message_read_while_one_waits_in_the_queue_is_not_offered(served
         ws.transport.write(b"".join(ws.protocol.data_to_send()))
         assert await _answers(ws, 2) == ["queued:d1", "queued:q2"]
         assert app.declined == ["d1"]  # q2 went to the queue behind d1 without reaching the receiver
+
+
+async def test_a_frame_the_read_leaves_to_the_task_is_decoded_once(live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session (server/session.py) decodes a frame in the read to see whether it can handle it there;
+    a ``hello`` it cannot (its answer waits on the players' store), and the task handles it with what
+    the read decoded rather than decoding it again."""
+    decoded: list[Any] = []
+    original = JsonCodec.decode
+
+    def counting(self: JsonCodec, payload: bytes | str, limit: int = MAX_FRAME) -> dict[str, Any]:
+        decoded.append(payload)
+        return original(self, payload, limit)
+
+    monkeypatch.setattr(JsonCodec, "decode", counting)
+    async with connect(live.url, subprotocols=[Subprotocol(JSON)]) as ws:
+        await ws.send(json.dumps({"type": "hello", "id": 1, "name": "ann"}))
+        welcome = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        assert welcome["type"] == "welcome" and welcome["re"] == 1
+        await ws.send(json.dumps({"type": "ping", "id": 2}))  # handled in the read: decoded there, once
+        assert json.loads(await asyncio.wait_for(ws.recv(), 30)) == {"type": "pong", "re": 2}
+    assert len(decoded) == 2, decoded
