@@ -457,13 +457,10 @@ class Hall:
 
     # -- connections --------------------------------------------------------
     def latest_seq(self, table_id: str) -> int | None:
-        """The newest ``seq`` of ``table_id`` known here: the table's own when
-        this node serves it, the newest relayed one when another node does,
-        None when neither (the rate limit's turn credit, SPEC "Limits")."""
+        """The newest ``seq`` of ``table_id`` known here: the table's own when this node serves it, the newest
+        relayed one when another node does, None when neither (the rate limit's turn credit, SPEC "Limits")."""
         table = self.tables.get(table_id)
-        if table is not None:
-            return table.machine.seq
-        return self.topology.latest(table_id)
+        return table.machine.seq if table is not None else self.topology.latest(table_id)
 
     def connection_dropped(self, conn: Connection, reason: str) -> None:
         """A connection went away: every table it joined hears of it."""
@@ -482,19 +479,22 @@ class Hall:
                 self.topology.disconnect(conn, table_id)
 
     async def post(self, conn: Connection, table_id: str, request: Request) -> None:
-        """Hand ``request`` of local ``conn`` to table ``table_id``: to its
-        mailbox when it is served here, else through the topology to its
-        owner. Raises ProtocolError ``unknown_table`` or ``unavailable``."""
+        """Hand ``request`` of local ``conn`` to table ``table_id``: :meth:`post_here`, else through the
+        topology to its owner. Raises ProtocolError ``unknown_table`` or ``unavailable``."""
+        if not self.post_here(conn, table_id, request):
+            await self.topology.route(conn, table_id, request)
+
+    def post_here(self, conn: Connection, table_id: str, request: Request) -> bool:
+        """Hand ``request`` of local ``conn`` to the mailbox of ``table_id`` if this node serves it (True)."""
         table = self.tables.get(table_id)
         if table is None:
-            await self.topology.route(conn, table_id, request)
-            return
+            return False
         if isinstance(request, Join):  # so a disconnect before the join is taken reaches the table
             self.watching(conn, table_id, request)
         table.post(request)
+        return True
 
     def watching(self, conn: Connection, table_id: str, join: Join) -> None:
-        """``conn`` joins ``table_id`` with ``join``: remembered until it
-        leaves or closes (sent again when the table moves to another node)."""
+        """``conn`` joins ``table_id`` with ``join``: kept until it leaves or closes (sent again when the table moves)."""
         conn.tables.add(table_id)
         self.joins[(conn.id, table_id)] = join

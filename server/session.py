@@ -193,21 +193,17 @@ class WebSocketEndpoint:
         kind = msg.get("type")
         table_id = msg.get("table")
         if kind == "ping":
-            table = None
-        elif kind in ("act", "leave") and isinstance(table_id, str):
-            table = self.hall.tables.get(table_id)
-            if table is None:
-                return False
-        else:
+            table_id = None
+        elif kind not in ("act", "leave") or not isinstance(table_id, str) or table_id not in self.hall.tables:
             return False
         if not self.admitted(conn, msg, received):
             return True
         try:
             rid = checked(msg)
-            if table is None:
+            if table_id is None:
                 conn.send(frames.pong(rid))
             else:
-                table.post(table_request(kind, conn.id, conn.player, msg, received))
+                self.hall.post_here(conn, table_id, table_request(kind, conn.id, conn.player, msg, received))
         except ProtocolError as exc:
             self.refused(conn, msg, exc)
         except Exception:

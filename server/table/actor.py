@@ -383,7 +383,7 @@ class TableActor:
     def _checkpoint(self, out: Outputs) -> Checkpoint:
         """The checkpoint of what ``out`` holds: the whole state when it is due
         (:meth:`Outputs.whole_state_due`, every :attr:`full_every` steps at most), else
-        the input log's new steps with the hands they finished (``server/STORAGE.md``)."""
+        the input log's new steps (``server/STORAGE.md``, "The input log")."""
         machine = self.machine
         mono = machine.now.mono
         records = list(out.records)
