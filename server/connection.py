@@ -293,10 +293,13 @@ class Connection:
 class Connections:
     """The open connections, by id (a set that can also be looked up by id)."""
 
-    __slots__ = ("_by_id",)
+    __slots__ = ("_by_id", "get")
 
     def __init__(self) -> None:
         self._by_id: dict[Hashable, Connection] = {}
+        #: the connection with id ``key``, or None: the dict's own ``get`` (every delivery looks up
+        #: each subscriber, so no Python frame of its own)
+        self.get: Callable[[Hashable], Connection | None] = self._by_id.get
 
     def add(self, conn: Connection) -> None:
         """Register ``conn`` under its id."""
@@ -306,10 +309,6 @@ class Connections:
         """Forget ``conn`` (nothing when it is not registered)."""
         if self._by_id.get(conn.id) is conn:
             del self._by_id[conn.id]
-
-    def get(self, key: Hashable) -> Connection | None:
-        """The connection with id ``key``, or None."""
-        return self._by_id.get(key)
 
     def __contains__(self, conn: object) -> bool:
         return isinstance(conn, Connection) and self._by_id.get(conn.id) is conn

@@ -185,8 +185,7 @@ class Fanout:
         frames it once: ``server/ws_protocol.py``). Each subscriber gets its
         frames in one call (``deliver``: queued and written at once)."""
         resolve = self.resolve
-        classes: dict[tuple[tuple[int | None, ...], str, bool, Layouts | None], list[tuple[Hashable, Peer]]] = {}
-        codecs: dict[str, Codec] = {}
+        classes: dict[tuple[tuple[int | None, ...], Codec, bool, Layouts | None], list[tuple[Hashable, Peer]]] = {}
         shared_view: tuple[int | None, ...] = (None,) * len(records)
         # the seats with a view of their own of some record (private fields, legal actions): view_key, once
         views_of = [(rec.event.private or (), rec.legal_seat) for rec in records]
@@ -201,9 +200,7 @@ class Fanout:
             for k in keys:
                 if k in skip or (peer := resolve(k)) is None:
                     continue
-                codec = peer.codec
-                codecs[codec.name] = codec
-                cls = (signature, codec.name, peer.group, peer.compact)
+                cls = (signature, peer.codec, peer.group, peer.compact)
                 members = classes.get(cls)
                 if members is None:
                     classes[cls] = [(k, peer)]
@@ -220,8 +217,8 @@ class Fanout:
             for (seq, key), blob in primed.items():
                 encoded[(seq, key, MSGPACK)] = blob
         sent = 0
-        for (signature, name, grouped, layouts), members in classes.items():
-            codec = codecs[name]
+        for (signature, codec, grouped, layouts), members in classes.items():
+            name = codec.name
             payloads: list[Any]
             if grouped:
                 payloads = []

@@ -1,0 +1,35 @@
+"""The in-process benchmark (``bench/inprocess/steps.py``, docs/LOAD.md "Counting instructions") runs:
+it plays the Colyseus comparison's workload through the service's own layers in one process and
+reports the actions it completed and their cost, and its ``--actions`` mode stops at the count it was
+given (the mode two callgrind runs use)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+STEPS = Path(__file__).resolve().parents[2] / "bench" / "inprocess" / "steps.py"
+
+
+def _run(*args: str) -> str:
+    out = subprocess.run([sys.executable, str(STEPS), *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    return out.stdout
+
+
+def test_it_stops_at_the_actions_it_was_given():
+    printed = _run("--tables", "3", "--actions", "400")
+    count = int(re.fullmatch(r"actions (\d+)\n", printed).group(1))
+    assert 400 <= count < 1400  # the count is polled every 5 ms: a few steps of each table past it
+
+
+def test_it_measures_a_window_of_play_with_every_viewer_served():
+    printed = _run("--tables", "2", "--codec", "msgpack", "--warmup", "0.2", "--duration", "1")
+    found = re.fullmatch(r"2 tables, msgpack compact: (\d+) actions, ([\d.]+) CPU-s, ([\d.]+) CPU-us per action, "
+                         r"([\d.]+) frames and (\d+) bytes per action\n", printed)
+    assert found, printed
+    actions, cpu, per_action, frames = int(found[1]), float(found[2]), float(found[3]), float(found[4])
+    assert actions > 0 and cpu > 0 and abs(per_action - 1e6 * cpu / actions) < 0.1 * per_action + 0.1
+    assert 7.5 < frames < 9  # one message a step for each of a table's 8 connections, a few more at a hand's start
