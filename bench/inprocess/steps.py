@@ -20,8 +20,8 @@ Prints the actions completed in the measured window, the process's CPU
 seconds over it (``time.process_time``) and CPU microseconds per action. CPU
 time on a shared machine moves by 5 to 10 % from run to run; for a change of
 a few per cent count instructions instead, which move by about 0.7 %:
-``--actions N`` stops once N actions have been applied since the start (set-up
-included) and prints that count, so two runs under
+``--actions N`` stops once N actions have been applied (the players start
+once every table is set up) and prints that count, so two runs under
 ``valgrind --tool=callgrind`` with different N give the instructions per
 action as the difference of their totals over the difference of their
 counts (docs/LOAD.md, "Counting instructions").
@@ -190,13 +190,12 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
         seats = [owner] + [await open_client(f"t{i} seat {n}") for n in range(2, SEATS + 1)]
         for n, client in enumerate(seats, 1):
             client.table, client.machine, client.seat = table, machine, n
-        for n, client in enumerate(seats, 1):
-            if n == SEATS:  # the last join starts the match: every seat plays from then on
-                for c in seats:
-                    c.playing = True
+        for n, client in enumerate(seats, 1):  # the last join starts the match
             await client.request({"type": "join", "table": table, "role": "player", "seat": n})
-        for c in seats:
-            c.maybe_act()
+    for client in clients:  # every table set up: the players play from now on
+        client.playing = True
+        if client.seat is not None:
+            client.maybe_act()
     gc.freeze()  # as `cardhall serve` (server/app.py: tune_gc)
     gc.set_threshold(*settings.gc_thresholds)
     actions = hall.metrics.actions
