@@ -308,6 +308,8 @@ def check_elsewhere(test: str, marker: str) -> Callable[[Command], None]:
 NGINX_TEST = "tests/cluster/test_deploy_files.py::test_the_readme_fills_the_nginx_file_as_the_harness_does"
 WHEEL_TEST = "tests/test_wheel.py::installed"
 JWT_TEST = "tests/test_docs_examples.py::test_the_jwt_example_mints_a_token_the_server_takes"
+COLYSEUS_TEST = "tests/bench/test_colyseus_smoke.py::test_the_comparison_plays_both_servers_without_leaks"
+STEPS_TEST = "tests/bench/test_inprocess_smoke.py::test_it_measures_a_window_of_play_with_every_viewer_served"
 
 
 @dataclass(frozen=True)
@@ -342,6 +344,10 @@ RULES = [
     Rule(r"python3 -m pip wheel --no-deps -w dist \.|python3 -m venv /opt/cardhall"
          r"|/opt/cardhall/bin/pip install dist/cardhall-\*\.whl",
          check_elsewhere(WHEEL_TEST, '_pip("wheel", "--no-deps"'), f"run: {WHEEL_TEST}", "deploy/README.md"),
+    Rule(r"node bench/colyseus/bench\.js( .*)?", check_elsewhere(COLYSEUS_TEST, '"bench.js"'), f"run: {COLYSEUS_TEST}",
+         "docs/LOAD.md"),
+    Rule(r"\.venv/bin/python bench/inprocess/steps\.py( .*)?", check_elsewhere(STEPS_TEST, '"steps.py"'),
+         f"run: {STEPS_TEST}", "docs/LOAD.md"),
 ]
 
 

@@ -1,14 +1,16 @@
 """cardhall's Python cost per action, in one process, without sockets (a benchmark, not a test).
 
     .venv/bin/python bench/inprocess/steps.py [--tables 100] [--warmup 2] [--duration 6] [--codec json|msgpack]
-                                             [--compact 1|0] [--actions N]
+                                             [--compact 1|0] [--redis URL] [--actions N]
 
 The workload of ``bench/colyseus`` (no-limit Hold'em, 6 client players and 2
 spectators a table, ``pause`` 0, the players' policy of ``policy.js``, think 0)
 driven through the service's own layers: the ``/ws`` endpoint (hello, create,
 join, and each ``act`` read through the ``cardhall.receiver`` handler as the
 websocket layer offers it), the hall, the table actors, the machine, the
-fan-out and each connection's ``send_now``. What it leaves out is the
+fan-out and each connection's ``send_now``; in memory, or with ``--redis`` on
+that Redis as a cluster node (its commits, the Redis server's own CPU
+not counted). What it leaves out is the
 websocket protocol's parsing and framing and the kernel (the socket writes,
 about a quarter of the server's CPU under that benchmark): what is left is the
 Python work per action, which the websocket layer and the kernel do not
@@ -162,7 +164,8 @@ def _msgpack() -> Any:
 
 async def run(args: argparse.Namespace) -> dict[str, float]:
     settings = Settings(max_connections_per_ip=0, max_tables_per_address=0, new_players_per_address=0,
-                        bot_think_floor=0, send_queue=100_000)
+                        bot_think_floor=0, send_queue=100_000, redis_url=args.redis or None,
+                        **({"redis_prefix": f"steps{os.getpid()}:"} if args.redis else {}))
     app = create_app(settings)
     hall = app.state.hall
     endpoint = app.state.ws_endpoint
@@ -219,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration", type=float, default=6.0, help="seconds measured")
     p.add_argument("--codec", choices=("json", "msgpack"), default="json")
     p.add_argument("--compact", type=int, choices=(0, 1), default=1, help="compact events (1.8), else events frames (1.7)")
+    p.add_argument("--redis", default="", metavar="URL", help="keep the tables in this Redis (default: in memory)")
     p.add_argument("--actions", type=int, default=0, help="stop at this many actions applied since the start (for counting instructions)")
     args = p.parse_args(argv)
     try:

@@ -190,11 +190,6 @@ def membership_changes(before: Mapping[Hashable, int | None], now: Mapping[Hasha
     return flat
 
 
-def remote_viewers(viewers: Mapping[Hashable, int | None]) -> set[int | None]:
-    """The viewers of the subscribers that are on other nodes."""
-    return {viewer for key, viewer in viewers.items() if wire.parse_key(key) is not None}
-
-
 class Owned:
     """What this node keeps about its tables' subscribers on other nodes:
     a :class:`RemotePeer` per (table, key), and each table's public info as
@@ -210,6 +205,9 @@ class Owned:
         self._members: dict[str, tuple[int, dict[Hashable, int | None]]] = {}
         #: the same, dressed into a checkpoint not yet written
         self._pending: dict[str, tuple[int, dict[Hashable, int | None]]] = {}
+        #: table -> (the subscribers' change count, remote key -> viewer, their viewers) now: found
+        #: again only when the subscribers change, not at every checkpoint
+        self._remote: dict[str, tuple[int, dict[Hashable, int | None], set[int | None]]] = {}
 
     def peer(self, table: str, key: Hashable) -> RemotePeer | None:
         """The handle on remote subscriber ``key`` of ``table`` (None: ``key`` is a local one)."""
@@ -234,12 +232,14 @@ class Owned:
         cp.token = table.token
         machine = table.machine
         subscribers = machine.subscribers
-        viewers = remote_viewers(subscribers.viewers)
+        remote = self._remote.get(table.id)
+        if remote is None or remote[0] != subscribers.changes:
+            members = {k: v for k, v in subscribers.viewers.items() if wire.parse_key(k) is not None}
+            remote = self._remote[table.id] = (subscribers.changes, members, set(members.values()))
+        now, viewers = remote[1], remote[2]  # never changed: a change of subscribers makes new ones
         changes: list[Any] = []
         known = self._members.get(table.id)
         if known is None or known[0] != subscribers.changes:
-            now: dict[Hashable, int | None] = {k: v for k, v in subscribers.viewers.items()
-                                               if wire.parse_key(k) is not None}
             changes = membership_changes(known[1] if known is not None else {}, now)
             self._pending[table.id] = (subscribers.changes, now)
         message = publication(table.fanout, records, viewers, machine.seq, changes)
@@ -273,6 +273,7 @@ class Owned:
         self._infos.pop(table, None)
         self._members.pop(table, None)
         self._pending.pop(table, None)
+        self._remote.pop(table, None)
 
     def prune(self, tables: Mapping[str, TableActor]) -> None:
         """Drop the idle handles of subscribers no longer at their table (``tables``: id -> TableActor)."""

@@ -1,7 +1,7 @@
 """The in-process benchmark (``bench/inprocess/steps.py``, docs/LOAD.md "Counting instructions") runs:
 it plays the Colyseus comparison's workload through the service's own layers in one process and
-reports the actions it completed and their cost, and its ``--actions`` mode stops at the count it was
-given (the mode two callgrind runs use)."""
+reports the actions it completed and their cost, in memory and on a Redis of its own (``--redis``), and
+its ``--actions`` mode stops at the count it was given (the mode two callgrind runs use)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.server.conftest import redis_server  # noqa: F401  (a started redis-server of its own)
 
 STEPS = Path(__file__).resolve().parents[2] / "bench" / "inprocess" / "steps.py"
 
@@ -33,3 +35,9 @@ def test_it_measures_a_window_of_play_with_every_viewer_served():
     actions, cpu, per_action, frames = int(found[1]), float(found[2]), float(found[3]), float(found[4])
     assert actions > 0 and cpu > 0 and abs(per_action - 1e6 * cpu / actions) < 0.1 * per_action + 0.1
     assert 7.5 < frames < 9  # one message a step for each of a table's 8 connections, a few more at a hand's start
+
+
+def test_it_plays_on_redis_too(redis_server):  # noqa: F811  (the fixture imported above)
+    printed = _run("--tables", "2", "--warmup", "0.2", "--duration", "1", "--redis", redis_server.url)
+    found = re.fullmatch(r"2 tables, json compact: (\d+) actions, .* ([\d.]+) frames and \d+ bytes per action\n", printed)
+    assert found and int(found[1]) > 0 and 7.5 < float(found[2]) < 9, printed
