@@ -41,6 +41,8 @@ import sys
 import time
 from typing import Any
 
+import msgpack
+
 from cardhall.server.app import create_app
 from cardhall.server.config import Settings
 from cardhall.server.ws_protocol import RECEIVER, SEND_NOW
@@ -114,7 +116,7 @@ class Client:
     # -- the client ----------------------------------------------------------------------------
     def write(self, message: dict[str, Any]) -> None:
         """Send ``message`` as the websocket layer would hand it over: to the read's handler first."""
-        payload: bytes | str = json.dumps(message) if self.codec == "json" else _msgpack().packb(message)
+        payload: bytes | str = json.dumps(message) if self.codec == "json" else msgpack.packb(message)
         if self.handler is not None and self.handler(payload):
             return
         key = "text" if isinstance(payload, str) else "bytes"
@@ -133,7 +135,7 @@ class Client:
         self.frames += 1
         self.bytes += len(payload)
         if self.waiting:  # set-up: the answers to this client's requests
-            frame = json.loads(payload) if isinstance(payload, str) else _msgpack().unpackb(payload)
+            frame = json.loads(payload) if isinstance(payload, str) else msgpack.unpackb(payload)
             batch = frame["frames"] if isinstance(frame, dict) and frame.get("type") == "batch" else [frame]
             for one in batch:
                 if isinstance(one, dict) and one.get("re") in self.waiting:
@@ -154,12 +156,6 @@ class Client:
 
     def act(self, turn: int, legal: list[dict[str, Any]]) -> None:
         self.write({"type": "act", "table": self.table, "turn": turn, "action": decide(legal, self.rng)})
-
-
-def _msgpack() -> Any:
-    import msgpack
-
-    return msgpack
 
 
 async def run(args: argparse.Namespace) -> dict[str, float]:
@@ -238,7 +234,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.tables} tables, {args.codec}{' compact' if args.compact else ''}: {int(out['actions'])} actions, "
               f"{out['cpu_s']:.2f} CPU-s, {out['us_per_action']:.1f} CPU-us per action, "
               f"{out['frames_per_action']:.2f} frames and {out['bytes_per_action']:.0f} bytes per action", flush=True)
-    sys.stdout.flush()
     os._exit(0)  # the tables' tasks are not wound down: nothing of them is kept
 
 

@@ -26,6 +26,7 @@ from cardhall.server.fanout import Fanout, view_key
 from cardhall.server.store.base import Checkpoint
 from cardhall.server.store.keys import Keys
 from cardhall.server.table.records import EventRecord
+from cardhall.server.table.subscribers import Subscribers
 
 if TYPE_CHECKING:
     from cardhall.server.table.actor import TableActor
@@ -205,9 +206,9 @@ class Owned:
         self._members: dict[str, tuple[int, dict[Hashable, int | None]]] = {}
         #: the same, dressed into a checkpoint not yet written
         self._pending: dict[str, tuple[int, dict[Hashable, int | None]]] = {}
-        #: table -> (the subscribers' change count, remote key -> viewer, their viewers) now: found
-        #: again only when the subscribers change, not at every checkpoint
-        self._remote: dict[str, tuple[int, dict[Hashable, int | None], set[int | None]]] = {}
+        #: table -> (its subscribers, their change count, remote key -> viewer, their viewers) now:
+        #: found again only when the subscribers change (or are another table machine's), not at every checkpoint
+        self._remote: dict[str, tuple[Subscribers, int, dict[Hashable, int | None], set[int | None]]] = {}
 
     def peer(self, table: str, key: Hashable) -> RemotePeer | None:
         """The handle on remote subscriber ``key`` of ``table`` (None: ``key`` is a local one)."""
@@ -233,10 +234,10 @@ class Owned:
         machine = table.machine
         subscribers = machine.subscribers
         remote = self._remote.get(table.id)
-        if remote is None or remote[0] != subscribers.changes:
+        if remote is None or remote[0] is not subscribers or remote[1] != subscribers.changes:
             members = {k: v for k, v in subscribers.viewers.items() if wire.parse_key(k) is not None}
-            remote = self._remote[table.id] = (subscribers.changes, members, set(members.values()))
-        now, viewers = remote[1], remote[2]  # never changed: a change of subscribers makes new ones
+            remote = self._remote[table.id] = (subscribers, subscribers.changes, members, set(members.values()))
+        now, viewers = remote[2], remote[3]  # never changed: a change of subscribers makes new ones
         changes: list[Any] = []
         known = self._members.get(table.id)
         if known is None or known[0] != subscribers.changes:
