@@ -19,6 +19,11 @@
  * cardhall system's deflate twin to `--systems`. With any of them the table gets a column of the bytes
  * on the wire (the sockets' bytes read: compressed frames, headers included).
  *
+ * The system `floor` (not in the default `--systems`) is floor_server.py run by the cardhall venv's Python: cardhall's
+ * websocket stack (uvicorn, uvloop, server/ws_protocol.py) answering each client message with 8 frames of cardhall's
+ * sizes and no game at all, driven by loadgen.js `--system floor`: the CPU per action any Python server on that stack
+ * pays before its own work.
+ *
  * cardhall's clients (loadgen.js): `--compact 1` (the default) asks for compact events (protocol 1.8: each step's
  * events as one array, decoded with the welcome's layouts); `--compact 0` for `events` frames (1.7, `--group 1`, the
  * default) or one `event` frame per event (`--group 0`, 1.6). The table's header names the mode.
@@ -35,7 +40,8 @@ const ROOT = path.resolve(HERE, "..", "..");
 const LIFTED = ["--max-connections-per-ip", "0", "--max-tables-per-address", "0", "--new-players-per-address", "0",
   "--bot-think-floor", "0", "--send-queue", "100000"];
 const LABELS = { "cardhall-json": "cardhall JSON", "cardhall-msgpack": "cardhall msgpack", colyseus: "Colyseus",
-  "cardhall-json-deflate": "cardhall JSON deflate", "cardhall-msgpack-deflate": "cardhall msgpack deflate" };
+  "cardhall-json-deflate": "cardhall JSON deflate", "cardhall-msgpack-deflate": "cardhall msgpack deflate",
+  floor: "floor (Python, no game)" };
 const deflated = (system) => system.endsWith("-deflate");
 
 function parseArgs(argv) {
@@ -85,6 +91,11 @@ async function waitPort(port, child, seconds) {
   throw new Error(`the server did not listen on ${port} within ${seconds} s`);
 }
 
+/** The Python of the `cardhall` command (its venv's), for floor_server.py. */
+function pythonOf(opts) {
+  return opts.cardhall.includes("/") ? path.join(path.dirname(opts.cardhall), "python") : "python3";
+}
+
 /** argv pinned to `core` with taskset when there are two cores and taskset, else as it is. */
 function pinned(core, argv, pin) {
   return pin ? ["taskset", "-c", String(core), ...argv] : argv;
@@ -99,6 +110,7 @@ async function startServer(system, opts, pin) {
   const port = await freePort();
   const argv = system === "colyseus"
     ? [process.execPath, path.join(HERE, "server.js"), "--port", String(port)]
+    : system === "floor" ? [pythonOf(opts), path.join(HERE, "floor_server.py"), "--port", String(port)]
     : [opts.cardhall, "serve", "--port", String(port), "--log-level", "warning", ...LIFTED,
       ...(deflated(system) ? ["--ws-deflate"] : [])];
   const full = pinned(0, argv, pin);
@@ -221,6 +233,9 @@ function report(results, opts, meta) {
     }
     lines.push("");
     lines.push("ratio: cardhall's actions per server CPU-second over Colyseus's, per round (target: cardhall >= Colyseus)");
+    if (opts.systems.includes("floor")) {
+      lines.push("floor: floor_server.py on cardhall's websocket stack, no game (each message answered by 8 frames of cardhall's sizes): what any Python server on that stack pays per action");
+    }
   }
   const bad = results.filter((r) => Object.keys(r.errors).length || r.violations || r.tables_ready !== r.tables);
   lines.push(bad.length ? `problems: ${bad.map((r) => `${r.system} ${r.tables}x${r.think}: ready ${r.tables_ready}, errors ${JSON.stringify(r.errors)}, leaks ${r.violations}`).join("; ")}`

@@ -352,6 +352,36 @@ function colyseusLegal(st, me) {
   return legal;
 }
 
+/**
+ * The floor (floor_server.py): table `index`'s 8 connections (`/ws?t=T&v=V`); the seats 0..5 act in turn, each
+ * sending one small message as soon as the previous seat's answer reached it (think 0), or after its think time.
+ * An action completes when the sender gets its own answer; no rules, no checks: what the stack alone costs.
+ */
+async function floorTable(args, index, sockets) {
+  const conns = [];
+  for (let v = 0; v < SEATS + SPECTATORS; v++) {
+    const ws = new WebSocket(`${args.url}?t=${index}&v=${v}`, { perMessageDeflate: false });
+    sockets.push(ws);
+    await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
+    conns.push(ws);
+  }
+  let turn = 0;
+  const seats = conns.slice(0, SEATS).map((ws, v) => new Seat(v + 1, args.think,
+    (action, turnId) => ws.send(JSON.stringify({ type: "act", turn: turnId, action: action.action }))));
+  conns.forEach((ws, v) => {
+    ws.on("message", (data) => {
+      received(data.length);
+      if (v < SEATS && data[1] === 0x30 && seats[v].sentAt) {  // '"0...': the sender's own answer
+        seats[v].seen(performance.now());
+        turn += 1;
+        seats[turn % SEATS].turn(turn, [{ action: "check" }], 0);
+      }
+    });
+    ws.on("close", () => { if (!ws.benchClosing) error("lost_connection"); });
+  });
+  seats[0].turn(0, [{ action: "check" }], 0);
+}
+
 async function colyseusTable(args, index, rooms) {
   const client = new ColyseusClient(args.url);
   const watch = (room) => {
@@ -464,6 +494,7 @@ async function main() {
   await pool(args.tables, args.concurrency, async (i) => {
     try {
       if (args.system === "colyseus") await colyseusTable(args, i + 1, rooms);
+      else if (args.system === "floor") await floorTable(args, i + 1, rooms);
       else await cardhallTable(args, i + 1, connections);
       ready += 1;
     } catch (err) {

@@ -113,3 +113,23 @@ def test_the_comparison_plays_both_servers_without_leaks():
     assert report["meta"]["versions"]["colyseus_core"].startswith("0.16."), report["meta"]
     [row] = report["ratios"]
     assert len(row["cardhall-json"]) == 1 and row["cardhall-json"][0] > 0, row
+
+
+def test_the_floor_answers_each_action_with_eight_frames_of_cardhalls_sizes():
+    """``--systems floor``: floor_server.py (cardhall's websocket stack, no game) answers every seat's
+    message with one frame to each of the table's 8 connections, 260 bytes to the sender and 190 to the
+    others (floor_server.py's defaults), and the driver measures it as it measures the servers."""
+    _node()
+    out = subprocess.run(["node", "bench.js", "--tables", "2", "--think", "0", "--systems", "floor",
+                          "--rounds", "1", "--warmup", "1", "--duration", "2", "--cardhall", _cardhall(), "--json"],
+                         cwd=BENCH, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    [r] = report["results"]
+    assert r["system"] == "floor" and r["errors"] == {} and r["tables_ready"] == 2 and r["connections"] == 16, r
+    run = r["run"]
+    assert run["actions_completed"] > 100 and r["server_cpu_s"] > 0 and r["actions_per_server_cpu_s"] > 0, r
+    # every action brought 8 frames, the sender's own counted as it completed the action: when the load
+    # stopped, each table's latest action may have had up to 7 frames still on their way, or none counted yet
+    assert 8 * run["actions_completed"] - 7 * 2 <= run["messages"] <= 8 * run["actions_completed"] + 7 * 2, run
+    assert run["bytes"] == 260 * run["actions_completed"] + 190 * (run["messages"] - run["actions_completed"]), run
