@@ -107,6 +107,8 @@ DEFAULT_VALIDATOR: FrameValidator | None = None
 
 #: the events about a player that change how this client rejoins a table (1.5, SPEC "Private tables")
 _ABOUT_ME = frozenset({"seat_approved", "seat_denied", "seat_request_lapsed", "kicked", "banned"})
+#: how many requests given up on (timed out) are remembered, so that their late replies are dropped
+_ABANDONED_KEPT = 256
 
 #: put in the inbox when the connection is gone for good (readers stop on it)
 _END: Frame = {"type": "_end"}
@@ -238,6 +240,9 @@ class Client:
         self.closed: asyncio.Future[tuple[int | None, str]] | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Frame]] = {}
+        #: ids of the latest requests given up on (their ``timeout`` passed): a late reply to one is dropped,
+        #: not passed on as a frame nobody asked for (in order, at most :data:`_ABANDONED_KEPT`)
+        self._abandoned: dict[Any, None] = {}
         self._must_refuse: dict[Any, list[str]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._reconnecting: asyncio.Task[None] | None = None
@@ -420,6 +425,10 @@ class Client:
             if fut is not None and not fut.done():
                 fut.set_result(frame)
                 return
+            if re in self._abandoned and kind in ("ok", "error", "snapshot"):  # its one reply, too late
+                del self._abandoned[re]
+                log.debug("a late reply to request %r, given up on: %s", re, kind)
+                return
         if self.on_frame is not None:
             self.on_frame(frame)
         else:
@@ -438,9 +447,10 @@ class Client:
     async def _reconnect(self) -> None:
         """Reconnect with backoff (0.05 s doubling to 2 s) for up to
         :attr:`reconnect_for` seconds: ``hello`` with the token, then ``join``
-        every table with ``since`` (retried while it is ``unavailable``). A
-        table that is gone is dropped from :attr:`joined` (its
-        ``unknown_table`` error goes to the inbox)."""
+        every table with ``since`` (retried while it is ``unavailable``, within
+        the same :attr:`reconnect_for`). A table that is gone, or still
+        unavailable then, is dropped from :attr:`joined` (its error, e.g.
+        ``unknown_table``, goes to the inbox)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.reconnect_for
         delay = 0.05
@@ -448,7 +458,7 @@ class Client:
             try:
                 await self._open(ready=False)  # only the resume requests until it is done
                 if self.token is not None:  # retried while unavailable (the node cannot read players yet)
-                    await self._resume(self._hello_message(self.name or "player", token=self.token))
+                    await self._resume(self._hello_message(self.name or "player", token=self.token), deadline)
                 for table, role in list(self.joined.items()):
                     msg: Frame = {"type": "join", "table": table, "role": role}
                     if table in self.seqs:
@@ -456,7 +466,7 @@ class Client:
                     if table in self.asking:
                         msg["ask"] = True
                     try:
-                        reply = await self._resume(msg)
+                        reply = await self._resume(msg, deadline)
                     except ServerError as exc:
                         self.joined.pop(table, None)
                         self.inbox.put_nowait(exc.frame)
@@ -479,18 +489,22 @@ class Client:
                 delay = min(delay * 2, 2.0)
         self._end()
 
-    async def _resume(self, request: Frame, tries: int = 20) -> Frame:
+    async def _resume(self, request: Frame, deadline: float) -> Frame:
         """Send a resuming ``hello`` or ``join``; ``unavailable`` (the table is
-        moving between the service's nodes, or the store cannot be read) is
-        retried every 0.25 s up to ``tries`` times (SPEC "Errors")."""
-        for _ in range(tries - 1):
+        moving between the service's nodes, or its store cannot be written or
+        read: a failover may take many seconds) is retried every 0.25 s,
+        doubling to 2 s, until the loop's time ``deadline`` (SPEC "Errors"),
+        then raised as any other :class:`ServerError`."""
+        loop = asyncio.get_running_loop()
+        delay = 0.25
+        while True:
             try:
                 return await self._request(request)
             except ServerError as exc:
-                if exc.code != "unavailable":
+                if exc.code != "unavailable" or loop.time() + delay > deadline:
                     raise
-                await asyncio.sleep(0.25)
-        return await self._request(request)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
     # -- requests -----------------------------------------------------------
     async def send(self, message: Frame) -> None:
@@ -523,8 +537,10 @@ class Client:
     async def request(self, message: Frame, timeout: float = 10.0) -> Frame:
         """Send ``message`` with a fresh ``id`` and return the reply; raises
         :class:`ServerError` when the reply is an ``error``, ConnectionError
-        when the connection drops first. While a reconnect is under way the
-        request waits for it (within ``timeout``)."""
+        when the connection drops first, TimeoutError when no reply came
+        within ``timeout`` seconds (a reply arriving later is dropped, not
+        put in :attr:`inbox`). While a reconnect is under way the request
+        waits for it (within ``timeout``)."""
         if not self._ready.is_set():
             if self._ended:
                 raise ConnectionError("connection closed")
@@ -553,6 +569,12 @@ class Client:
             await self.send({**message, "id": rid})
             async with asyncio.timeout(timeout):
                 reply = await fut
+        except TimeoutError:
+            abandoned = self._abandoned
+            abandoned[rid] = None
+            if len(abandoned) > _ABANDONED_KEPT:
+                del abandoned[next(iter(abandoned))]
+            raise
         finally:
             self._pending.pop(rid, None)
         if reply.get("type") == "error":

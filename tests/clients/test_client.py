@@ -6,12 +6,16 @@ the client to resume (1001, 4012, a code the client does not know)."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import pytest
+from websockets.asyncio.server import ServerConnection, serve
 
 from cardhall.clients.bots import BotPlayer
 from cardhall.clients.client import Client
+from cardhall.protocol.codec import JSON, MSGPACK
+from cardhall.protocol.frames import PROTOCOL_MINOR, PROTOCOL_VERSION
 from cardhall.server.connection import CLOSE_GOING_AWAY, CLOSE_RESUBSCRIBE, CLOSE_SLOW_CONSUMER
 from tests.conftest import until
 from tests.server.conftest import running_server
@@ -139,3 +143,72 @@ async def test_client_games_is_the_catalogue(live, frame_validator):
     async with httpx.AsyncClient(base_url=live.http) as http:
         assert catalogue == (await http.get("/api/games")).json()
     await ann.close()
+
+
+async def test_a_late_reply_to_a_request_given_up_on_is_dropped():
+    """A request whose ``timeout`` passed raises TimeoutError; its reply, arriving later, is not put in the
+    inbox as a frame nobody asked for, while an error answering no request of this client still is."""
+    release = asyncio.Event()
+
+    async def handler(ws: ServerConnection) -> None:
+        async for raw in ws:
+            rid = json.loads(raw)["id"]
+            await release.wait()  # the answer comes once the client has given up
+            await ws.send(json.dumps({"type": "ok", "re": rid}))
+            await ws.send(json.dumps({"type": "error", "code": "bad_request", "message": "no such request", "re": 999}))
+
+    server = await serve(handler, "127.0.0.1", 0, subprotocols=[JSON, MSGPACK])  # type: ignore[list-item]
+    port = next(iter(server.sockets)).getsockname()[1]
+    client = await Client(f"ws://127.0.0.1:{port}/ws", codec="json").connect()
+    try:
+        with pytest.raises(TimeoutError):
+            await client.request({"type": "ping"}, timeout=0.05)
+        release.set()
+        frame = await client.next_frame(timeout=5)
+        assert frame["type"] == "error" and frame["re"] == 999, frame  # the late ok came first and was dropped
+        assert client.inbox.empty()
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_resume_keeps_asking_while_the_table_is_unavailable():
+    """A reconnect's ``join`` answered ``unavailable`` (a store failover stalls the table: it may last many
+    seconds) is asked again, backing off, within ``reconnect_for``: here for 6.5 s, longer than twenty tries
+    a quarter of a second apart, and the table stays joined, with no error left in the inbox."""
+    loop = asyncio.get_running_loop()
+    connections: list[ServerConnection] = []
+    refused: list[float] = []  # when each resuming join was answered unavailable
+
+    async def handler(ws: ServerConnection) -> None:
+        connections.append(ws)
+        async for raw in ws:
+            msg = json.loads(raw)
+            if msg["type"] == "hello":
+                await ws.send(json.dumps({"type": "welcome", "re": msg["id"], "player": "p_0123456789abcdef",
+                                          "name": "ann", "token": "k" * 32, "protocol": PROTOCOL_VERSION,
+                                          "minor": PROTOCOL_MINOR, "group": False, "compact": False}))
+            elif len(connections) == 1:  # the first join
+                await ws.send(json.dumps({"type": "ok", "re": msg["id"]}))
+            elif not refused or loop.time() - refused[0] < 6.5:
+                refused.append(loop.time())
+                await ws.send(json.dumps({"type": "error", "code": "unavailable", "re": msg["id"],
+                                          "message": "the table cannot save its state right now; retry shortly"}))
+            else:
+                await ws.send(json.dumps({"type": "ok", "re": msg["id"]}))
+
+    server = await serve(handler, "127.0.0.1", 0, subprotocols=[JSON, MSGPACK])  # type: ignore[list-item]
+    port = next(iter(server.sockets)).getsockname()[1]
+    client = await Client(f"ws://127.0.0.1:{port}/ws", codec="json", reconnect=True, reconnect_for=30.0).connect()
+    try:
+        await client.hello("ann")
+        await client.join("t_1", "spectator")
+        await connections[0].close(CLOSE_RESUBSCRIBE, "resubscribe")
+        await until(lambda: client.reconnects == 1, timeout=30, what="the reconnect")
+        assert refused[-1] - refused[0] >= 5.5 and len(refused) >= 4, refused  # asked again, backing off
+        assert client.joined == {"t_1": "spectator"} and client.inbox.empty()
+    finally:
+        await client.close()
+        server.close()
+        await server.wait_closed()
