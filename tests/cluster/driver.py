@@ -206,6 +206,9 @@ class Driver:
         self.rematch = True
         #: where the HTTP API is asked (nginx; a node of the test's choice while another is paused)
         self.api = cluster.nginx.http
+        #: seconds a member waits for the answer to its ``act`` before it counts the act unanswered (a
+        #: failure) and sends it again; a test whose fault stalls commits longer by design raises it
+        self.answer_wait = 10.0
 
     # -- tables and members ---------------------------------------------------------
     async def create(self, game: str, seats: int, bots: int, options: Frame, node: Node | None = None) -> str:
@@ -343,7 +346,10 @@ class Driver:
                 m.failures.append(f"{m.name}: the connection was not resumed")
                 return
             try:
-                reply = await client.act(m.table, action, turn=turn)
+                msg: Frame = {"type": "act", "table": m.table, "action": action}
+                if turn is not None:
+                    msg["turn"] = turn
+                reply = await client.request(msg, timeout=self.answer_wait)
             except ServerError as exc:
                 if exc.code == "unavailable":
                     await asyncio.sleep(0.1)
@@ -353,7 +359,7 @@ class Driver:
                 m.failures.append(f"{m.name}: act {action} on turn {turn}: {exc.frame}")
                 return
             except TimeoutError:  # SPEC: a request whose owner went away is answered `unavailable`
-                m.failures.append(f"{m.name}: act on turn {turn} not answered within 10 s")
+                m.failures.append(f"{m.name}: act on turn {turn} not answered within {self.answer_wait:g} s")
                 continue
             except ConnectionError:  # dropped before the answer: sent again once resumed
                 if self.stopping:
