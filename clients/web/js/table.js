@@ -68,6 +68,9 @@ export class Table {
     this.id = id;
     this.root = null;
     this.joined = false;
+    this.rejoinDelay = 0; // seconds before the next join after an `unavailable` one (0.25 doubling to 2)
+    this.rejoinTimer = null;
+    this.disposed = false;
     this.joining = null;
     this.error = null;
     this.wantSeat = null;
@@ -88,7 +91,7 @@ export class Table {
     this.model = saved ? saved.model : null;
     if (saved && saved.invite) this.invite = saved.invite;
     this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
-    this.onReady = () => { this.joined = false; this.join(); };
+    this.onReady = () => { this.joined = false; clearTimeout(this.rejoinTimer); this.join(); };
     conn.addEventListener("frame", this.onFrame);
     conn.addEventListener("ready", this.onReady);
     this.tab = "table"; // the phone's tab: the table or a side panel (`_tabs`)
@@ -154,10 +157,20 @@ export class Table {
       if (answer && answer.type === "snapshot") this.pending = !!answer.pending;
       this.password = null; // let in once: the table remembers this player (SPEC "Private tables")
       this.joined = true;
+      this.rejoinDelay = 0;
       this._watchers();
       this.error = null;
     } catch (err) {
       if (err.code === "disconnected") return; // joined again on "ready"
+      if (err.code === "unavailable" && !this.disposed) {
+        // the table is moving between nodes or its store is failing over, which may take many seconds
+        // (SPEC "Resuming and reconnecting"): the table is still there, so ask again, backing off
+        this.rejoinDelay = Math.min(this.rejoinDelay ? this.rejoinDelay * 2 : 0.25, 2);
+        this._flash("The table is busy for a moment: joining again");
+        clearTimeout(this.rejoinTimer);
+        this.rejoinTimer = setTimeout(() => { if (!this.disposed) this.join(); }, this.rejoinDelay * 1000);
+        return;
+      }
       if (this.role === "player" && err.code === "approval_required" && !this.ask) {
         this.ask = true; // an approve_seats table: ask the host for the seat
         return this._join();
@@ -214,6 +227,8 @@ export class Table {
   }
 
   dispose() {
+    this.disposed = true;
+    clearTimeout(this.rejoinTimer);
     this.conn.removeEventListener("frame", this.onFrame);
     this.conn.removeEventListener("ready", this.onReady);
     clearInterval(this.clockTimer);
@@ -582,7 +597,7 @@ export class Table {
       return;
     }
     // the action panel is kept while its turn lasts (inputs keep their values and focus)
-    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken]);
+    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken, this.joined]);
     let panel = root.querySelector(".action-panel");
     const keepPanel = panel && panelKey === this.panelKey;
     if (!keepPanel) panel = this._actionPanel();
@@ -759,7 +774,9 @@ export class Table {
     const m = this.model;
     const send = (action) => this.act(action);
     let content = null;
-    if (m.info.paused || m.info.status === "paused") { // G-8: no action is accepted until the owner resumes
+    if (!this.joined) { // shown from the saved model until the join again passes: nothing can be sent before
+      content = h("span", { class: "prompt muted", "data-rejoining": "" }, "Joining the table again…");
+    } else if (m.info.paused || m.info.status === "paused") { // G-8: no action is accepted until the owner resumes
       content = h("span", { class: "prompt muted", "data-paused": "" }, "Paused by the owner: play resumes when the table does.");
     } else if (m.turn && m.turn.seat === m.you && m.you != null) {
       if (m.turn.continue) content = [h("span", { class: "prompt" }, "The table waits for you:"), continueButton(send)];
