@@ -70,6 +70,7 @@ export class Table {
     this.joined = false;
     this.rejoinDelay = 0; // seconds before the next join after an `unavailable` one (0.25 doubling to 2)
     this.rejoinTimer = null;
+    this.rejoining = false; // joining again (after a reconnect): the saved turn's actions cannot be sent yet
     this.disposed = false;
     this.joining = null;
     this.error = null;
@@ -91,7 +92,7 @@ export class Table {
     this.model = saved ? saved.model : null;
     if (saved && saved.invite) this.invite = saved.invite;
     this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
-    this.onReady = () => { this.joined = false; clearTimeout(this.rejoinTimer); this.join(); };
+    this.onReady = () => { this.joined = false; this.rejoining = true; clearTimeout(this.rejoinTimer); this.join(); };
     conn.addEventListener("frame", this.onFrame);
     conn.addEventListener("ready", this.onReady);
     this.tab = "table"; // the phone's tab: the table or a side panel (`_tabs`)
@@ -157,6 +158,7 @@ export class Table {
       if (answer && answer.type === "snapshot") this.pending = !!answer.pending;
       this.password = null; // let in once: the table remembers this player (SPEC "Private tables")
       this.joined = true;
+      this.rejoining = false;
       this.rejoinDelay = 0;
       this._watchers();
       this.error = null;
@@ -165,6 +167,7 @@ export class Table {
       if (err.code === "unavailable" && !this.disposed) {
         // the table is moving between nodes or its store is failing over, which may take many seconds
         // (SPEC "Resuming and reconnecting"): the table is still there, so ask again, backing off
+        this.rejoining = true;
         this.rejoinDelay = Math.min(this.rejoinDelay ? this.rejoinDelay * 2 : 0.25, 2);
         this._flash("The table is busy for a moment: joining again");
         clearTimeout(this.rejoinTimer);
@@ -181,6 +184,7 @@ export class Table {
         return this._join();
       }
       this.error = err;
+      this.rejoining = false;
       if (err.code === "banned") this.removed = true;
       if (err.code === "unknown_table" || err.code === "table_closed" || err.code === "banned") forgetTable(this.id);
     }
@@ -597,7 +601,7 @@ export class Table {
       return;
     }
     // the action panel is kept while its turn lasts (inputs keep their values and focus)
-    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken, this.joined]);
+    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken, this.rejoining]);
     let panel = root.querySelector(".action-panel");
     const keepPanel = panel && panelKey === this.panelKey;
     if (!keepPanel) panel = this._actionPanel();
@@ -774,7 +778,7 @@ export class Table {
     const m = this.model;
     const send = (action) => this.act(action);
     let content = null;
-    if (!this.joined) { // shown from the saved model until the join again passes: nothing can be sent before
+    if (this.rejoining) { // the saved model is shown until the join again passes: nothing can be sent before
       content = h("span", { class: "prompt muted", "data-rejoining": "" }, "Joining the table again…");
     } else if (m.info.paused || m.info.status === "paused") { // G-8: no action is accepted until the owner resumes
       content = h("span", { class: "prompt muted", "data-paused": "" }, "Paused by the owner: play resumes when the table does.");
