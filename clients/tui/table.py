@@ -203,9 +203,14 @@ class TableView(Screen):
 
     # -- the event stream ---------------------------------------------------------------------
     async def _follow(self) -> None:
-        for frame in await self._recent():
+        recent = await self._recent()
+        for frame in recent:
+            if not self.is_attached:  # the view was closed: its widgets are gone before this worker is cancelled
+                return
             self._take(frame)
         async for frame in self.client.events(self.table):
+            if not self.is_attached:
+                return
             self._take(frame)
         if self.is_attached:
             self.app.report("the connection to the server is lost: restart cardhall play")  # type: ignore[attr-defined]
