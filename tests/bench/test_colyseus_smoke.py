@@ -90,13 +90,20 @@ def test_the_load_generator_reads_compact_events_as_the_reference_writes_them():
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
-def test_the_comparison_plays_both_servers_without_leaks():
+def _bench(systems: str, duration: int) -> dict:
+    """``node bench.js --json`` for ``systems`` (comma-separated) at 2 tables, think 0, one round of
+    ``duration`` s after 1 s of warm-up: its report (AssertionError with its stderr if it failed)."""
     _node()
-    out = subprocess.run(["node", "bench.js", "--tables", "2", "--think", "0", "--systems", "cardhall-json,colyseus",
-                          "--rounds", "1", "--warmup", "1", "--duration", "3", "--cardhall", _cardhall(), "--json"],
+    out = subprocess.run(["node", "bench.js", "--tables", "2", "--think", "0", "--systems", systems, "--rounds", "1",
+                          "--warmup", "1", "--duration", str(duration), "--cardhall", _cardhall(), "--json"],
                          cwd=BENCH, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report: dict = json.loads(out.stdout.strip().splitlines()[-1])
+    return report
+
+
+def test_the_comparison_plays_both_servers_without_leaks():
+    report = _bench("cardhall-json,colyseus", 3)
     results = {r["system"]: r for r in report["results"]}
     assert set(results) == {"cardhall-json", "colyseus"}, report
     for system, r in results.items():
@@ -119,13 +126,7 @@ def test_the_floor_answers_each_action_with_eight_frames_of_cardhalls_sizes():
     """``--systems floor``: floor_server.py (cardhall's websocket stack, no game) answers every seat's
     message with one frame to each of the table's 8 connections, 260 bytes to the sender and 190 to the
     others (floor_server.py's defaults), and the driver measures it as it measures the servers."""
-    _node()
-    out = subprocess.run(["node", "bench.js", "--tables", "2", "--think", "0", "--systems", "floor",
-                          "--rounds", "1", "--warmup", "1", "--duration", "2", "--cardhall", _cardhall(), "--json"],
-                         cwd=BENCH, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
-    [r] = report["results"]
+    [r] = _bench("floor", 2)["results"]
     assert r["system"] == "floor" and r["errors"] == {} and r["tables_ready"] == 2 and r["connections"] == 16, r
     run = r["run"]
     assert run["actions_completed"] > 100 and r["server_cpu_s"] > 0 and r["actions_per_server_cpu_s"] > 0, r

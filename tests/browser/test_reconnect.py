@@ -49,14 +49,21 @@ async def decide(tab: Tab, times: int) -> None:
                 break
 
 
+async def heads_up(tab: Tab) -> str:
+    """The tab's player creates a no-limit table against one bot (stacks of 200, no blind levels, no
+    pauses, the bot acting at once), sits in seat 1 and the match starts: the table's id. With
+    :func:`decide`'s choices nobody can bust for a while."""
+    return await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 200, "blind_levels": 0},
+                              {"bot_think": 0, "pause": 0})
+
+
 def joins(tab: Tab, table: str) -> list[dict[str, Any]]:
     return [m for m in tab.sent if m.get("type") == "join" and m.get("table") == table]
 
 
 async def test_reconnect_after_a_drop_and_a_reload_keeps_the_seat(server: LiveServer, browser: Any) -> None:
     tab = await new_tab(browser, server.http, init_script=TRACK_SOCKETS)
-    table = await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 200, "blind_levels": 0},
-                               {"bot_think": 0, "pause": 0})
+    table = await heads_up(tab)
     page = tab.page
     await decide(tab, 3)
 

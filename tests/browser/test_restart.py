@@ -11,8 +11,8 @@ import pytest
 
 from cardhall.clients.load.probe import free_port
 from cardhall.server.store.memory import MemoryStore
-from tests.browser.pages import create_table, new_tab, play_to_end
-from tests.browser.test_reconnect import decide, joins
+from tests.browser.pages import new_tab, play_to_end
+from tests.browser.test_reconnect import decide, heads_up, joins
 from tests.server.conftest import TEST_SETTINGS, running_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -23,8 +23,7 @@ async def test_the_page_resumes_after_a_server_restart(browser: Any) -> None:
     store = MemoryStore(1024, keep_states=True)  # kept by both servers, as Redis would be
     async with running_server(TEST_SETTINGS, store, port) as first:
         tab = await new_tab(browser, first.http)
-        table = await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 200, "blind_levels": 0},
-                                   {"bot_think": 0, "pause": 0})
+        table = await heads_up(tab)
         await decide(tab, 3)
     await tab.page.wait_for_selector("#conn-status[data-state=reconnecting]")
     async with running_server(TEST_SETTINGS, store, port):

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.pages import create_table, new_tab
-from tests.browser.test_reconnect import TRACK_SOCKETS, decide
+from tests.browser.pages import new_tab
+from tests.browser.test_reconnect import TRACK_SOCKETS, decide, heads_up
 from tests.server.conftest import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="module")]
@@ -27,8 +27,7 @@ REFUSALS = 3
 
 async def test_a_join_answered_unavailable_is_asked_again(server: LiveServer, browser: Any) -> None:
     tab = await new_tab(browser, server.http, init_script=TRACK_SOCKETS)
-    table = await create_table(tab, "no_limit_holdem", 2, 1, {"starting_stacks": 200, "blind_levels": 0},
-                               {"bot_think": 0, "pause": 0})
+    table = await heads_up(tab)
     page = tab.page
     await decide(tab, 2)
 
