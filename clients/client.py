@@ -425,7 +425,7 @@ class Client:
             if fut is not None and not fut.done():
                 fut.set_result(frame)
                 return
-            if re in self._abandoned and kind in ("ok", "error", "snapshot"):  # its one reply, too late
+            if re in self._abandoned:  # the one reply of a request given up on, too late
                 del self._abandoned[re]
                 log.debug("a late reply to request %r, given up on: %s", re, kind)
                 return
@@ -459,20 +459,9 @@ class Client:
                 await self._open(ready=False)  # only the resume requests until it is done
                 if self.token is not None:  # retried while unavailable (the node cannot read players yet)
                     await self._resume(self._hello_message(self.name or "player", token=self.token), deadline)
-                for table, role in list(self.joined.items()):
-                    msg: Frame = {"type": "join", "table": table, "role": role}
-                    if table in self.seqs:
-                        msg["since"] = self.seqs[table]
-                    if table in self.asking:
-                        msg["ask"] = True
-                    try:
-                        reply = await self._resume(msg, deadline)
-                    except ServerError as exc:
-                        self.joined.pop(table, None)
-                        self.inbox.put_nowait(exc.frame)
-                        continue
-                    if reply.get("type") == "snapshot":  # the missed events are gone: a fresh state instead
-                        self.inbox.put_nowait(reply)
+                async with asyncio.TaskGroup() as group:  # at once: one table still unavailable holds back no other
+                    for table, role in list(self.joined.items()):
+                        group.create_task(self._rejoin(table, role, deadline))
                 self.reconnects += 1
                 self._ready.set()
                 log.info("reconnected to %s (%d tables resumed)", self.url, len(self.joined))
@@ -488,6 +477,24 @@ class Client:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
         self._end()
+
+    async def _rejoin(self, table: str, role: str, deadline: float) -> None:
+        """``join`` ``table`` again as ``role`` with ``since`` (:meth:`_resume`); a table refused
+        (gone, or still unavailable at ``deadline``) is dropped from :attr:`joined`, its error put in
+        the inbox; a snapshot in reply (the missed events are gone) goes to the inbox too."""
+        msg: Frame = {"type": "join", "table": table, "role": role}
+        if table in self.seqs:
+            msg["since"] = self.seqs[table]
+        if table in self.asking:
+            msg["ask"] = True
+        try:
+            reply = await self._resume(msg, deadline)
+        except ServerError as exc:
+            self.joined.pop(table, None)
+            self.inbox.put_nowait(exc.frame)
+            return
+        if reply.get("type") == "snapshot":
+            self.inbox.put_nowait(reply)
 
     async def _resume(self, request: Frame, deadline: float) -> Frame:
         """Send a resuming ``hello`` or ``join``; ``unavailable`` (the table is
@@ -539,7 +546,7 @@ class Client:
         :class:`ServerError` when the reply is an ``error``, ConnectionError
         when the connection drops first, TimeoutError when no reply came
         within ``timeout`` seconds (a reply arriving later is dropped, not
-        put in :attr:`inbox`). While a reconnect is under way the request
+        put in :attr:`inbox`, as for a request its caller cancelled). While a reconnect is under way the request
         waits for it (within ``timeout``)."""
         if not self._ready.is_set():
             if self._ended:
@@ -569,14 +576,13 @@ class Client:
             await self.send({**message, "id": rid})
             async with asyncio.timeout(timeout):
                 reply = await fut
-        except TimeoutError:
-            abandoned = self._abandoned
-            abandoned[rid] = None
-            if len(abandoned) > _ABANDONED_KEPT:
-                del abandoned[next(iter(abandoned))]
-            raise
         finally:
             self._pending.pop(rid, None)
+            if fut.cancelled():  # given up on (its timeout, or the caller's own): a reply may still come
+                abandoned = self._abandoned
+                abandoned[rid] = None
+                if len(abandoned) > _ABANDONED_KEPT:
+                    del abandoned[next(iter(abandoned))]
         if reply.get("type") == "error":
             raise ServerError(reply)
         return reply

@@ -176,10 +176,12 @@ async def test_a_late_reply_to_a_request_given_up_on_is_dropped():
 async def test_a_resume_keeps_asking_while_the_table_is_unavailable():
     """A reconnect's ``join`` answered ``unavailable`` (a store failover stalls the table: it may last many
     seconds) is asked again, backing off, within ``reconnect_for``: here for 6.5 s, longer than twenty tries
-    a quarter of a second apart, and the table stays joined, with no error left in the inbox."""
+    a quarter of a second apart, and the table stays joined, with no error left in the inbox. Another
+    table, available, is joined again meanwhile, not after it."""
     loop = asyncio.get_running_loop()
     connections: list[ServerConnection] = []
-    refused: list[float] = []  # when each resuming join was answered unavailable
+    refused: list[float] = []  # when each resuming join of t_1 was answered unavailable
+    other: list[int] = []  # how many refusals t_1 had got when t_2's resuming join came
 
     async def handler(ws: ServerConnection) -> None:
         connections.append(ws)
@@ -189,7 +191,10 @@ async def test_a_resume_keeps_asking_while_the_table_is_unavailable():
                 await ws.send(json.dumps({"type": "welcome", "re": msg["id"], "player": "p_0123456789abcdef",
                                           "name": "ann", "token": "k" * 32, "protocol": PROTOCOL_VERSION,
                                           "minor": PROTOCOL_MINOR, "group": False, "compact": False}))
-            elif len(connections) == 1:  # the first join
+            elif len(connections) == 1:  # the first joins
+                await ws.send(json.dumps({"type": "ok", "re": msg["id"]}))
+            elif msg["table"] == "t_2":
+                other.append(len(refused))
                 await ws.send(json.dumps({"type": "ok", "re": msg["id"]}))
             elif not refused or loop.time() - refused[0] < 6.5:
                 refused.append(loop.time())
@@ -204,10 +209,12 @@ async def test_a_resume_keeps_asking_while_the_table_is_unavailable():
     try:
         await client.hello("ann")
         await client.join("t_1", "spectator")
+        await client.join("t_2", "spectator")
         await connections[0].close(CLOSE_RESUBSCRIBE, "resubscribe")
         await until(lambda: client.reconnects == 1, timeout=30, what="the reconnect")
         assert refused[-1] - refused[0] >= 5.5 and len(refused) >= 4, refused  # asked again, backing off
-        assert client.joined == {"t_1": "spectator"} and client.inbox.empty()
+        assert other and other[0] < len(refused), (other, refused)  # t_2 did not wait for t_1
+        assert client.joined == {"t_1": "spectator", "t_2": "spectator"} and client.inbox.empty()
     finally:
         await client.close()
         server.close()
