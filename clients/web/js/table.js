@@ -138,6 +138,7 @@ export class Table {
   }
 
   async _join() {
+    clearTimeout(this.rejoinTimer); // this join is the one a timer would have sent
     await this.conn.ready();
     try {
       // one join in the page's role: a player whose join takes the last seat gets the table's
@@ -160,6 +161,7 @@ export class Table {
       this.joined = true;
       this.rejoining = false;
       this.rejoinDelay = 0;
+      this.wantSeat = null; // taken (or another seat given): a later join asks for none
       this._watchers();
       this.error = null;
     } catch (err) {
@@ -168,9 +170,8 @@ export class Table {
         // the table is moving between nodes or its store is failing over, which may take many seconds
         // (SPEC "Resuming and reconnecting"): the table is still there, so ask again, backing off
         this.rejoining = true;
+        if (!this.rejoinDelay) this._flash("The table is busy for a moment: joining again");
         this.rejoinDelay = Math.min(this.rejoinDelay ? this.rejoinDelay * 2 : 0.25, 2);
-        this._flash("The table is busy for a moment: joining again");
-        clearTimeout(this.rejoinTimer);
         this.rejoinTimer = setTimeout(() => { if (!this.disposed) this.join(); }, this.rejoinDelay * 1000);
         return;
       }
@@ -185,6 +186,8 @@ export class Table {
       }
       this.error = err;
       this.rejoining = false;
+      this.rejoinDelay = 0;
+      this.wantSeat = null;
       if (err.code === "banned") this.removed = true;
       if (err.code === "unknown_table" || err.code === "table_closed" || err.code === "banned") forgetTable(this.id);
     }
@@ -215,9 +218,8 @@ export class Table {
   /** Take a seat (from watching): join as a player with `since`, so nothing is missed. */
   async sit(seat) {
     this.role = "player";
-    this.wantSeat = seat || null;
+    this.wantSeat = seat || null; // asked for until a join passes or fails (a join refused as unavailable is sent again)
     await this.join();
-    this.wantSeat = null;
   }
 
   async leave() {
