@@ -223,9 +223,9 @@ function report(results, opts, meta) {
     }
   }
   const ratios = ratioRows(results, opts);
-  if (ratios.length) {
+  const others = opts.systems.filter((s) => s !== "colyseus" && s !== "floor");  // the floor plays no game
+  if (ratios.length && others.length) {
     lines.push("");
-    const others = opts.systems.filter((s) => s !== "colyseus");
     lines.push(`| tables | think s | ${others.map((s) => `${LABELS[s]} / Colyseus`).join(" | ")} | target |`);
     lines.push(`| --- | --- | ${others.map(() => "---").join(" | ")} | --- |`);
     for (const row of ratios) {
@@ -233,9 +233,10 @@ function report(results, opts, meta) {
     }
     lines.push("");
     lines.push("ratio: cardhall's actions per server CPU-second over Colyseus's, per round (target: cardhall >= Colyseus)");
-    if (opts.systems.includes("floor")) {
-      lines.push("floor: floor_server.py on cardhall's websocket stack, no game (each message answered by 8 frames of cardhall's sizes): what any Python server on that stack pays per action");
-    }
+  }
+  if (opts.systems.includes("floor")) {
+    lines.push("");
+    lines.push("floor: floor_server.py on cardhall's websocket stack, no game (each message answered by 8 frames of cardhall's sizes): what any Python server on that stack pays per action");
   }
   const bad = results.filter((r) => Object.keys(r.errors).length || r.violations || r.tables_ready !== r.tables);
   lines.push(bad.length ? `problems: ${bad.map((r) => `${r.system} ${r.tables}x${r.think}: ready ${r.tables_ready}, errors ${JSON.stringify(r.errors)}, leaks ${r.violations}`).join("; ")}`
@@ -249,7 +250,7 @@ function ratioRows(results, opts) {
   for (const tables of opts.tables) {
     for (const think of opts.think) {
       const row = { tables, think };
-      for (const system of opts.systems.filter((s) => s !== "colyseus")) {
+      for (const system of opts.systems.filter((s) => s !== "colyseus" && s !== "floor")) {
         row[system] = [];
         for (let round = 0; round < opts.rounds; round++) {
           const ours = results.find((r) => r.round === round && r.tables === tables && r.think === think && r.system === system);

@@ -13,9 +13,9 @@ and ``--shared`` bytes, one payload object framed once, to the other seven
 
     python bench/colyseus/floor_server.py --port 8765 [--bytes 260] [--shared 190]
 
-Driven by ``floor.js`` (the same measurement as ``loadgen.js``: server CPU
-from /proc over a window after a warm-up); ``bench.js --systems floor``
-runs both.
+Driven by ``loadgen.js --system floor`` (the same measurement as for the
+servers: server CPU from /proc over a window after a warm-up);
+``bench.js --systems floor`` starts both.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import uvloop
 from cardhall.server.ws_protocol import RECEIVER, SEND_NOW, CardhallWebSocketProtocol
 
 VIEWERS = 8
+VIEWER_IDS = {str(v) for v in range(VIEWERS)}
 
 
 class Floor:
@@ -40,7 +41,8 @@ class Floor:
     message received."""
 
     def __init__(self, own: int, shared: int) -> None:
-        self.tables: dict[str, list[Any]] = {}
+        #: table -> per viewer its connection's ``(send_now, ASGI send)``, or None
+        self.tables: dict[str, list[tuple[Any, Any] | None]] = {}
         self.own = '"' + "0" * (own - 2) + '"'  # JSON strings of exactly those sizes
         self.shared = '"' + "1" * (shared - 2) + '"'
 
@@ -53,9 +55,11 @@ class Floor:
             return True
         shared = self.shared
         own = self.own
-        for v, send_now in enumerate(self.tables[table]):
-            if send_now is not None:
-                send_now(own if v == viewer else shared)
+        for v, sends in enumerate(self.tables[table]):
+            if sends is not None:
+                payload = own if v == viewer else shared
+                if not sends[0](payload):  # writing paused: through ASGI, which waits
+                    asyncio.get_running_loop().create_task(sends[1]({"type": "websocket.send", "text": payload}))
         return True
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -65,18 +69,22 @@ class Floor:
                 await send({"type": "http.response.body", "body": b""})
             return
         query = parse_qs(scope["query_string"].decode())
-        table, viewer = query["t"][0], int(query["v"][0])
+        table, viewer = query.get("t", [""])[0], query.get("v", [""])[0]
         await receive()  # websocket.connect
+        if not table or viewer not in VIEWER_IDS:
+            await send({"type": "websocket.close", "code": 1008, "reason": "t=TABLE&v=0..7"})
+            return
+        seat = int(viewer)
         await send({"type": "websocket.accept"})
         seats = self.tables.setdefault(table, [None] * VIEWERS)
-        seats[viewer] = scope["extensions"][SEND_NOW]
-        scope["extensions"][RECEIVER](lambda payload: self.received(table, viewer, payload))
+        seats[seat] = (scope["extensions"][SEND_NOW], send)
+        scope["extensions"][RECEIVER](lambda payload: self.received(table, seat, payload))
         while True:
             event = await receive()
             if event["type"] == "websocket.disconnect":
-                seats[viewer] = None
+                seats[seat] = None
                 return
-            self.received(table, viewer, event.get("text") or event.get("bytes") or b"{}")
+            self.received(table, seat, event.get("text") or event.get("bytes") or b"{}")
 
 
 def main() -> None:

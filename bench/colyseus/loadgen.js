@@ -357,11 +357,11 @@ function colyseusLegal(st, me) {
  * sending one small message as soon as the previous seat's answer reached it (think 0), or after its think time.
  * An action completes when the sender gets its own answer; no rules, no checks: what the stack alone costs.
  */
-async function floorTable(args, index, sockets) {
+async function floorTable(args, index, opened) {
   const conns = [];
   for (let v = 0; v < SEATS + SPECTATORS; v++) {
     const ws = new WebSocket(`${args.url}?t=${index}&v=${v}`, { perMessageDeflate: false });
-    sockets.push(ws);
+    opened.push(ws);
     await new Promise((resolve, reject) => { ws.once("open", resolve); ws.once("error", reject); });
     conns.push(ws);
   }
@@ -529,7 +529,7 @@ async function main() {
     server_cpu_s: round(serverCpu, 2), server_cpu_share: round(serverCpu / seconds),
     actions_per_server_cpu_s: serverCpu > 0 ? round(windowed.done / serverCpu, 1) : null,
     messages_per_s: round(windowed.messages / seconds, 1), bytes_per_s: round(windowed.bytes / seconds, 0),
-    wire_bytes_per_s: args.system === "colyseus" ? null : round(wire / seconds, 0), deflate: args.deflate > 0,
+    wire_bytes_per_s: args.system === "cardhall" ? round(wire / seconds, 0) : null, deflate: args.deflate > 0,
     latency_p50_ms: round(percentile(lat, 0.5)), latency_p99_ms: round(percentile(lat, 0.99)),
     load_cpu_share: round(loadCpu / seconds), loop_lag_p99_ms: round(lagP99, 1),
     saturated: loadCpu / seconds > LOAD_SATURATED_CPU || lagP99 > LOAD_SATURATED_LAG_MS,
