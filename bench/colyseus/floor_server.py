@@ -36,9 +36,8 @@ VIEWER_IDS = {str(v) for v in range(VIEWERS)}
 
 
 class Floor:
-    """Tables of ``VIEWERS`` connections: ``tables[t][v]`` is viewer v's
-    ``send_now``; ``own`` and ``shared`` are the two payloads (str) sent per
-    message received."""
+    """Tables of ``VIEWERS`` connections; ``own`` and ``shared`` are the two
+    payloads (str) sent per message received."""
 
     def __init__(self, own: int, shared: int) -> None:
         #: table -> per viewer its connection's ``(send_now, ASGI send)``, or None
@@ -57,9 +56,9 @@ class Floor:
         own = self.own
         for v, sends in enumerate(self.tables[table]):
             if sends is not None:
-                payload = own if v == viewer else shared
-                if not sends[0](payload):  # writing paused: through ASGI, which waits
-                    asyncio.get_running_loop().create_task(sends[1]({"type": "websocket.send", "text": payload}))
+                out = own if v == viewer else shared
+                if not sends[0](out):  # writing paused: through ASGI, which waits
+                    asyncio.get_running_loop().create_task(sends[1]({"type": "websocket.send", "text": out}))
         return True
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -101,5 +100,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.set_event_loop_policy(None)
     main()
