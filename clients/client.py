@@ -666,14 +666,15 @@ class Client:
             self.asking.discard(table)
         return reply
 
-    async def act(self, table: str, action: Frame, turn: int | None = None) -> Frame:
+    async def act(self, table: str, action: Frame, turn: int | None = None, timeout: float = 10.0) -> Frame:
         """``act`` → ``ok``. ``action``: a game action (``{"type": "raise",
         "amount": 60}``) or a table control (``{"type": "continue"}``);
-        ``turn``: the turn id the action is for (a passed turn: ``stale_turn``)."""
+        ``turn``: the turn id the action is for (a passed turn: ``stale_turn``);
+        ``timeout``: seconds to wait for the answer (:meth:`request`)."""
         msg: Frame = {"type": "act", "table": table, "action": action}
         if turn is not None:
             msg["turn"] = turn
-        return await self.request(msg)
+        return await self.request(msg, timeout)
 
     # -- the host's controls (1.5, SPEC "Private tables", "The host's controls") ------------------
     # Each is a table control sent with act: ok, or ServerError not_owner (the sender does not own the

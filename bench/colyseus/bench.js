@@ -91,6 +91,9 @@ async function waitPort(port, child, seconds) {
   throw new Error(`the server did not listen on ${port} within ${seconds} s`);
 }
 
+/** The systems compared with Colyseus: every one but Colyseus and the floor (which plays no game). */
+const contenders = (systems) => systems.filter((s) => s !== "colyseus" && s !== "floor");
+
 /** The Python of the `cardhall` command (its venv's), for floor_server.py. */
 function pythonOf(opts) {
   return opts.cardhall.includes("/") ? path.join(path.dirname(opts.cardhall), "python") : "python3";
@@ -223,7 +226,7 @@ function report(results, opts, meta) {
     }
   }
   const ratios = ratioRows(results, opts);
-  const others = opts.systems.filter((s) => s !== "colyseus" && s !== "floor");  // the floor plays no game
+  const others = contenders(opts.systems);
   if (ratios.length && others.length) {
     lines.push("");
     lines.push(`| tables | think s | ${others.map((s) => `${LABELS[s]} / Colyseus`).join(" | ")} | target |`);
@@ -250,7 +253,7 @@ function ratioRows(results, opts) {
   for (const tables of opts.tables) {
     for (const think of opts.think) {
       const row = { tables, think };
-      for (const system of opts.systems.filter((s) => s !== "colyseus" && s !== "floor")) {
+      for (const system of contenders(opts.systems)) {
         row[system] = [];
         for (let round = 0; round < opts.rounds; round++) {
           const ours = results.find((r) => r.round === round && r.tables === tables && r.think === think && r.system === system);

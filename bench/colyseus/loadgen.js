@@ -357,6 +357,9 @@ function colyseusLegal(st, me) {
  * sending one small message as soon as the previous seat's answer reached it (think 0), or after its think time.
  * An action completes when the sender gets its own answer; no rules, no checks: what the stack alone costs.
  */
+/** the floor's legal actions at every turn, in the policy's form: checking only */
+const CHECK_ONLY = [{ type: "check" }];
+
 async function floorTable(args, index, opened) {
   const conns = [];
   for (let v = 0; v < SEATS + SPECTATORS; v++) {
@@ -367,19 +370,19 @@ async function floorTable(args, index, opened) {
   }
   let turn = 0;
   const seats = conns.slice(0, SEATS).map((ws, v) => new Seat(v + 1, args.think,
-    (action, turnId) => ws.send(JSON.stringify({ type: "act", turn: turnId, action: action.action }))));
+    (action, turnId) => ws.send(JSON.stringify({ type: "act", turn: turnId, action }))));
   conns.forEach((ws, v) => {
     ws.on("message", (data) => {
       received(data.length);
       if (v < SEATS && data[1] === 0x30 && seats[v].sentAt) {  // '"0...': the sender's own answer
         seats[v].seen(performance.now());
         turn += 1;
-        seats[turn % SEATS].turn(turn, [{ action: "check" }], 0);
+        seats[turn % SEATS].turn(turn, CHECK_ONLY, 0);
       }
     });
     ws.on("close", () => { if (!ws.benchClosing) error("lost_connection"); });
   });
-  seats[0].turn(0, [{ action: "check" }], 0);
+  seats[0].turn(0, CHECK_ONLY, 0);
 }
 
 async function colyseusTable(args, index, rooms) {

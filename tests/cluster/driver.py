@@ -346,10 +346,7 @@ class Driver:
                 m.failures.append(f"{m.name}: the connection was not resumed")
                 return
             try:
-                msg: Frame = {"type": "act", "table": m.table, "action": action}
-                if turn is not None:
-                    msg["turn"] = turn
-                reply = await client.request(msg, timeout=self.answer_wait)
+                reply = await client.act(m.table, action, turn=turn, timeout=self.answer_wait)
             except ServerError as exc:
                 if exc.code == "unavailable":
                     await asyncio.sleep(0.1)
