@@ -52,7 +52,7 @@ export function describeChat(e) {
 }
 
 /**
- * The chat panel of one table page. `table` is table.js's Table (its conn, id, model). The panel is
+ * The chat panel of one table page. `table` is table.js's Table (its conn, id, model, `blocked`). The panel is
  * one element for the page's whole life, put back into each redraw, so what is typed stays.
  */
 export class ChatPanel {
@@ -90,8 +90,10 @@ export class ChatPanel {
     this.switchBox.checked = m.info.spectator_chat !== false;
     const silenced = m.you == null && m.info.spectator_chat === false;
     const closed = ["closed", "broken"].includes(m.info.status);
-    this.input.disabled = silenced || closed;
-    this.input.placeholder = silenced ? "The owner turned spectators' chat off" : "Say something…";
+    const blocked = this.table.blocked(); // not joined yet: a message would be refused (`not_joined`)
+    this.input.disabled = silenced || closed || Boolean(blocked);
+    this.input.placeholder = blocked || (silenced ? "The owner turned spectators' chat off" : "Say something…");
+    this.switchBox.disabled = Boolean(blocked);
     this.status.textContent = this.error || "";
     this.status.hidden = !this.error;
     // table.js mounts the page right after this returns: then the input gets its focus back

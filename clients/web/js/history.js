@@ -65,7 +65,7 @@ export function historyPanel(table) {
   return h("section", { class: "history", "aria-label": "Hand history" },
     h("h2", {}, "Hand history"),
     h("div", { class: "history-actions" },
-      h("button", { type: "button", class: "ctl", "data-control": "replay", disabled: !live && !finished,
+      h("button", { type: "button", class: "ctl", "data-control": "replay", "data-local": true, disabled: !live && !finished,
         onclick: () => openReplayer(table) }, live ? "Replay this match's hands" : "Replay the hands"),
       finished && isPHH(m.info.game) ? downloadEl(table) : null),
     h("p", { class: "hint" }, live ? "The hands so far, as you saw them."

@@ -67,7 +67,7 @@ export function inviteBox(table, invite) {
   };
   return h("div", { class: "invite" },
     h("p", { class: "hint" }, "Whoever has this link can open the table (unlisted tables only with it):"),
-    h("div", { class: "invite-row" }, input, h("button", { type: "button", class: "ctl", "data-control": "copy-invite", onclick: copy }, "Copy"), status));
+    h("div", { class: "invite-row" }, input, h("button", { type: "button", class: "ctl", "data-control": "copy-invite", "data-local": true, onclick: copy }, "Copy"), status));
 }
 
 /**

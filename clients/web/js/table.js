@@ -44,6 +44,18 @@ const WATCHERS_EVERY = 10000;
 const BET_ACTIONS = new Set(["bet", "raise", "all_in"]);
 /** Seconds an event may be late (beyond the page's clock skew) and still make a sound: a catch-up is silent. */
 const SOUND_LATE = 5;
+/** Milliseconds during which joins answered `unavailable` are sent again before the page stops asking
+ * and lets the player try again. A store failing over takes seconds to tens of seconds (SPEC "Resuming
+ * and reconnecting"): Redis Sentinel notices a dead primary only after 30 s by default, then promotes a
+ * replica, so 60 s rides out such a failover, and the table's clocks stop while its store is down
+ * (deploy/README.md), so the wait costs the player nothing. A table refused for longer is down rather
+ * than moving: the player is better told so than shown a wait that never ends. */
+const REJOIN_FOR = 60000;
+/** For tests only: localStorage "cardhallRejoinFor" (milliseconds) replaces REJOIN_FOR. */
+const REJOIN_FOR_KEY = "cardhallRejoinFor";
+/** What the page shows while it joins the table again, and while it has stopped asking. */
+const REJOINING = "Joining the table again…";
+const NOT_AVAILABLE = "The table is not available right now.";
 
 export function savedTables() {
   const out = [];
@@ -62,6 +74,15 @@ export function forgetTable(id) {
   localStorage.removeItem(STORE_PREFIX + id);
 }
 
+/** REJOIN_FOR, or the milliseconds a test put in localStorage (REJOIN_FOR_KEY). */
+function rejoinFor() {
+  try {
+    const ms = Number(localStorage.getItem(REJOIN_FOR_KEY));
+    if (ms > 0) return ms;
+  } catch { /* no storage: the default */ }
+  return REJOIN_FOR;
+}
+
 export class Table {
   constructor(conn, id) {
     this.conn = conn;
@@ -70,7 +91,10 @@ export class Table {
     this.joined = false;
     this.rejoinDelay = 0; // seconds before the next join after an `unavailable` one (0.25 doubling to 2)
     this.rejoinTimer = null;
-    this.rejoining = false; // joining again (after a reconnect): the saved turn's actions cannot be sent yet
+    this.rejoining = false; // joining again (after a reconnect): nothing can be sent for the table yet (`blocked`)
+    this.refusedAt = null; // when the first of the joins refused in a row as unavailable was answered (ms)
+    this.rejoinFor = rejoinFor(); // how long such refusals are asked again before the page stops (ms)
+    this.unavailable = false; // the page stopped asking: the player may try again (`retry`)
     this.disposed = false;
     this.joining = null;
     this.error = null;
@@ -92,9 +116,12 @@ export class Table {
     this.model = saved ? saved.model : null;
     if (saved && saved.invite) this.invite = saved.invite;
     this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
-    this.onReady = () => { this.joined = false; this.rejoining = true; clearTimeout(this.rejoinTimer); this.join(); };
+    this.onReady = () => { this.joined = false; this.refusedAt = null; this.retry(); };
+    // the connection dropped: the table must be joined again before it takes a request
+    this.onStatus = (ev) => { if (ev.detail !== "online" && !this.rejoining) { this.rejoining = true; this.render(); } };
     conn.addEventListener("frame", this.onFrame);
     conn.addEventListener("ready", this.onReady);
+    conn.addEventListener("status", this.onStatus);
     this.tab = "table"; // the phone's tab: the table or a side panel (`_tabs`)
     this.chatSeen = null; // chat lines seen on the phone's chat tab (null until the first drawing: all so far)
     this.fit = null; // the felt's last fit (feltfit.js): drawn again at once by every drawing
@@ -159,22 +186,13 @@ export class Table {
       if (answer && answer.type === "snapshot") this.pending = !!answer.pending;
       this.password = null; // let in once: the table remembers this player (SPEC "Private tables")
       this.joined = true;
-      this.rejoining = false;
-      this.rejoinDelay = 0;
+      this._rejoined();
       this.wantSeat = null; // taken (or another seat given): a later join asks for none
       this._watchers();
       this.error = null;
     } catch (err) {
       if (err.code === "disconnected") return; // joined again on "ready"
-      if (err.code === "unavailable" && !this.disposed) {
-        // the table is moving between nodes or its store is failing over, which may take many seconds
-        // (SPEC "Resuming and reconnecting"): the table is still there, so ask again, backing off
-        this.rejoining = true;
-        if (!this.rejoinDelay) this._flash("The table is busy for a moment: joining again");
-        this.rejoinDelay = Math.min(this.rejoinDelay ? this.rejoinDelay * 2 : 0.25, 2);
-        this.rejoinTimer = setTimeout(() => { if (!this.disposed) this.join(); }, this.rejoinDelay * 1000);
-        return;
-      }
+      if (err.code === "unavailable" && !this.disposed) return this._refused();
       if (this.role === "player" && err.code === "approval_required" && !this.ask) {
         this.ask = true; // an approve_seats table: ask the host for the seat
         return this._join();
@@ -185,14 +203,60 @@ export class Table {
         return this._join();
       }
       this.error = err;
-      this.rejoining = false;
-      this.rejoinDelay = 0;
+      this._rejoined();
       this.wantSeat = null;
       if (err.code === "banned") this.removed = true;
       if (err.code === "unknown_table" || err.code === "table_closed" || err.code === "banned") forgetTable(this.id);
     }
     this._save();
     this.render();
+  }
+
+  /** A join answered `unavailable`: the table is moving between nodes or its store is failing over,
+   * which may take many seconds (SPEC "Resuming and reconnecting"). The table is still there, so the
+   * join is sent again, backing off (0.25 s doubling to 2 s), until `rejoinFor` has passed since the
+   * first refusal; then the page stops and says so, with a button to try again (`_unavailablePanel`). */
+  _refused() {
+    const now = Date.now();
+    if (this.refusedAt === null) this.refusedAt = now;
+    const first = !this.rejoinDelay;
+    this.rejoinDelay = Math.min(this.rejoinDelay ? this.rejoinDelay * 2 : 0.25, 2);
+    if (now + this.rejoinDelay * 1000 > this.refusedAt + this.rejoinFor) {
+      this._rejoined();
+      this.unavailable = true;
+    } else { // asking again (also after a join sent while the page had stopped: a return to the table)
+      if (first) this._flash("The table is busy for a moment: joining again");
+      this.unavailable = false;
+      this.rejoining = true;
+      this.rejoinTimer = setTimeout(() => { if (!this.disposed) this.join(); }, this.rejoinDelay * 1000);
+    }
+    this.render();
+  }
+
+  /** The joins again are over (passed, failed, or given up): the backoff and its deadline start afresh. */
+  _rejoined() {
+    this.rejoining = false;
+    this.unavailable = false;
+    this.rejoinDelay = 0;
+    this.refusedAt = null;
+  }
+
+  /** Join again now: after a reconnect, or the player's "Try again" once the page stopped asking. */
+  retry() {
+    clearTimeout(this.rejoinTimer);
+    this.unavailable = false;
+    this.rejoining = true;
+    this.render();
+    return this.join();
+  }
+
+  /** Why no request for this table can be sent now, or null when one can: the page is joining the
+   * table again (the connection dropped, or joins are refused as unavailable), or it stopped asking.
+   * A request sent before the join passes would get `not_joined`, so every control that sends one is
+   * inert meanwhile (`_gate`, ChatPanel) and `act` sends nothing; the action panel says why. */
+  blocked() {
+    if (this.unavailable) return NOT_AVAILABLE;
+    return this.rejoining ? REJOINING : null;
   }
 
   /** The number of spectators as the server counts it now (info.spectators of a snapshot goes
@@ -237,12 +301,14 @@ export class Table {
     clearTimeout(this.rejoinTimer);
     this.conn.removeEventListener("frame", this.onFrame);
     this.conn.removeEventListener("ready", this.onReady);
+    this.conn.removeEventListener("status", this.onStatus);
     clearInterval(this.clockTimer);
     clearInterval(this.watchTimer);
     removeEventListener("resize", this.onResize);
   }
 
   async act(action) {
+    if (this.blocked()) return this._flash(this.blocked());
     const m = this.model;
     const msg = { type: "act", table: this.id, action };
     if (m && m.turn && !CONTROLS.has(action.type)) msg.turn = m.turn.id;
@@ -597,13 +663,11 @@ export class Table {
       return;
     }
     if (!m || (this.error && this.error.code === "bad_password")) {
-      mount(root, h("section", { class: "table-page loading" },
-        this.error && this.error.code === "bad_password" ? this._passwordForm() : this.error ? h("div", { class: "notice error", role: "alert" }, `${this.error.message}. `, h("a", { href: "#/" }, "Back to the lobby"))
-          : h("p", { class: "notice" }, "Joining the table…")));
+      mount(root, h("section", { class: "table-page loading" }, this._loading()));
       return;
     }
     // the action panel is kept while its turn lasts (inputs keep their values and focus)
-    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken, this.rejoining]);
+    const panelKey = JSON.stringify([m.turn && m.turn.id, m.turn && m.turn.continue, m.legal, m.you, m.info.status, m.info.taken, this.blocked()]);
     let panel = root.querySelector(".action-panel");
     const keepPanel = panel && panelKey === this.panelKey;
     if (!keepPanel) panel = this._actionPanel();
@@ -618,6 +682,7 @@ export class Table {
       h("div", { class: "table-layout" },
         h("div", { class: "play-area" }, this._felt(), this._myArea(), panel),
         h("aside", { class: "side" }, this._panes())));
+    this._gate(page);
     const focused = document.activeElement && keepPanel && panel.contains(document.activeElement) ? document.activeElement : null;
     const oldLog = root.querySelector(".log ol");
     const follow = !oldLog || oldLog.scrollTop + oldLog.clientHeight >= oldLog.scrollHeight - 8;
@@ -630,6 +695,13 @@ export class Table {
     reuseFit(page, this.fit); // where the last fit put the seats, at once; the exact fit before the next paint
     this._fitSoon();
     this._tick();
+  }
+
+  /** While no request for this table can be sent (`blocked`), make inert every control of `page` that
+   * sends one: each `data-control` element but those marked `data-local`, which act on this page only. */
+  _gate(page) {
+    if (!this.blocked()) return;
+    for (const el of page.querySelectorAll("[data-control]:not([data-local])")) el.disabled = true;
   }
 
   /** Fit the felt to the screen (feltfit.js) once before the next paint, however many drawings come
@@ -669,6 +741,15 @@ export class Table {
     return h("nav", { class: "table-tabs", role: "tablist", "aria-label": "Table and panels" },
       tabs.map(([name, label]) => h("button", { type: "button", role: "tab", class: "tab", "data-tab": name,
         "aria-selected": String(this.tab === name), onclick: () => { this.tab = name; this.render(); } }, label)));
+  }
+
+  /** The page of a table not drawn yet: its password prompt, the join's error, the page's stop after
+   * joins refused as unavailable, or the join on its way. */
+  _loading() {
+    if (this.error && this.error.code === "bad_password") return this._passwordForm();
+    if (this.error) return h("div", { class: "notice error", role: "alert" }, `${this.error.message}. `, h("a", { href: "#/" }, "Back to the lobby"));
+    if (this.unavailable) return h("div", { class: "notice" }, this._unavailablePanel());
+    return h("p", { class: "notice" }, "Joining the table…");
   }
 
   /** The password prompt of a password table (SPEC "Private tables"): the server's message, a field,
@@ -780,8 +861,10 @@ export class Table {
     const m = this.model;
     const send = (action) => this.act(action);
     let content = null;
-    if (this.rejoining) { // the saved model is shown until the join again passes: nothing can be sent before
-      content = h("span", { class: "prompt muted", "data-rejoining": "" }, "Joining the table again…");
+    if (this.unavailable) {
+      content = this._unavailablePanel();
+    } else if (this.rejoining) { // the saved model is shown until the join again passes: nothing can be sent before
+      content = h("span", { class: "prompt muted", "data-rejoining": "" }, REJOINING);
     } else if (m.info.paused || m.info.status === "paused") { // G-8: no action is accepted until the owner resumes
       content = h("span", { class: "prompt muted", "data-paused": "" }, "Paused by the owner: play resumes when the table does.");
     } else if (m.turn && m.turn.seat === m.you && m.you != null) {
@@ -809,6 +892,14 @@ export class Table {
       content = h("span", { class: "prompt muted" }, idle);
     }
     return h("div", { class: `action-panel${content && m.turn && m.turn.seat === m.you ? " mine" : ""}`, role: "group", "aria-label": "Your actions" }, content);
+  }
+
+  /** The page stopped asking for the table (`_refused`): say so, offer to try again, or go to the lobby
+   * (a player keeps the seat there, and the lobby lists the table to come back to). */
+  _unavailablePanel() {
+    return [h("span", { class: "prompt muted", role: "status", "data-unavailable": "" }, NOT_AVAILABLE, " ",
+      h("a", { href: "#/" }, "Back to the lobby")),
+    h("button", { type: "button", class: "ctl primary", "data-rejoin": "", onclick: () => this.retry() }, "Try again")];
   }
 
   _resultBanner() {
