@@ -1,10 +1,12 @@
 """cardhall's Python cost per action, in one process, without sockets (a benchmark, not a test).
 
     .venv/bin/python bench/inprocess/steps.py [--tables 100] [--warmup 2] [--duration 6] [--codec json|msgpack]
-                                             [--compact 1|0] [--redis URL] [--actions N]
+                                             [--compact 1|0] [--redis URL] [--actions N] [--think S]
 
 The workload of ``bench/colyseus`` (no-limit Hold'em, 6 client players and 2
-spectators a table, ``pause`` 0, the players' policy of ``policy.js``, think 0)
+spectators a table, ``pause`` 0, the players' policy of ``policy.js``, think 0
+unless ``--think`` says otherwise: then each seat waits uniformly 0.5 to 1.5
+times that many seconds before acting, as ``policy.js``'s ``thinkTime``)
 driven through the service's own layers: the ``/ws`` endpoint (hello, create,
 join, and each ``act`` read through the ``cardhall.receiver`` handler as the
 websocket layer offers it), the hall, the table actors, the machine, the
@@ -74,8 +76,9 @@ class Client:
     ``receive``/``send`` and the websocket layer's extensions (``send_now``,
     ``cardhall.receiver``)."""
 
-    def __init__(self, endpoint: Any, codec: str, rng: random.Random) -> None:
+    def __init__(self, endpoint: Any, codec: str, rng: random.Random, think: float = 0.0) -> None:
         self.endpoint = endpoint
+        self.think = think
         self.codec = codec
         self.rng = rng
         self.loop = asyncio.get_running_loop()
@@ -149,7 +152,11 @@ class Client:
         if self.seat is not None and machine.turn_seat == self.seat and machine.turn_legal:
             if self.answered != machine.turn_id:
                 self.answered = machine.turn_id
-                self.loop.call_soon(self.act, machine.turn_id, machine.turn_legal)
+                if self.think:
+                    self.loop.call_later(self.think * (0.5 + self.rng.random()), self.act, machine.turn_id,
+                                         machine.turn_legal)
+                else:
+                    self.loop.call_soon(self.act, machine.turn_id, machine.turn_legal)
         elif self.seat == 1 and machine.status == "finished" and self.answered != ("rematch", machine.match):
             self.answered = ("rematch", machine.match)
             self.loop.call_soon(self.write, {"type": "act", "table": self.table, "action": {"type": "rematch"}})
@@ -170,7 +177,7 @@ async def run(args: argparse.Namespace) -> dict[str, float]:
     clients: list[Client] = []
 
     async def open_client(name: str) -> Client:
-        client = Client(endpoint, args.codec, rng)
+        client = Client(endpoint, args.codec, rng, args.think)
         client.start()
         clients.append(client)
         await client.request({"type": "hello", "name": name, "batch": True,
@@ -219,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--codec", choices=("json", "msgpack"), default="json")
     p.add_argument("--compact", type=int, choices=(0, 1), default=1, help="compact events (1.8), else events frames (1.7)")
     p.add_argument("--redis", default="", metavar="URL", help="keep the tables in this Redis (default: in memory)")
+    p.add_argument("--think", type=float, default=0.0,
+                   help="seconds a seat thinks before acting, uniform in 0.5x..1.5x (default 0: at once)")
     p.add_argument("--actions", type=int, default=0, help="stop at this many actions applied since the start (for counting instructions)")
     args = p.parse_args(argv)
     try:

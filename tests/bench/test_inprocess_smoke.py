@@ -41,3 +41,12 @@ def test_it_plays_on_redis_too(redis_server):  # noqa: F811  (the fixture import
     printed = _run("--tables", "2", "--warmup", "0.2", "--duration", "1", "--redis", redis_server.url)
     found = re.fullmatch(r"2 tables, json compact: (\d+) actions, .* ([\d.]+) frames and \d+ bytes per action\n", printed)
     assert found and int(found[1]) > 0 and 7.5 < float(found[2]) < 9, printed
+
+
+def test_its_seats_think_when_told():
+    # every action waits at least half the think time (0.01 s): 4 tables act at most ~100 times a second
+    # each, where without thinking they act thousands of times
+    printed = _run("--tables", "4", "--think", "0.02", "--warmup", "0.2", "--duration", "1")
+    found = re.fullmatch(r"4 tables, json compact: (\d+) actions, .*\n", printed)
+    assert found, printed
+    assert 0 < int(found[1]) <= 4 * 101, printed
