@@ -227,7 +227,7 @@ class Street:
         self._ends: dict[Any, float] = {}
 
     @classmethod
-    def from_view(cls, view: Data, legal: Sequence[Data], samples: int, rng: FairRandom, gamma: float) -> Street:
+    def from_view(cls, view: Mapping[str, Any], legal: Sequence[Data], samples: int, rng: FairRandom, gamma: float) -> Street:
         """The street of ``view``'s seat, with its outcome tables drawn by ``rng``."""
         me = view["seat"]
         players = list(view["players"])
@@ -384,7 +384,7 @@ class AlamoBot(Bot):
     #: bet and raise sizes tried besides the minimum and all-in, as shares of the pot after calling
     sizes = (0.5, 1.0)
 
-    def candidates(self, view: Data, legal: Sequence[Data]) -> list[Data]:
+    def candidates(self, view: Mapping[str, Any], legal: Sequence[Data]) -> list[Data]:
         """The actions it weighs: each legal action, a bet or raise at its
         minimum and at :attr:`sizes` of the pot (hole cards included, AL-4);
         not a fold when checking is free (AL-5 allows it; it never gains)."""
@@ -408,7 +408,7 @@ class AlamoBot(Bot):
                 out.append({"type": kind})
         return out
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         street = Street.from_view(view, legal, self.samples, self.rng, self.gamma)
         options = self.candidates(view, legal)
         values = [street.value(action) for action in options]

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from math import comb
+from typing import Any
 
 from cardhall.engine.base import Data
 from cardhall.engine.bots.base import Bot
@@ -75,7 +76,7 @@ class AvalancheBot(Bot):
 
     name = "heuristic"
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         me: int = view["to_act"]
         hand: list[str] = view["hand"]
         groups: dict[str, int] = {}
@@ -115,7 +116,7 @@ class AvalancheBot(Bot):
         return max(candidates, key=lambda c: c[:3])[3]
 
     @staticmethod
-    def _unseen(view: Data, hand: Sequence[str]) -> dict[str, int]:
+    def _unseen(view: Mapping[str, Any], hand: Sequence[str]) -> dict[str, int]:
         """Rank -> cards of that rank the bot has not seen (deck, other hands and piles)."""
         decks = view["decks"]
         unseen = {r: 4 * decks for r in RANKS}

@@ -10,7 +10,7 @@ strategies and no bot can cheat.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cardhall.engine.rng import FairRandom
@@ -33,10 +33,13 @@ class Bot(ABC):
         self.rng = rng
 
     @abstractmethod
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         """An action map for the seat whose ``view`` this is.
 
-        ``legal``: the legal actions as plain data (``LegalAction.to_data()``),
+        ``view``: the seat's view of the game (``Engine.view(seat)``) as a
+        read-only mapping: at a table it is computed on its first read, so a
+        strategy that never reads it costs nothing (``dict(view)`` makes a
+        copy to change). ``legal``: the legal actions as plain data (``LegalAction.to_data()``),
         never empty when called. Must return one of them, with an amount in
         range where it takes one.
         """

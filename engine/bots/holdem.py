@@ -59,7 +59,7 @@ class HoldemBot(Bot):
     #: extra strength needed to call with the whole stack at risk (scaled down for smaller calls).
     caution = 0.25
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         options = {a["type"]: a for a in legal}
         to_call = options["call"]["min"] if "call" in options else 0
         hole = view.get("hole")
@@ -85,7 +85,7 @@ class HoldemBot(Bot):
         return {"type": "fold"}
 
     def _raise(
-        self, kind: str, options: Mapping[str, Data], view: Data, me: int, pot: int, to_call: int, strength: float
+        self, kind: str, options: Mapping[str, Data], view: Mapping[str, Any], me: int, pot: int, to_call: int, strength: float
     ) -> Data:
         option = options[kind]
         low, high = option["min"], option["max"]

@@ -20,7 +20,8 @@ data a remote client gets), by comparing Monte Carlo equity
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from cardhall.engine.bots.base import Bot, Data
 from cardhall.engine.bots.equity import equity
@@ -40,7 +41,7 @@ class LocoBot(Bot):
     call_threshold = 0.65
     desperate_call = 0.0
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         """``{"type": ...}``, one of ``legal`` (LO-2)."""
         types = [a["type"] for a in legal]
         hole = view.get("hole_cards")
@@ -57,7 +58,7 @@ class LocoBot(Bot):
             return {"type": "all_in"}
         return {"type": "check" if "check" in types else types[0]}
 
-    def _call_needed(self, view: Data, shooter: int) -> float:
+    def _call_needed(self, view: Mapping[str, Any], shooter: int) -> float:
         """The equity needed to call ``shooter``'s all-in."""
         me = view["viewer"]
         points = view.get("points", {})

@@ -8,7 +8,8 @@ a rank uniformly, then a count uniformly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from cardhall.engine.bots.base import Bot, Data
 
@@ -18,7 +19,7 @@ class RandomBot(Bot):
 
     name = "random"
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         option = legal[self.rng.randbelow(len(legal))]
         action: Data = {"type": option["type"]}
         if "groups" in option:

@@ -88,7 +88,7 @@ def choose(occ: Occupant, engine: Engine, seat: int, legal: list[LegalAction]) -
     Raises AssertionError for a seat without a bot strategy."""
     assert occ.brain is not None, f"seat {seat} has no bot strategy"
     # the view is read as a mapping only; SeatView computes it on first read
-    return occ.brain.choose(cast(Data, SeatView(engine, seat)), cast(list[Data], legal))
+    return occ.brain.choose(SeatView(engine, seat), cast(list[Data], legal))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from cardhall.engine.bots.base import Bot, Data
 
@@ -25,7 +26,7 @@ class StallBot(Bot):
     name = "stall"
     costly = True
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         folder = Path(os.environ["CARDHALL_TEST_STALL"])
         (folder / "thinking").touch()
         deadline = time.monotonic() + LONGEST

@@ -12,7 +12,8 @@ deciding only from its seat's view (``card``) and the legal actions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from cardhall.engine.bots.base import Bot, Data
 from cardhall.engine.cards import RANKS
@@ -23,7 +24,7 @@ class BoldBot(Bot):
 
     name = "bold"
 
-    def choose(self, view: Data, legal: Sequence[Data]) -> Data:
+    def choose(self, view: Mapping[str, Any], legal: Sequence[Data]) -> Data:
         bet = next((a for a in legal if a["type"] == "bet"), None)
         card = view.get("card")
         if bet is not None and card and RANKS.index(card[0]) >= RANKS.index("T"):
