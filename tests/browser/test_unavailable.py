@@ -4,8 +4,9 @@ moving between nodes: SPEC "Resuming and reconnecting"): after a dropped websock
 showing an error; meanwhile it shows the table from its saved state with no action to send, and once
 the join passes it plays on, every event once and in order.
 
-While it joins again, every control that sends a request for the table (the host's, Sit out, Leave,
-chat) is disabled and a click sends nothing; they work again once the join passes. Joins refused past
+While it joins again (after a drop, or after a reload while its join is on its way), every control
+that sends a request for the table (the host's, Sit out, Leave, chat) is disabled and a click sends
+nothing; they work again once the join passes. Joins refused past
 the page's deadline (shortened here through localStorage ``cardhallRejoinFor``) stop: the page says
 the table is not available, and its Try again joins again.
 
@@ -46,15 +47,26 @@ class Wire:
     """Routes a page's websocket to the server, keeping every message the page sends (``sent``), and
     answers the resuming joins of ``table`` (those with ``since``) itself with ``unavailable`` while
     ``refusing`` is true and fewer than ``limit`` were (``refused``: when each was answered); the other
-    resuming joins go on to the server (``passed``)."""
+    resuming joins go on to the server (``passed``). With ``holding`` set, the resuming joins wait
+    unanswered (``held``) until :meth:`release` sends them on."""
 
-    def __init__(self, table: str, limit: int | None = None) -> None:
+    def __init__(self, table: str, limit: int | None = None, refusing: bool = True) -> None:
         self.table = table
         self.limit = limit
-        self.refusing = True
+        self.refusing = refusing
+        self.holding = False
+        self.held: list[tuple[Any, str | bytes]] = []
         self.refused: list[float] = []
         self.passed: list[dict[str, Any]] = []
         self.sent: list[dict[str, Any]] = []
+
+    def release(self) -> None:
+        """Stop holding: the joins held go on to the server."""
+        self.holding = False
+        for upstream, message in self.held:
+            self.passed.append(json.loads(message))
+            upstream.send(message)
+        self.held = []
 
     def _refuses(self, msg: dict[str, Any]) -> bool:
         resuming = msg.get("type") == "join" and msg.get("table") == self.table and "since" in msg
@@ -66,12 +78,16 @@ class Wire:
         def from_page(message: str | bytes) -> None:
             msg = json.loads(message)
             self.sent.append(msg)
+            resuming = msg.get("type") == "join" and msg.get("table") == self.table and "since" in msg
+            if resuming and self.holding:
+                self.held.append((upstream, message))
+                return
             if self._refuses(msg):
                 self.refused.append(time.monotonic())
                 ws.send(json.dumps({"type": "error", "code": "unavailable", "re": msg["id"],
                                     "message": "the table cannot save its state right now; retry shortly"}))
                 return
-            if msg.get("type") == "join" and msg.get("table") == self.table and "since" in msg:
+            if resuming:
                 self.passed.append(msg)
             upstream.send(message)
 
@@ -183,5 +199,38 @@ async def test_joins_refused_past_the_deadline_stop_and_try_again(server: LiveSe
     snapshots = [f for f in tab.frames if f.get("type") == "snapshot" and f.get("table") == table]
     assert len(snapshots) == 1  # resumed with since, never from a fresh snapshot
     assert await page.locator("[data-error]").count() == 0
+    assert not tab.errors, tab.errors
+    await tab.close()
+
+
+async def test_a_reloaded_page_sends_nothing_for_its_table_before_its_join_passes(server: LiveServer,
+                                                                                  browser: Any) -> None:
+    tab = await new_tab(browser, server.http, init_script=TRACK_SOCKETS)
+    table = await heads_up(tab)
+    page = tab.page
+    wire = Wire(table, refusing=False)
+    wire.holding = True  # the reloaded page's join waits unanswered, until the test lets it go
+    await page.route_web_socket(re.compile(r"/ws$"), wire.route)
+
+    async def after_the_welcome(route: Any) -> None:
+        # the games' list is held until the websocket is online: the connection is ready before the
+        # reloaded page makes its table, the order a slow network gives
+        await page.wait_for_selector("#conn-status[data-state=online]")
+        await route.continue_()
+
+    await page.route(re.compile(r"/api/games$"), after_the_welcome)
+    await page.reload()
+    await expect(page.locator(".action-panel [data-rejoining]")).to_have_text("Joining the table again…")
+    for control in TABLE_CONTROLS:
+        await expect(page.locator(control)).to_be_disabled()
+    await until(lambda: len(wire.held) == 1, 30, "the reloaded page's join")
+    await page.locator("[data-control=pause]").click(force=True)
+    assert wire.requests() == [], wire.requests()
+
+    wire.release()
+    for control in TABLE_CONTROLS:
+        await expect(page.locator(control)).to_be_enabled()
+    assert len(wire.passed) == 1 and wire.passed[0]["since"] > 0
+    assert wire.requests() == [], wire.requests()
     assert not tab.errors, tab.errors
     await tab.close()

@@ -114,7 +114,9 @@ function route() {
   if (m) {
     const t = tableFor(m[1]);
     if (m[2] && t.role !== "player") t.role = "spectator";
-    if (!t.joined && !t.joining) t.join();
+    // a table with a saved model (a reload, a return from the lobby) is joined again: nothing is sent for
+    // it until that join passes (Table.blocked)
+    if (!t.joined && !t.joining) { if (t.model) t.retry(); else t.join(); }
     show(t);
     tableCrumbs(t.model && t.model.info.game);
   } else {

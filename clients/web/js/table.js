@@ -116,7 +116,8 @@ export class Table {
     this.model = saved ? saved.model : null;
     if (saved && saved.invite) this.invite = saved.invite;
     this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
-    this.onReady = () => { this.joined = false; this.refusedAt = null; this.retry(); };
+    // a new connection: the table is joined again, its refusals counted and backed off afresh
+    this.onReady = () => { this.joined = false; this.refusedAt = null; this.rejoinDelay = 0; this.retry(); };
     // the connection dropped: the table must be joined again before it takes a request
     this.onStatus = (ev) => { if (ev.detail !== "online" && !this.rejoining) { this.rejoining = true; this.render(); } };
     conn.addEventListener("frame", this.onFrame);

@@ -2,13 +2,13 @@
 
 :class:`Harness` opens one page of a live server (its index page and modules, its catalogue of
 games) whose websocket never reaches the server: Playwright answers it (``route_web_socket``) with
-a ``welcome`` for the recorded player and leaves every ``join`` unanswered, and a table's
-``GET /api/tables/{id}`` (the page's count of watchers) answers with nothing new. Each snapshot's
-saved model (``record.py``) is put in localStorage under a table id of its own, so ``#/t/<id>``
+a ``welcome`` for the recorded player and answers every ``join`` with ``ok`` (nothing missed), and
+a table's ``GET /api/tables/{id}`` (the page's count of watchers) answers with nothing new. Each
+snapshot's saved model (``record.py``) is put in localStorage under a table id of its own, so ``#/t/<id>``
 makes the page draw exactly the saved table (top bar, table head, host panel, felt, action panel,
-side panels) as a reload of that page would. Switching snapshot is a change of the address's
-fragment (the app's own hashchange handler draws it), switching size a change of the viewport: no
-reload, so the whole matrix takes seconds.
+side panels) as a reload of that page does once its join has passed. Switching snapshot is a change
+of the address's fragment (the app's own hashchange handler draws it), switching size a change of the
+viewport: no reload, so the whole matrix takes seconds.
 
 Only the clock is made still: a turn's clock is drawn half run (``turn.frozen``), as a paused
 table's is, so its bar and text are the same on every run. Motion is off (prefers-reduced-motion):
@@ -35,13 +35,17 @@ MOMENTS = ("turn", "showdown", "waiting", "ended")
 
 #: show table ``id`` as the page does when its address's fragment changes (the app's hashchange
 #: handler draws it at once; ``/watch`` when it is shown already, which draws it again the same way
-#: for a player), and resolve two animation frames later: what the page does before it paints (the
+#: for a player), wait until its join has passed (the page draws the saved table as joining again
+#: until then), and resolve two animation frames later: what the page does before it paints (the
 #: felt fitted to the viewport) is done, as it is before a player sees the drawing
 SHOW_JS = """async (id) => {
   const target = `#/t/${id}`;
   history.replaceState(null, "", location.hash === target ? `${target}/watch` : target);
   dispatchEvent(new HashChangeEvent("hashchange"));
-  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+  while (document.querySelector(".action-panel [data-rejoining]")) await frame();  // the join's ok is on its way
+  await frame();
+  await frame();
   const head = document.querySelector(".table-page .table-id");
   if (!head || !head.textContent.includes(id)) throw new Error(`table ${id} is not drawn: ${head && head.textContent}`);
 }"""
@@ -108,7 +112,10 @@ class Harness:
                                     "token": "harness", "protocol": welcome["protocol"], "minor": welcome["minor"]}))
             elif frame.get("type") == "ping":
                 ws.send(json.dumps({"type": "pong", "re": frame["id"]}))
-            # a join stays unanswered: the page draws the table it saved
+            elif frame.get("type") == "join":
+                # joined again with nothing missed since the saved model (SPEC "Resuming and reconnecting"):
+                # the page draws the table it saved, as a player sees it once the join has passed
+                ws.send(json.dumps({"type": "ok", "re": frame["id"]}))
 
         await self.context.route_web_socket("**/ws", lambda ws: ws.on_message(lambda m: on_message(ws, m)))
         # the tables are not on the server: its look at the number of watchers finds nothing new
