@@ -68,9 +68,11 @@ class Wire:
             upstream.send(message)
         self.held = []
 
+    def _resuming(self, msg: dict[str, Any]) -> bool:
+        return msg.get("type") == "join" and msg.get("table") == self.table and "since" in msg
+
     def _refuses(self, msg: dict[str, Any]) -> bool:
-        resuming = msg.get("type") == "join" and msg.get("table") == self.table and "since" in msg
-        return resuming and self.refusing and (self.limit is None or len(self.refused) < self.limit)
+        return self._resuming(msg) and self.refusing and (self.limit is None or len(self.refused) < self.limit)
 
     def route(self, ws: Any) -> None:
         upstream = ws.connect_to_server()
@@ -78,7 +80,7 @@ class Wire:
         def from_page(message: str | bytes) -> None:
             msg = json.loads(message)
             self.sent.append(msg)
-            resuming = msg.get("type") == "join" and msg.get("table") == self.table and "since" in msg
+            resuming = self._resuming(msg)
             if resuming and self.holding:
                 self.held.append((upstream, message))
                 return

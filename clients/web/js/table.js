@@ -116,8 +116,7 @@ export class Table {
     this.model = saved ? saved.model : null;
     if (saved && saved.invite) this.invite = saved.invite;
     this.onFrame = (ev) => { const f = ev.detail; if (f.table === this.id) this._frame(f); };
-    // a new connection: the table is joined again, its refusals counted and backed off afresh
-    this.onReady = () => { this.joined = false; this.refusedAt = null; this.rejoinDelay = 0; this.retry(); };
+    this.onReady = () => { this.joined = false; this.retry(); }; // a new connection: the table is joined again
     // the connection dropped: the table must be joined again before it takes a request
     this.onStatus = (ev) => { if (ev.detail !== "online" && !this.rejoining) { this.rejoining = true; this.render(); } };
     conn.addEventListener("frame", this.onFrame);
@@ -225,7 +224,7 @@ export class Table {
     if (now + this.rejoinDelay * 1000 > this.refusedAt + this.rejoinFor) {
       this._rejoined();
       this.unavailable = true;
-    } else { // asking again (also after a join sent while the page had stopped: a return to the table)
+    } else { // asking again (also after a plain join of a table whose page had stopped: a return to it)
       if (first) this._flash("The table is busy for a moment: joining again");
       this.unavailable = false;
       this.rejoining = true;
@@ -234,7 +233,8 @@ export class Table {
     this.render();
   }
 
-  /** The joins again are over (passed, failed, or given up): the backoff and its deadline start afresh. */
+  /** No join is being asked again (none yet, or it passed, failed or was given up): the backoff and its
+   * deadline start afresh. */
   _rejoined() {
     this.rejoining = false;
     this.unavailable = false;
@@ -242,10 +242,12 @@ export class Table {
     this.refusedAt = null;
   }
 
-  /** Join again now: after a reconnect, or the player's "Try again" once the page stopped asking. */
+  /** Join now, nothing sent for the table until the join passes (`blocked`), refusals counted and backed
+   * off afresh: a table with a saved model opened (a reload, a return to it), a new connection, or the
+   * player's "Try again" once the page stopped asking. */
   retry() {
     clearTimeout(this.rejoinTimer);
-    this.unavailable = false;
+    this._rejoined();
     this.rejoining = true;
     this.render();
     return this.join();
