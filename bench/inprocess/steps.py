@@ -50,6 +50,8 @@ from cardhall.server.config import Settings
 from cardhall.server.ws_protocol import RECEIVER, SEND_NOW
 
 SEATS = 6
+#: seconds a set-up request (hello, create_table, join) waits for its answer at most
+ANSWER_WITHIN = 60.0
 SPECTATORS = 2
 
 
@@ -126,13 +128,18 @@ class Client:
         self.inbox.put_nowait({"type": "websocket.receive", key: payload})
 
     async def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        """``message`` with a new ``id``; its answer (the frame whose ``re`` is that id)."""
+        """``message`` with a new ``id``; its answer (the frame whose ``re`` is that id). Raises
+        SystemExit naming the request when none comes within :data:`ANSWER_WITHIN` seconds (a set-up
+        that hangs says what it waited for)."""
         self.ids += 1
         message["id"] = self.ids
         answer: asyncio.Future[Any] = self.loop.create_future()
         self.waiting[self.ids] = answer
         self.write(message)
-        return await answer
+        try:
+            return await asyncio.wait_for(answer, ANSWER_WITHIN)
+        except TimeoutError:
+            raise SystemExit(f"steps.py: no answer to {message!r} within {ANSWER_WITHIN:.0f} s") from None
 
     def received(self, payload: bytes | str) -> None:
         self.frames += 1

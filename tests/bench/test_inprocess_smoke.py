@@ -10,13 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.server.conftest import redis_server  # noqa: F401  (a started redis-server of its own)
 
 STEPS = Path(__file__).resolve().parents[2] / "bench" / "inprocess" / "steps.py"
 
 
 def _run(*args: str) -> str:
-    out = subprocess.run([sys.executable, str(STEPS), *args], capture_output=True, text=True, timeout=300)
+    # bounded below pytest's own timeout, so a run that hangs fails with what it printed
+    try:
+        out = subprocess.run([sys.executable, str(STEPS), *args], capture_output=True, text=True, timeout=150)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"steps.py {' '.join(args)} still ran after 150 s:\n{exc.stdout!r}\n{exc.stderr!r}")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return out.stdout
 
